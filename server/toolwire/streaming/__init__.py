@@ -1,0 +1,6 @@
+"""The merge core: pure, synchronous, no I/O.
+
+``delta`` holds the canonical events, ``formats`` the provider normalizers,
+``framing`` turns raw bytes (SSE, JSONL, AWS event stream) into payloads,
+``merger`` builds :class:`~toolwire.streaming.state.ToolCallState` records.
+"""

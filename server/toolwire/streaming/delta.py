@@ -1,0 +1,86 @@
+"""Canonical stream events: what every provider normalizer produces.
+
+A normalizer turns one provider payload (a parsed chunk or event) into a short
+list of these events; the merger (:mod:`toolwire.streaming.merger`) consumes
+them. They are plain slotted dataclasses: the hot path allocates a few per chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallDelta:
+    """A piece of one tool call.
+
+    Attributes:
+        key: The provider's identity for the call inside this response (chat
+            ``index``, content-block index, Responses item id, ...). Hashable.
+        id: The call id, when this piece carries one (``""`` counts as absent).
+        name: The tool name or a piece of it, when this piece carries one.
+        name_whole: True when ``name`` is the whole name (repeated names are
+            not appended twice); False when providers stream it in pieces.
+        arguments: Argument text to append, when this piece carries some.
+        arguments_whole: The complete arguments as an object, for providers
+            that send them whole (Gemini ``args``, Anthropic start-block
+            ``input``); used only if no argument text arrives.
+        arguments_final: Complete argument text that replaces what was
+            streamed if nothing was (OpenAI Responses ``.done`` with no deltas).
+        kind: ``"function"``, or the provider's block type for calls the
+            provider runs itself (``server_tool_use``, ``mcp_tool_use``).
+        new_call: True when the provider says this piece opens a new call
+            even if ``key`` was seen before.
+    """
+
+    key: Any
+    id: str | None = None
+    name: str | None = None
+    name_whole: bool = True
+    arguments: str | None = None
+    arguments_whole: Any = None
+    arguments_final: str | None = None
+    kind: str | None = None
+    new_call: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallEnd:
+    """The provider closed the call with this key (block stop, item done)."""
+
+    key: Any
+
+
+@dataclass(slots=True, frozen=True)
+class TextDelta:
+    """Assistant text (``channel="text"``) or reasoning (``channel="reasoning"``)."""
+
+    text: str
+    channel: str = "text"
+
+
+@dataclass(slots=True, frozen=True)
+class Finish:
+    """A finish / stop reason exactly as the provider spelled it."""
+
+    reason: str
+
+
+@dataclass(slots=True, frozen=True)
+class Usage:
+    """Token usage. Later usage events replace earlier ones."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class StreamError:
+    """The provider reported an error inside the stream."""
+
+    message: str
+    code: str | None = None
+
+
+StreamEvent = Union[ToolCallDelta, ToolCallEnd, TextDelta, Finish, Usage, StreamError]

@@ -1,0 +1,131 @@
+"""Live partial parsing of streamed argument text, and the strict final parse.
+
+Partial parsing is delegated to ``jiter`` (the parser inside pydantic-core): it
+accepts a prefix of a JSON document and returns what is complete so far. We never
+write our own JSON parser. Both functions here take the whole text; callers decide
+how often to call them (see :class:`toolwire.streaming.merger.StreamMerger`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import jiter
+
+#: Argument names that name the file a call will touch, in order of preference.
+PATH_KEYS = ("path", "file_path", "filepath", "file")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def fix_surrogates(text: str) -> str:
+    """Join UTF-16 surrogate halves that arrived in separate JSON strings.
+
+    A provider may split ``"\\ud83d\\ude00"`` between two deltas; each half
+    decodes to a lone surrogate, and Python keeps them as two code points. This
+    re-pairs them into one character. Unpaired halves are left as they are
+    (the strict parse later reports them if they matter).
+
+    Args:
+        text: Any ``str``.
+
+    Returns:
+        The same text with surrogate pairs joined; ``text`` itself when it holds
+        no surrogates (the common case costs one regex scan).
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def parse_partial(text: str) -> dict[str, Any] | None:
+    """Best-effort view of incomplete argument JSON.
+
+    Args:
+        text: A prefix of a JSON object, possibly cut anywhere (inside a string,
+            an escape, a number, a literal).
+
+    Returns:
+        The object parsed so far, with a trailing unfinished string kept as far
+        as it goes; None when nothing object-shaped can be read yet. Never raises.
+    """
+    if not text:
+        return None
+    try:
+        value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def complete_path(text: str) -> str | None:
+    """The value of a path-like argument, only once its closing quote arrived.
+
+    Args:
+        text: A prefix of a JSON object.
+
+    Returns:
+        The first of :data:`PATH_KEYS` whose string value is complete, or None.
+        Never raises.
+    """
+    try:
+        value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="on")
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    for key in PATH_KEYS:
+        found = value.get(key)
+        if isinstance(found, str) and found:
+            return found
+    return None
+
+
+class ArgumentsError(ValueError):
+    """Argument text is not a JSON object. ``code`` is ``invalid_json`` or ``not_object``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def snippet(text: str, around: int, width: int = 40) -> str:
+    """A short excerpt of ``text`` near position ``around``, for error messages."""
+    start = max(0, around - width)
+    piece = text[start : around + 10]
+    return ("…" if start else "") + piece.replace("\n", "\\n")
+
+
+def parse_strict(text: str) -> dict[str, Any]:
+    """Parse complete argument text.
+
+    Empty or whitespace-only text means "no arguments" and gives ``{}``
+    (OpenAI-compatible servers send ``""`` for parameterless tools).
+
+    Args:
+        text: The whole argument text.
+
+    Returns:
+        The arguments object.
+
+    Raises:
+        ArgumentsError: ``invalid_json`` with the position and a snippet, or
+            ``not_object`` when the JSON is valid but not an object.
+    """
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno} (char {exc.pos} of {len(text)})"
+        raise ArgumentsError(
+            "invalid_json",
+            f"arguments are not valid JSON: {exc.msg} at {where}, near {snippet(text, exc.pos)!r}",
+        ) from None
+    if not isinstance(value, dict):
+        raise ArgumentsError(
+            "not_object", f"arguments must be a JSON object, got {type(value).__name__}: {snippet(text, 0)!r}"
+        )
+    return value
