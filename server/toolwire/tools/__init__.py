@@ -1,0 +1,1 @@
+"""Edit and git tools. ``default_registry()`` returns the tools a session offers."""

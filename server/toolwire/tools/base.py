@@ -1,0 +1,198 @@
+"""What a tool is, what it returns, and the registry the agent looks tools up in.
+
+A tool is a class with a pydantic argument model (its JSON Schema is exactly what
+the model sees), a few flags the scheduler and the permission policy read, and an
+async ``run``. A tool failure is a result (error as data): tools raise
+:class:`ToolError` for expected failures and the runner turns it, or any other
+exception, into a :class:`ToolResult` with ``ok=False``; nothing escapes the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from toolwire.workspace.documents import Documents, NoOpenDocuments
+
+
+class ToolError(Exception):
+    """An expected tool failure, reported to the model as the call's result.
+
+    Args:
+        code: Stable code, e.g. ``not_found``, ``outside_workspace``,
+            ``ambiguous_match``, ``no_match``, ``exists``, ``stale``,
+            ``git_failed``, ``timeout``.
+        message: A sentence for the model and the user.
+        data: Optional structured details (e.g. match line numbers).
+    """
+
+    def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The outcome of running one tool call.
+
+    Attributes:
+        ok: False when the tool failed.
+        content: Text for the model (the tool message content).
+        data: Structured result for the client (JSON-serializable), or None.
+        error_code: Set when ``ok`` is False.
+    """
+
+    ok: bool
+    content: str
+    data: dict[str, Any] | None = None
+    error_code: str | None = None
+
+    @classmethod
+    def failure(cls, code: str, message: str, data: dict[str, Any] | None = None) -> "ToolResult":
+        """A failed result whose content tells the model what went wrong."""
+        return cls(ok=False, content=f"Error ({code}): {message}", data=data, error_code=code)
+
+    def to_wire(self) -> dict[str, Any]:
+        """``{"ok", "content", "data", "errorCode"}`` for the client."""
+        return {"ok": self.ok, "content": self.content, "data": self.data, "errorCode": self.error_code}
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a running tool may use.
+
+    Attributes:
+        root: The workspace folder (absolute, resolved). Paths in arguments are
+            relative to it and must resolve inside it.
+        documents: Open editor buffers (edits to open files go through them).
+        git_timeout: Seconds a git subprocess may run before it is killed.
+        extra: Room for later settings without changing signatures.
+    """
+
+    root: Path
+    documents: Documents = field(default_factory=NoOpenDocuments)
+    git_timeout: float = 30.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool(ABC):
+    """Base class of every tool.
+
+    Class attributes:
+        name: The name the model calls.
+        description: What the model reads about the tool.
+        Args: The pydantic model of the arguments.
+        read_only: True when the tool changes nothing (runs without asking by default).
+        barrier: True when the tool affects the whole tree (commit, branch
+            switch): it runs alone, after the calls before it.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+    read_only: ClassVar[bool] = False
+    barrier: ClassVar[bool] = False
+
+    def paths(self, args: BaseModel) -> list[str]:
+        """The workspace-relative paths the call touches (for per-path locks)."""
+        out = []
+        for key in ("path", "new_path"):
+            value = getattr(args, key, None)
+            if isinstance(value, str):
+                out.append(value)
+        return out
+
+    @abstractmethod
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
+        """Run the call. Raise :class:`ToolError` for expected failures."""
+
+    @classmethod
+    def definition(cls) -> dict[str, Any]:
+        """The OpenAI-style tool definition: ``{"type": "function", "function": {name, description, parameters}}``."""
+        return {
+            "type": "function",
+            "function": {
+                "name": cls.name,
+                "description": cls.description,
+                "parameters": cls.Args.model_json_schema(),
+            },
+        }
+
+
+class ArgumentsInvalid(ValueError):
+    """Arguments did not validate against the tool's model. ``message`` names the fields."""
+
+
+def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> BaseModel:
+    """Validate ``arguments`` for ``tool``.
+
+    An object or array argument sent double-encoded as a JSON string is decoded
+    only where the schema expects an object or array and the decoded value then
+    validates; a string argument whose content happens to be JSON stays a string.
+
+    Raises:
+        ArgumentsInvalid: with every failing field named.
+    """
+    try:
+        return tool.Args.model_validate(arguments)
+    except ValidationError as first:
+        fixed = _decode_double_encoded(tool.Args, arguments)
+        if fixed is not None:
+            try:
+                return tool.Args.model_validate(fixed)
+            except ValidationError:
+                pass
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in first.errors()
+        )
+        raise ArgumentsInvalid(f"invalid arguments for {tool.name}: {problems}") from None
+
+
+def _decode_double_encoded(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any] | None:
+    schema = model.model_json_schema()
+    props = schema.get("properties", {})
+    changed = False
+    out = dict(arguments)
+    for key, value in arguments.items():
+        if not isinstance(value, str) or key not in props:
+            continue
+        prop = props[key]
+        types = {prop.get("type")} | {alt.get("type") for alt in prop.get("anyOf", []) if isinstance(alt, dict)}
+        if "$ref" in prop or any(alt.get("$ref") for alt in prop.get("anyOf", []) if isinstance(alt, dict)):
+            types.add("object")
+        if "string" in types or not types & {"object", "array"}:
+            continue
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(decoded, (dict, list)):
+            out[key] = decoded
+            changed = True
+    return out if changed else None
+
+
+class Registry:
+    """The tools a session offers, by name, in a stable order."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Tool names in registration order."""
+        return list(self._tools)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """OpenAI-style definitions of every tool, for the model request."""
+        return [tool.definition() for tool in self._tools.values()]

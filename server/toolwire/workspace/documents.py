@@ -1,0 +1,77 @@
+"""Access to files that are open in the editor.
+
+Tools never talk to the editor directly: they get a :class:`Documents` object.
+The LSP layer implements it over document sync and ``workspace/applyEdit``;
+headless runs and unit tests use :class:`NoOpenDocuments` or
+:class:`MemoryDocuments`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(slots=True, frozen=True)
+class OpenDocument:
+    """An editor buffer.
+
+    Attributes:
+        path: Absolute, resolved path of the file.
+        text: The buffer's current text (may differ from the disk: unsaved edits).
+        version: The LSP document version; increases on every change.
+    """
+
+    path: Path
+    text: str
+    version: int
+
+
+class Documents(Protocol):
+    """Open editor buffers, by resolved path."""
+
+    def get(self, path: Path) -> OpenDocument | None:
+        """The open buffer for ``path`` (absolute, resolved), or None if not open."""
+        ...
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        """Replace the whole buffer through the editor, if it is still at ``doc.version``.
+
+        Returns:
+            True when the editor applied the edit; False when it refused it or
+            the document's version moved (the caller reports the call as stale).
+        """
+        ...
+
+
+class NoOpenDocuments:
+    """No editor: every file is read from and written to disk."""
+
+    def get(self, path: Path) -> OpenDocument | None:
+        return None
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        return False
+
+
+class MemoryDocuments:
+    """In-memory buffers, for tests of the open-buffer path without an editor."""
+
+    def __init__(self) -> None:
+        self.docs: dict[Path, OpenDocument] = {}
+        self.refuse = False
+
+    def open(self, path: Path, text: str, version: int = 1) -> None:
+        """Open (or reset) a buffer."""
+        self.docs[path] = OpenDocument(path, text, version)
+
+    def get(self, path: Path) -> OpenDocument | None:
+        return self.docs.get(path)
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        current = self.docs.get(doc.path)
+        if self.refuse or current is None or current.version != doc.version:
+            return False
+        self.docs[doc.path] = OpenDocument(doc.path, new_text, doc.version + 1)
+        return True

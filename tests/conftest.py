@@ -1,0 +1,1 @@
+"""Shared test configuration. Area-specific fixtures live in the test modules that use them."""
