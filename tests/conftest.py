@@ -1,1 +1,145 @@
-"""Shared test configuration. Area-specific fixtures live in the test modules that use them."""
+"""Shared fixtures: a real ``toolwire serve`` over stdio (pytest-lsp), temporary git
+workspaces, replay scripts. Area-specific fixtures live in the modules that use them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from toolwire.lsp.server import make_converter
+
+DATA = Path(__file__).parent / "data"
+
+
+class ToolwireTestClient(LanguageClient):
+    """A pytest-lsp client that keeps custom payloads as plain dicts, records every
+    ``toolwire/session/update`` per session, and answers permission requests per
+    session with a scripted answer."""
+
+    def __init__(self) -> None:
+        super().__init__(converter_factory=make_converter)
+        self.updates: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.permission_requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.answers: dict[str, list[dict[str, Any]] | dict[str, Any]] = {}
+        self.waiters: list[tuple[Any, asyncio.Event]] = []
+
+    def on_update(self, params: dict[str, Any]) -> None:
+        self.updates[params["sessionId"]].append(params["update"])
+        for predicate, event in list(self.waiters):
+            if predicate(params):
+                event.set()
+
+    async def wait_for(self, predicate, timeout: float = 20.0) -> None:
+        """Wait until an update params object satisfies ``predicate``."""
+        event = asyncio.Event()
+        self.waiters.append((predicate, event))
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        finally:
+            self.waiters.remove((predicate, event))
+
+    def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        sid = params["sessionId"]
+        self.permission_requests[sid].append(params)
+        answer = self.answers.get(sid, {"optionId": "allow_once"})
+        if isinstance(answer, list):
+            answer = answer.pop(0) if answer else {"optionId": "allow_once"}
+        if answer.get("outcome") == "cancelled":
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", **answer}}
+
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.protocol.send_request_async(method, params)
+
+    def tool_calls(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Every tool_call snapshot of the session, grouped by call id, in arrival order."""
+        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for update in self.updates[session_id]:
+            if update["sessionUpdate"] == "tool_call":
+                call = update["toolCall"]
+                out[call["toolCallId"] or f"#{call['index']}"].append(call)
+        return out
+
+    def statuses(self, session_id: str) -> dict[str, list[str]]:
+        """Per call id, the distinct statuses in arrival order."""
+        out: dict[str, list[str]] = {}
+        for cid, snaps in self.tool_calls(session_id).items():
+            seq: list[str] = []
+            for snap in snaps:
+                if not seq or seq[-1] != snap["status"]:
+                    seq.append(snap["status"])
+            out[cid] = seq
+        return out
+
+
+def make_client() -> ToolwireTestClient:
+    client = ToolwireTestClient()
+    register_lsp_features(client)
+    client.feature("toolwire/session/update")(lambda params: client.on_update(params))
+    client.feature("toolwire/session/requestPermission")(lambda params: client.on_permission(params))
+    return client
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+        client_factory=make_client,
+    ),
+)
+async def client(lsp_client: ToolwireTestClient):
+    """A real server over stdio, initialized, shared by the tests of a module."""
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` (identity set, no prompts) and return stdout."""
+    return subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false", *args],
+        cwd=repo, check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with one committed file, ``hello.txt``."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "hello.txt").write_text("hello\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def write_script(path: Path, lines: list[dict[str, Any]]) -> Path:
+    """Write a replay script (one JSON object per line) and return its path."""
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+async def new_session(client: ToolwireTestClient, root: Path, script: Path, **settings: Any) -> str:
+    params: dict[str, Any] = {"cwd": str(root), "model": f"replay:{script}"}
+    if settings:
+        params["settings"] = settings
+    result = await client.call("toolwire/session/new", params)
+    return result["sessionId"]
+
+
+async def prompt(client: ToolwireTestClient, session_id: str, text: str = "go") -> dict[str, Any]:
+    return await client.call(
+        "toolwire/session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    )

@@ -1,0 +1,145 @@
+"""The conversation sent to the model, and its integrity rules.
+
+Messages are kept in OpenAI Chat Completions shape. Providers answer HTTP 400 to
+a history where an assistant tool call has no tool result, a result has no call,
+or arguments are not a JSON object (``""`` included). :meth:`Conversation.repair`
+is run before every model request; it adds error results for missing ones and
+never drops half of a call/result pair.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: Result text for a call that never got one (turn cancelled, server restarted).
+MISSING_RESULT = "Error: this tool call has no result (it was interrupted before it finished)."
+
+
+def truncate_for_model(content: str, limit: int) -> str:
+    """Cut a long tool result for the model, with an explicit marker and the full size.
+
+    Args:
+        content: The whole result text.
+        limit: Maximum characters kept (head and tail halves).
+
+    Returns:
+        ``content`` when short enough, else head + marker + tail.
+    """
+    if len(content) <= limit:
+        return content
+    half = max(1, (limit - 80) // 2)
+    omitted = len(content) - 2 * half
+    return (
+        content[:half]
+        + f"\n[... {omitted} characters omitted; the full result is {len(content)} characters ...]\n"
+        + content[-half:]
+    )
+
+
+class Conversation:
+    """The message history of one session.
+
+    Attributes:
+        messages: Chat Completions messages, oldest first.
+    """
+
+    def __init__(self, system: str | None = None) -> None:
+        self.messages: list[dict[str, Any]] = []
+        if system:
+            self.messages.append({"role": "system", "content": system})
+
+    def add_user(self, text: str) -> None:
+        """Append a user message."""
+        self.messages.append({"role": "user", "content": text})
+
+    def add_assistant(self, text: str, calls: list[tuple[str, str, str]]) -> None:
+        """Append the assistant's response.
+
+        Args:
+            text: Assistant text (may be empty).
+            calls: ``(call id, tool name, argument text)`` per call, in call order;
+                argument text that is empty becomes ``"{}"``.
+        """
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            message["tool_calls"] = [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": args if args.strip() else "{}"}}
+                for cid, name, args in calls
+            ]
+        self.messages.append(message)
+
+    def add_tool_result(self, call_id: str, content: str) -> None:
+        """Append the result of one call."""
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+
+    def problems(self) -> list[str]:
+        """Every integrity problem, as sentences; empty when the history is valid."""
+        out: list[str] = []
+        pending: list[str] = []
+        for position, message in enumerate(self.messages):
+            role = message.get("role")
+            if role == "tool":
+                call_id = message.get("tool_call_id")
+                if not pending or pending[0] != call_id:
+                    out.append(f"message {position}: result for {call_id!r} is out of order or has no call")
+                else:
+                    pending.pop(0)
+                continue
+            if pending:
+                out.append(f"message {position}: calls {pending} have no result")
+                pending = []
+            for call in message.get("tool_calls") or []:
+                args = call["function"]["arguments"]
+                try:
+                    if not isinstance(json.loads(args), dict):
+                        raise ValueError
+                except ValueError:
+                    out.append(f"message {position}: call {call['id']!r} has arguments that are not a JSON object")
+                pending.append(call["id"])
+        if pending:
+            out.append(f"end: calls {pending} have no result")
+        return out
+
+    def repair(self) -> list[str]:
+        """Make the history valid without dropping half of any pair.
+
+        Missing results get :data:`MISSING_RESULT`; results are put in call order;
+        results with no call are removed (they are not half of a pair); invalid
+        argument text is replaced by ``"{}"`` only in what is sent (the call keeps
+        its id and name).
+
+        Returns:
+            What was repaired (empty when nothing was wrong).
+        """
+        problems = self.problems()
+        if not problems:
+            return []
+        repaired: list[dict[str, Any]] = []
+        index = 0
+        messages = self.messages
+        while index < len(messages):
+            message = messages[index]
+            index += 1
+            if message.get("role") == "tool":
+                continue  # orphan: its call was not directly before it
+            calls = message.get("tool_calls") or []
+            for call in calls:
+                try:
+                    ok = isinstance(json.loads(call["function"]["arguments"]), dict)
+                except ValueError:
+                    ok = False
+                if not ok:
+                    call["function"]["arguments"] = "{}"
+            repaired.append(message)
+            if not calls:
+                continue
+            results: dict[str, dict[str, Any]] = {}
+            while index < len(messages) and messages[index].get("role") == "tool":
+                result = messages[index]
+                results.setdefault(result.get("tool_call_id"), result)
+                index += 1
+            for call in calls:
+                repaired.append(results.get(call["id"]) or {"role": "tool", "tool_call_id": call["id"], "content": MISSING_RESULT})
+        self.messages = repaired
+        return problems

@@ -1,0 +1,90 @@
+"""The closed set of events the agent pushes, and the interfaces it talks through."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, Union
+
+TurnStateName = Literal["started", "model_request", "running_tools", "ended"]
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallUpdate:
+    """A tool call changed; ``call`` is its full wire snapshot (``ToolCallState.to_wire()``)."""
+
+    call: dict[str, Any]
+
+
+@dataclass(slots=True, frozen=True)
+class MessageChunk:
+    """Assistant text (``channel="text"``) or reasoning (``channel="reasoning"``)."""
+
+    text: str
+    channel: str = "text"
+
+
+@dataclass(slots=True, frozen=True)
+class TurnUpdate:
+    """The turn moved to ``state``; ``stop_reason`` is set when it ended."""
+
+    state: TurnStateName
+    stop_reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class UsageUpdate:
+    """Token usage and wall time of the turn so far (tokens may be None when unknown)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    duration_ms: int | None = None
+
+
+AgentEvent = Union[ToolCallUpdate, MessageChunk, TurnUpdate, UsageUpdate]
+
+
+class Sink(Protocol):
+    """Receives every agent event, in order. Must not block."""
+
+    def emit(self, event: AgentEvent) -> None:
+        """Deliver one event."""
+        ...
+
+
+PermissionOption = Literal["allow_once", "allow_always", "reject", "cancelled"]
+
+
+@dataclass(slots=True, frozen=True)
+class PermissionAnswer:
+    """The user's answer to a permission request.
+
+    Attributes:
+        option: ``allow_once``, ``allow_always``, ``reject``, or ``cancelled``
+            (the request was withdrawn or the client could not answer).
+        reason: Optional text from the user, sent to the model on rejection.
+    """
+
+    option: PermissionOption
+    reason: str | None = None
+
+
+class Approver(Protocol):
+    """Asks the user whether a call may run."""
+
+    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
+        """Ask about ``call`` (its wire snapshot); ``subject`` says exactly what it will do.
+
+        Cancellation of the caller withdraws the request.
+        """
+        ...
+
+
+class RecordingSink:
+    """A sink that keeps every event (tests, the headless client's checks)."""
+
+    def __init__(self) -> None:
+        self.events: list[AgentEvent] = []
+
+    def emit(self, event: AgentEvent) -> None:
+        self.events.append(event)

@@ -1,0 +1,278 @@
+"""Validation, approval and parallel execution of one response's tool calls.
+
+Policy, in call order:
+
+1. Unknown tool or arguments that do not validate → ``errored``; never runs.
+2. Permission: ``deny`` → ``canceled`` (``policy_denied``); ``ask`` → the user is
+   asked (one request at a time, in call order) while calls already approved run;
+   ``auto`` → runs.
+3. Rejection policy for siblings: a rejection cancels only that call
+   (``canceled``/``rejected``, the user's reason goes to the model); the other
+   calls of the response are still asked about and run. Every call gets exactly
+   one result either way.
+4. Execution: calls run in parallel (at most ``max_parallel_tools``) unless they
+   touch the same path (per-path locks, taken in call order) or the tool is a
+   barrier (commit, branch switch), which waits for every earlier call and runs
+   alone. Each call runs under ``tool_timeout``.
+5. Results are appended to the conversation in call order, whatever order the
+   tools finished in.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
+from toolwire.agent.events import Approver
+from toolwire.agent.permissions import Decision, build_subject
+from toolwire.agent.session import Session
+from toolwire.streaming.merger import StreamMerger
+from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
+from toolwire.tools.base import ArgumentsInvalid, Tool, ToolError, ToolResult, validate_arguments
+
+log = logging.getLogger(__name__)
+
+_CANCEL_TEXT = {
+    CancelReason.REJECTED: "The user rejected this tool call.",
+    CancelReason.TURN_CANCELLED: "Canceled by the user: the turn was stopped before this call finished.",
+    CancelReason.CALL_CANCELLED: "Canceled by the user.",
+    CancelReason.POLICY_DENIED: "Denied by the permission policy: this tool may not run here.",
+    CancelReason.TIMEOUT: "Canceled: the tool call timed out.",
+    CancelReason.SHUTDOWN: "Canceled: the server stopped.",
+}
+
+
+def model_result_text(call: ToolCallState, limit: int) -> str:
+    """The tool message the model receives for ``call`` (exactly one per call).
+
+    Args:
+        call: A call in a terminal status.
+        limit: Maximum characters (see :func:`truncate_for_model`).
+    """
+    if call.status is Status.CANCELED:
+        text = _CANCEL_TEXT.get(call.cancel_reason or CancelReason.CALL_CANCELLED, "Canceled.")
+        reason = (call.result or {}).get("reason") if isinstance(call.result, dict) else None
+        if reason:
+            text += f" Reason: {reason}"
+        return text
+    result = call.result if isinstance(call.result, dict) else None
+    if result is not None and "content" in result:
+        return truncate_for_model(str(result["content"]), limit)
+    if call.error is not None:
+        return f"Error ({call.error.code}): {call.error.message}"
+    return MISSING_RESULT
+
+
+class Scheduler:
+    """Runs the tool calls of each response of one turn.
+
+    Args:
+        session: The session (tools, policy, locks, conversation, settings).
+        push: Called with a call (and ``force=True``) after each status change.
+        approver: Asks the user when the policy says ``ask``.
+    """
+
+    def __init__(self, session: Session, push: Callable[..., None], approver: Approver) -> None:
+        self.session = session
+        self.push = push
+        self.approver = approver
+        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._calls: dict[str, ToolCallState] = {}
+        self._in_history: list[ToolCallState] = []
+        self._recorded: set[int] = set()
+
+    # ------------------------------------------------------------ helpers
+    def _set(self, call: ToolCallState, status: Status, **kw: Any) -> None:
+        call.transition(status, **kw)
+        self.push(call, force=True)
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one call (before or while it runs). False if unknown or already finished."""
+        call = self._calls.get(call_id)
+        if call is None or call.status.terminal:
+            return False
+        scope = self._scopes.get(call_id)
+        if scope is not None:
+            scope.cancel()
+        else:
+            self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+        return True
+
+    def settle_provider_calls(self, calls: list[ToolCallState]) -> None:
+        """Calls the provider ran itself (server tools): recorded as done, never run here."""
+        for call in calls:
+            if call.status is Status.GENERATED:
+                self._set(call, Status.CALLING)
+                call.result = {"ok": True, "content": "executed by the provider", "data": None, "errorCode": None}
+                self._set(call, Status.DONE)
+
+    def record_missing_results(self) -> None:
+        """Append a result for every finished call in the history that has none yet.
+
+        Results go in call order, so recording stops at the first call that is
+        not terminal yet (the turn's cleanup settles it and calls this again).
+        """
+        conversation = self.session.conversation
+        limit = self.session.settings.result_limit
+        for call in self._in_history:
+            if not call.status.terminal:
+                return
+            if id(call) not in self._recorded:
+                self._recorded.add(id(call))
+                conversation.add_tool_result(call.id, model_result_text(call, limit))
+
+    # --------------------------------------------------------------- main
+    async def run_response(self, merger: StreamMerger, calls: list[ToolCallState]) -> None:
+        """Validate, approve and run ``calls`` (one response's client calls), then
+        append the assistant message and one result per call, in call order."""
+        session = self.session
+        for position, call in enumerate(calls):
+            if not call.id:
+                call.id = f"call_{session.turns}_{len(self._calls)}_{position}"
+            self._calls[call.id] = call
+        session.conversation.add_assistant(
+            merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls]
+        )
+        self._in_history.extend(calls)
+        planned: list[tuple[ToolCallState, Tool, Any]] = []
+        for call in calls:
+            if call.status is not Status.GENERATED:
+                continue
+            tool = session.registry.get(call.name)
+            if tool is None:
+                known = ", ".join(session.registry.names())
+                self._set(call, Status.ERRORED, error=CallError(
+                    "unknown_tool", f"there is no tool named {call.name!r}; available tools: {known}"))
+                continue
+            try:
+                args = validate_arguments(tool, call.arguments or {})
+            except ArgumentsInvalid as exc:
+                self._set(call, Status.ERRORED, error=CallError("invalid_arguments", str(exc)))
+                continue
+            call.arguments = args.model_dump(mode="json")
+            planned.append((call, tool, args))
+        try:
+            await self._execute(planned)
+        finally:
+            with anyio.CancelScope(shield=True):
+                self.record_missing_results()
+
+    async def _execute(self, planned: list[tuple[ToolCallState, Tool, Any]]) -> None:
+        session = self.session
+        limiter = anyio.CapacityLimiter(session.settings.max_parallel_tools)
+        running: list[anyio.Event] = []
+        async with anyio.create_task_group() as tg:
+            for call, tool, args in planned:
+                if call.status.terminal:  # cancelled while an earlier call was asked about
+                    continue
+                if not await self._approve(call, tool, args):
+                    continue
+                done = anyio.Event()
+                if tool.barrier:
+                    for event in running:
+                        await event.wait()
+                scope = anyio.CancelScope()
+                self._scopes[call.id] = scope
+                tg.start_soon(self._run_one, call, tool, args, limiter, scope, done)
+                running.append(done)
+                if tool.barrier:
+                    await done.wait()
+
+    async def _approve(self, call: ToolCallState, tool: Tool, args: Any) -> bool:
+        session = self.session
+        decision = session.policy.decide(tool, args)
+        if decision is Decision.DENY:
+            self._set(call, Status.CANCELED, cancel_reason=CancelReason.POLICY_DENIED)
+            return False
+        if decision is Decision.AUTO:
+            return True
+        ctx = session.tool_context()
+        subject = await build_subject(tool, args, ctx)
+        scope = anyio.CancelScope()
+        self._scopes[call.id] = scope
+        answer = None
+        with scope:
+            answer = await self.approver.request_permission(call.to_wire(), subject)
+        self._scopes.pop(call.id, None)
+        if call.status.terminal:
+            return False
+        if answer is None or scope.cancelled_caught:
+            self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+            return False
+        if answer.option in ("reject", "cancelled"):
+            call.result = {"reason": answer.reason} if answer.reason else None
+            self._set(call, Status.CANCELED, cancel_reason=CancelReason.REJECTED)
+            return False
+        if answer.option == "allow_always":
+            session.policy.remember_always(tool, args, session.root)
+        return True
+
+    async def _run_one(self, call: ToolCallState, tool: Tool, args: Any,
+                       limiter: anyio.CapacityLimiter, scope: anyio.CancelScope, done: anyio.Event) -> None:
+        session = self.session
+        started = time.monotonic()
+        try:
+            with scope:
+                async with limiter:
+                    paths = [str((session.root / p)) for p in tool.paths(args)]
+                    async with session.locks.hold(paths):
+                        if call.status.terminal:
+                            return
+                        self._set(call, Status.CALLING)
+                        result = await self._invoke(tool, args)
+                        if result.error_code == "timeout":
+                            self._set(call, Status.ERRORED, error=CallError("timeout", result.content, retryable=True))
+                            call.result = result.to_wire()
+                            return
+                        call.result = result.to_wire()
+                        if result.ok:
+                            self._set(call, Status.DONE)
+                        else:
+                            self._set(call, Status.ERRORED, error=CallError(result.error_code or "tool_failed", result.content))
+            if scope.cancelled_caught and not call.status.terminal:
+                self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+        finally:
+            self._scopes.pop(call.id, None)
+            done.set()
+            self._log(call, tool, started)
+
+    async def _invoke(self, tool: Tool, args: Any) -> ToolResult:
+        """Run the tool under its timeout; every failure becomes a result."""
+        session = self.session
+        try:
+            with anyio.fail_after(session.settings.tool_timeout):
+                return await tool.run(args, session.tool_context())
+        except ToolError as exc:
+            return ToolResult.failure(exc.code, exc.message, exc.data)
+        except TimeoutError:
+            return ToolResult.failure("timeout", f"{tool.name} did not finish within {session.settings.tool_timeout:g} s")
+        except Exception as exc:  # a tool bug must not escape the loop
+            log.exception("tool %s failed", tool.name)
+            return ToolResult.failure("tool_failed", f"{type(exc).__name__}: {exc}")
+
+    def _log(self, call: ToolCallState, tool: Tool, started: float) -> None:
+        """Append to the opt-in tool-call log (``Settings.tool_call_log``)."""
+        path = self.session.settings.tool_call_log
+        if not path:
+            return
+        import hashlib
+
+        entry = {
+            "callId": call.id,
+            "tool": tool.name,
+            "argumentsSha256": hashlib.sha256(json.dumps(call.arguments, sort_keys=True).encode()).hexdigest(),
+            "outcome": call.status.value,
+            "durationMs": int((time.monotonic() - started) * 1000),
+        }
+        try:
+            with Path(path).open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry) + "\n")
+        except OSError as exc:
+            log.warning("cannot write the tool-call log %s: %s", path, exc)

@@ -1,0 +1,270 @@
+"""One turn: stream → merge → validate → approve → run → results → next request.
+
+The outer loop only inspects what each model response produced: no client tool
+calls ends the turn; calls are scheduled (:mod:`toolwire.agent.scheduler`) and
+their results appended in call order, then the model is asked again, up to
+``Settings.max_model_requests`` requests.
+
+Invariants (each has a test): every call of the turn is terminal before
+:meth:`Turn.run` returns; every call id the model sent gets exactly one result,
+in call order; after a cancel nothing new starts and every open call ends
+``canceled`` (``turn_cancelled``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+
+import anyio
+
+from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
+from toolwire.agent.scheduler import Scheduler, model_result_text
+from toolwire.agent.session import Session
+from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.streaming.delta import TextDelta
+from toolwire.streaming.formats.registry import detect_format, make_normalizer
+from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
+from toolwire.streaming.state import CancelReason, Status, ToolCallState
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two pushes of a call that is still streaming its arguments.
+PUSH_INTERVAL = 0.05
+#: Retries of a model request that failed before any of its response arrived.
+MODEL_RETRIES = 3
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    """How a turn ended: ``stop_reason`` (``end_turn``, ``max_tokens``,
+    ``max_turn_requests``, ``cancelled``, ``error``), token usage, and a message
+    for ``error``."""
+
+    stop_reason: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    message: str | None = None
+
+    def to_wire(self) -> dict:
+        """``{"stopReason", "usage": {"inputTokens", "outputTokens"}, "message"?}``."""
+        out: dict = {
+            "stopReason": self.stop_reason,
+            "usage": {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens},
+        }
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+@dataclass(slots=True)
+class _Response:
+    merger: StreamMerger
+    stream_error: str | None
+
+
+class Turn:
+    """Runs one prompt to completion.
+
+    Args:
+        session: The session the turn belongs to.
+        sink: Receives every update, in order.
+        approver: Asks the user about calls the policy says ``ask`` for.
+    """
+
+    def __init__(self, session: Session, sink: Sink, approver: Approver) -> None:
+        self.session = session
+        self.sink = sink
+        self.approver = approver
+        self.calls: list[ToolCallState] = []
+        self.outcome: TurnOutcome | None = None
+        self.scheduler = Scheduler(session, self._push, approver)
+        self._scope: anyio.CancelScope | None = None
+        self._cancel_requested = False
+        self._input_tokens: int | None = None
+        self._output_tokens: int | None = None
+        self._started = time.monotonic()
+        self._last_push: dict[int, float] = {}
+
+    # ----------------------------------------------------------- control
+    def cancel(self) -> None:
+        """Cancel the turn (``toolwire/session/cancel``): the stream is closed,
+        pending permission requests withdrawn, running tools cancelled."""
+        self._cancel_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one call; the turn goes on. Returns False for an unknown or finished call."""
+        return self.scheduler.cancel_call(call_id)
+
+    # -------------------------------------------------------------- run
+    async def run(self, prompt: str) -> TurnOutcome:
+        """Run the turn.
+
+        Returns:
+            The outcome; a cancelled turn returns ``stop_reason="cancelled"``
+            rather than raising. If the task running this is cancelled from
+            outside (``$/cancelRequest``), cleanup still happens, shielded,
+            and the cancellation propagates with :attr:`outcome` set.
+        """
+        session = self.session
+        session.turns += 1
+        session.conversation.add_user(prompt)
+        self.sink.emit(TurnUpdate("started"))
+        outcome: TurnOutcome
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                if self._cancel_requested:
+                    scope.cancel()
+                outcome = await self._loop()
+            if scope.cancelled_caught:
+                outcome = self._cancelled_outcome()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                self._finish(self._cancelled_outcome())
+            raise
+        except Exception as exc:  # a bug: never leave calls open
+            log.exception("turn failed")
+            outcome = TurnOutcome("error", message=f"internal error: {type(exc).__name__}: {exc}")
+            self._settle(CancelReason.SHUTDOWN)
+        self._finish(outcome)
+        return outcome
+
+    def _cancelled_outcome(self) -> TurnOutcome:
+        self._settle(CancelReason.TURN_CANCELLED)
+        return TurnOutcome("cancelled")
+
+    def _finish(self, outcome: TurnOutcome) -> None:
+        outcome.input_tokens = self._input_tokens
+        outcome.output_tokens = self._output_tokens
+        self.outcome = outcome
+        self.session.conversation.repair()
+        duration = int((time.monotonic() - self._started) * 1000)
+        self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))
+        self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message))
+
+    def _settle(self, reason: CancelReason) -> None:
+        """End every open call ``canceled`` and give each call in the history a result."""
+        for call in self.calls:
+            if not call.status.terminal:
+                call.transition(Status.CANCELED, cancel_reason=reason)
+                self._push(call, force=True)
+        self.scheduler.record_missing_results()
+
+    async def _loop(self) -> TurnOutcome:
+        session = self.session
+        for _ in range(session.settings.max_model_requests):
+            session.conversation.repair()
+            response = await self._request()
+            merger = response.merger
+            client_calls = [c for c in merger.calls if c.kind == "function"]
+            self.scheduler.settle_provider_calls([c for c in merger.calls if c.kind != "function"])
+            if not client_calls:
+                session.conversation.add_assistant(merger.text, [])
+                if response.stream_error:
+                    return TurnOutcome("error", message=response.stream_error)
+                if any(r in TRUNCATING_FINISH for r in merger.finish_reasons):
+                    return TurnOutcome("max_tokens")
+                return TurnOutcome("end_turn")
+            self.sink.emit(TurnUpdate("running_tools"))
+            await self.scheduler.run_response(merger, client_calls)
+            if response.stream_error:
+                return TurnOutcome("error", message=response.stream_error)
+        return TurnOutcome("max_turn_requests")
+
+    # ---------------------------------------------------------- streaming
+    async def _request(self) -> _Response:
+        session = self.session
+        request = ModelRequest(
+            messages=[dict(m) for m in session.conversation.messages],
+            tools=session.registry.definitions(),
+            temperature=session.settings.temperature,
+        )
+        self.sink.emit(TurnUpdate("model_request"))
+        attempt = 0
+        while True:
+            merger, received, error = await self._stream_once(request)
+            if error is None or received or not error.retryable or attempt >= MODEL_RETRIES:
+                break
+            attempt += 1
+            delay = min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
+            log.warning("model request failed (%s); retry %d in %.1fs", error, attempt, delay)
+            await anyio.sleep(delay)
+        changed = merger.finish(stream_error=str(error) if error else None)
+        for call in changed:
+            self._push(call, force=True)
+        return _Response(merger, str(error) if error else None)
+
+    async def _stream_once(self, request: ModelRequest) -> tuple[StreamMerger, bool, ModelError | None]:
+        model = self.session.model
+        normalizer = make_normalizer(model.format) if model.format else None
+        merger = StreamMerger(explicit_ends=normalizer.explicit_ends if normalizer else False)
+        held: list = []
+        received = False
+        error: ModelError | None = None
+        stream = model.stream(request)
+        try:
+            async for frame in stream:
+                received = True
+                if frame.done:
+                    continue
+                if frame.error is not None:
+                    merger.anomalies.append(f"skipped a payload: {frame.error}")
+                    continue
+                if normalizer is None:
+                    fmt = detect_format(frame.payload, frame.event)
+                    held.append(frame)
+                    if fmt is None:
+                        continue
+                    normalizer = make_normalizer(fmt)
+                    merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
+                    frames, held = held, []
+                else:
+                    frames = [frame]
+                for item in frames:
+                    self._absorb(merger, normalizer.feed(item.payload, item.event))
+            if normalizer is not None:
+                self._absorb(merger, normalizer.close())
+        except ModelError as exc:
+            error = exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+        for anomaly in merger.anomalies:
+            log.warning("stream anomaly: %s", anomaly)
+        return merger, received, error
+
+    def _absorb(self, merger: StreamMerger, events: list) -> None:
+        changed: dict[int, ToolCallState] = {}
+        for event in events:
+            if type(event) is TextDelta:
+                if event.text:
+                    self.sink.emit(MessageChunk(event.text, event.channel))
+                continue
+            call = merger.apply(event)
+            if call is not None:
+                changed[id(call)] = call
+        if merger.usage is not None:
+            self._input_tokens = merger.usage.input_tokens if merger.usage.input_tokens is not None else self._input_tokens
+            self._output_tokens = merger.usage.output_tokens if merger.usage.output_tokens is not None else self._output_tokens
+        for call in changed.values():
+            self._push(call)
+
+    def _push(self, call: ToolCallState, *, force: bool = False) -> None:
+        """Send the call's snapshot; while it streams, at most every :data:`PUSH_INTERVAL` s."""
+        now = time.monotonic()
+        key = id(call)
+        first = key not in self._last_push
+        if first:
+            self.calls.append(call)
+        if not (force or first or call.status is not Status.GENERATING or now - self._last_push[key] >= PUSH_INTERVAL):
+            return
+        self._last_push[key] = now
+        self.sink.emit(ToolCallUpdate(call.to_wire()))
+
+
+__all__ = ["Turn", "TurnOutcome", "model_result_text"]

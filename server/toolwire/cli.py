@@ -1,0 +1,107 @@
+"""The ``toolwire`` command: ``serve``, ``run``, ``demo``, ``merge``.
+
+In ``serve`` mode stdout is the JSON-RPC channel: nothing else is ever written
+to it; logs go to stderr or ``--log-file``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+
+def _setup_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    if level.upper() != "DEBUG":
+        logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    _setup_logging(args.log_level, args.log_file)
+    from toolwire.lsp.server import server
+
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            print("toolwire serve: --tcp takes HOST:PORT, e.g. 127.0.0.1:8765", file=sys.stderr)
+            return 2
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    _setup_logging(args.log_level, None)
+    from toolwire.lsp.headless import RunOptions, run_turn
+
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        print(f"toolwire run: --workspace {workspace} is not a folder", file=sys.stderr)
+        return 2
+    approve = args.approve or ("ask" if sys.stdin.isatty() else "no")
+    options = RunOptions(
+        workspace=workspace,
+        model=args.model,
+        prompt=args.prompt,
+        approve=approve,
+        json=args.json,
+        server_args=["--log-level", args.log_level] + (["--log-file", args.server_log] if args.server_log else []),
+    )
+    return asyncio.run(run_turn(options))
+
+
+def _demo(args: argparse.Namespace) -> int:
+    _setup_logging("WARNING", None)
+    from toolwire.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``toolwire`` command."""
+    parser = argparse.ArgumentParser(prog="toolwire", description="Toolwire: the language-server backend of an AI coding assistant.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the language server (LSP over stdio, or TCP)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--log-file", help="write logs to this file instead of stderr")
+    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.set_defaults(func=_serve)
+
+    run = sub.add_parser("run", help="run one prompt headless against a fresh server")
+    run.add_argument("--workspace", required=True, help="the workspace folder")
+    run.add_argument("--model", default="replay", help="replay, replay:SCRIPT or openai:MODEL")
+    run.add_argument("--approve", choices=["yes", "no", "ask"], help="answer permission requests (default: ask on a terminal, else no)")
+    run.add_argument("--json", action="store_true", help="print every update as one JSON line, then the stop reason")
+    run.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    run.add_argument("--server-log", help="the server's log file")
+    run.add_argument("prompt", help="the prompt")
+    run.set_defaults(func=_run)
+
+    demo = sub.add_parser("demo", help="run the bundled demo on a fresh temporary git repository")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
+    demo.set_defaults(func=_demo)
+
+    try:
+        from toolwire import merge_cli
+    except ImportError:  # pragma: no cover - present in every release
+        merge_cli = None
+    if merge_cli is not None:
+        merge = sub.add_parser("merge", help="merge a recorded provider stream and print its tool calls")
+        merge_cli.configure(merge)
+        merge.set_defaults(func=merge_cli.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``toolwire`` console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)

@@ -1,0 +1,9 @@
+"""A tiny greeting module: the demo's sample project."""
+
+
+def greet(name):
+    return "Hello " + name
+
+
+if __name__ == "__main__":
+    print(greet("world"))

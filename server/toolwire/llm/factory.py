@@ -1,0 +1,52 @@
+"""Model specs: ``replay``, ``replay:SCRIPT``, ``openai:MODEL``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolwire.llm.base import Model
+from toolwire.llm.replay import ReplayModel
+
+
+class ModelSpecError(ValueError):
+    """The model spec is not one of the accepted forms."""
+
+
+def make_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    replay_log: Path | None = None,
+    cwd: Path | None = None,
+) -> Model:
+    """Build the model a spec names.
+
+    Args:
+        spec: ``replay`` (no script: answers with a short text), ``replay:PATH``
+            (a replay script; relative to ``cwd``), or ``openai:MODEL`` (any
+            OpenAI-compatible endpoint at ``base_url``).
+        base_url: Endpoint for ``openai:`` specs.
+        api_key: Key for ``openai:`` specs (else read from the environment).
+        replay_log: For ``replay`` specs, a file that receives every request.
+        cwd: Folder that relative script paths are resolved against.
+
+    Raises:
+        ModelSpecError: unknown prefix or empty model name.
+        toolwire.llm.replay.ReplayScriptError: the script is unreadable or malformed.
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "replay":
+        if not rest:
+            return ReplayModel(None, replay_log)
+        path = Path(rest).expanduser()
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        return ReplayModel(path.resolve(), replay_log)
+    if kind == "openai":
+        if not rest:
+            raise ModelSpecError("openai: needs a model name, e.g. openai:gpt-4o-mini")
+        from toolwire.llm.openai_model import OpenAIModel  # imported only when used
+
+        return OpenAIModel(rest, base_url=base_url, api_key=api_key)
+    raise ModelSpecError(f"unknown model spec {spec!r}: use replay, replay:SCRIPT or openai:MODEL")

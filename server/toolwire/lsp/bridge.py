@@ -1,0 +1,143 @@
+"""Adapters from the agent's interfaces to the editor over LSP.
+
+* :class:`LspSink` — agent events → ``toolwire/session/update`` notifications, in order.
+* :class:`LspApprover` — permission requests → ``toolwire/session/requestPermission``;
+  a cancelled ask is withdrawn with ``$/cancelRequest``.
+* :class:`LspDocuments` — open buffers from LSP document sync; edits through
+  ``workspace/applyEdit`` with the document's version.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.uris import from_fs_path, to_fs_path
+
+from toolwire.agent.events import AgentEvent, PermissionAnswer
+from toolwire.lsp.protocol import (
+    PERMISSION_OPTIONS,
+    REQUEST_PERMISSION,
+    SESSION_UPDATE,
+    RequestPermissionResult,
+    update_payload,
+)
+from toolwire.workspace.documents import OpenDocument
+
+if TYPE_CHECKING:
+    from toolwire.lsp.server import ToolwireServer
+
+log = logging.getLogger(__name__)
+
+
+class LspSink:
+    """Sends each agent event of one session as a ``toolwire/session/update`` notification."""
+
+    def __init__(self, server: "ToolwireServer", session_id: str) -> None:
+        self._server = server
+        self._session_id = session_id
+
+    def emit(self, event: AgentEvent) -> None:
+        self._server.protocol.notify(
+            SESSION_UPDATE, {"sessionId": self._session_id, "update": update_payload(event)}
+        )
+
+
+class LspApprover:
+    """Asks the client through ``toolwire/session/requestPermission``."""
+
+    def __init__(self, server: "ToolwireServer", session_id: str) -> None:
+        self._server = server
+        self._session_id = session_id
+
+    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
+        """Ask and wait. Returns ``cancelled`` when the client errs or answers nonsense.
+
+        Cancellation of the caller sends ``$/cancelRequest`` for the pending request.
+        """
+        msg_id = f"perm-{uuid.uuid4().hex[:12]}"
+        params = {
+            "sessionId": self._session_id,
+            "toolCall": call,
+            "subject": subject,
+            "options": [option.dump() for option in PERMISSION_OPTIONS],
+        }
+        protocol = self._server.protocol
+        future = protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
+        try:
+            raw = await future
+        except anyio.get_cancelled_exc_class():
+            protocol.notify("$/cancelRequest", {"id": msg_id})
+            protocol._request_futures.pop(msg_id, None)
+            raise
+        except Exception as exc:  # the client answered with an error
+            log.warning("permission request failed: %s", exc)
+            return PermissionAnswer("cancelled")
+        try:
+            outcome = RequestPermissionResult.model_validate(raw).outcome
+        except ValidationError as exc:
+            log.warning("malformed permission answer %r: %s", raw, exc)
+            return PermissionAnswer("cancelled")
+        if outcome.outcome == "cancelled":
+            return PermissionAnswer("cancelled")
+        option = {"allow_once": "allow_once", "allow_always": "allow_always", "reject": "reject"}.get(
+            outcome.option_id or "", "reject"
+        )
+        return PermissionAnswer(option, outcome.reason)  # type: ignore[arg-type]
+
+
+class LspDocuments:
+    """Open buffers as the editor has them (LSP text document sync)."""
+
+    def __init__(self, server: "ToolwireServer") -> None:
+        self._server = server
+
+    def get(self, path: Path) -> OpenDocument | None:
+        uri = from_fs_path(str(path))
+        docs = self._server.workspace.text_documents
+        doc = docs.get(uri) if uri else None
+        if doc is None:
+            for candidate_uri, candidate in docs.items():
+                fs_path = to_fs_path(candidate_uri)
+                if fs_path and Path(fs_path).resolve() == path:
+                    doc = candidate
+                    break
+        if doc is None:
+            return None
+        return OpenDocument(path=path, text=doc.source, version=doc.version or 0)
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        """Replace the whole buffer with a versioned ``workspace/applyEdit``."""
+        current = self.get(doc.path)
+        if current is None or current.version != doc.version:
+            return False
+        uri = from_fs_path(str(doc.path))
+        lines = doc.text.split("\n")
+        end = types.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
+        edit = types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                    edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end),
+                                          new_text=new_text)],
+                )
+            ]
+        )
+        try:
+            result = await self._server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label="Toolwire edit")
+            )
+        except Exception as exc:
+            log.warning("workspace/applyEdit failed: %s", exc)
+            return False
+        return bool(getattr(result, "applied", False))
+
+
+def _utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (LSP's default position encoding)."""
+    return len(text.encode("utf-16-le")) // 2

@@ -1,0 +1,180 @@
+"""The ``toolwire/`` wire protocol: method names and pydantic models of every payload.
+
+This module is the single source of truth for the custom protocol; protocol.md and
+the VS Code client's TypeScript types follow it (a test checks protocol.md names
+every method here). Payload shapes follow Zed's Agent Client Protocol (session,
+prompt, update, request-permission) so an ACP front-end can be added later.
+Fields are camelCase on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate
+
+SESSION_NEW = "toolwire/session/new"
+SESSION_PROMPT = "toolwire/session/prompt"
+SESSION_CANCEL = "toolwire/session/cancel"
+SESSION_SNAPSHOT = "toolwire/session/snapshot"
+SESSION_UPDATE = "toolwire/session/update"
+REQUEST_PERMISSION = "toolwire/session/requestPermission"
+TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
+TOOLS_LIST = "toolwire/tools/list"
+
+#: Every custom method, with its direction and kind (documented in protocol.md).
+METHODS: dict[str, tuple[str, str]] = {
+    SESSION_NEW: ("client→server", "request"),
+    SESSION_PROMPT: ("client→server", "request"),
+    SESSION_CANCEL: ("client→server", "notification"),
+    SESSION_SNAPSHOT: ("client→server", "request"),
+    TOOL_CALL_CANCEL: ("client→server", "request"),
+    TOOLS_LIST: ("client→server", "request"),
+    SESSION_UPDATE: ("server→client", "notification"),
+    REQUEST_PERMISSION: ("server→client", "request"),
+}
+
+
+class Wire(BaseModel):
+    """Base of every payload model: camelCase aliases, unknown fields ignored."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON object sent on the wire."""
+        return self.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class SessionNewParams(Wire):
+    """``toolwire/session/new`` params.
+
+    ``cwd`` is the absolute path of the workspace folder; ``model`` overrides the
+    server's default model spec; ``settings`` overrides settings for this session.
+    """
+
+    cwd: str = Field(min_length=1)
+    model: str | None = None
+    settings: dict[str, Any] | None = None
+
+
+class SessionNewResult(Wire):
+    session_id: str
+    model: str
+    tools: list[str]
+
+
+class TextBlock(Wire):
+    """An ACP text content block."""
+
+    type: Literal["text"]
+    text: str
+
+
+class PromptParams(Wire):
+    """``toolwire/session/prompt`` params: the prompt as ACP content blocks (or a plain string)."""
+
+    session_id: str = Field(min_length=1)
+    prompt: list[TextBlock] | str
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_empty(cls, value: list[TextBlock] | str) -> list[TextBlock] | str:
+        if not value or (isinstance(value, str) and not value.strip()):
+            raise ValueError("the prompt is empty")
+        return value
+
+    def text(self) -> str:
+        """The prompt as one string."""
+        if isinstance(self.prompt, str):
+            return self.prompt
+        return "\n".join(block.text for block in self.prompt)
+
+
+class Usage(Wire):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class PromptResult(Wire):
+    """``toolwire/session/prompt`` result."""
+
+    stop_reason: str
+    usage: Usage
+    message: str | None = None
+
+
+class SessionRef(Wire):
+    """Params that name only a session (``cancel``, ``snapshot``)."""
+
+    session_id: str = Field(min_length=1)
+
+
+class ToolCallCancelParams(Wire):
+    session_id: str = Field(min_length=1)
+    tool_call_id: str = Field(min_length=1)
+
+
+class PermissionOptionModel(Wire):
+    option_id: str
+    name: str
+    kind: Literal["allow_once", "allow_always", "reject_once"]
+
+
+PERMISSION_OPTIONS = [
+    PermissionOptionModel(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOptionModel(option_id="allow_always", name="Allow always", kind="allow_always"),
+    PermissionOptionModel(option_id="reject", name="Reject", kind="reject_once"),
+]
+
+
+class PermissionOutcome(Wire):
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    reason: str | None = None
+
+
+class RequestPermissionResult(Wire):
+    """The client's answer to ``toolwire/session/requestPermission``."""
+
+    outcome: PermissionOutcome
+
+
+def update_payload(event: AgentEvent) -> dict[str, Any]:
+    """The ``update`` object of a ``toolwire/session/update`` notification for ``event``.
+
+    Shapes (``sessionUpdate`` is the discriminator):
+    ``tool_call`` {toolCall}; ``agent_message_chunk`` / ``agent_thought_chunk``
+    {content: {type: "text", text}}; ``turn`` {state, stopReason?, message?};
+    ``usage`` {usage: {inputTokens, outputTokens, durationMs}}.
+    """
+    if type(event) is ToolCallUpdate:
+        return {"sessionUpdate": "tool_call", "toolCall": event.call}
+    if type(event) is MessageChunk:
+        kind = "agent_thought_chunk" if event.channel == "reasoning" else "agent_message_chunk"
+        return {"sessionUpdate": kind, "content": {"type": "text", "text": event.text}}
+    if type(event) is TurnUpdate:
+        out: dict[str, Any] = {"sessionUpdate": "turn", "state": event.state}
+        if event.stop_reason is not None:
+            out["stopReason"] = event.stop_reason
+        if event.message:
+            out["message"] = event.message
+        return out
+    if type(event) is UsageUpdate:
+        return {
+            "sessionUpdate": "usage",
+            "usage": {"inputTokens": event.input_tokens, "outputTokens": event.output_tokens,
+                      "durationMs": event.duration_ms},
+        }
+    raise TypeError(f"not an agent event: {event!r}")
+
+
+def describe_validation_error(method: str, exc: ValidationError) -> str:
+    """One sentence naming every bad field, e.g. ``toolwire/session/prompt: sessionId: Field required``."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(to_camel(str(p)) if isinstance(p, str) else str(p) for p in err["loc"]) or "(params)"
+        parts.append(f"{loc}: {err['msg']}")
+    return f"{method}: invalid params: " + "; ".join(parts)

@@ -1,0 +1,201 @@
+"""The language server: LSP plumbing (pygls) plus the ``toolwire/`` methods.
+
+Handlers are a few lines each: validate params into a pydantic model (a bad
+params object gets InvalidParams naming the field), call the agent, return plain
+data. Custom params reach handlers as plain dicts: :func:`make_converter` stops
+pygls from turning them into namedtuples, which would mangle arbitrary keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
+
+from toolwire import __version__
+from toolwire.agent.permissions import PermissionPolicy
+from toolwire.agent.session import Session
+from toolwire.agent.turn import Turn
+from toolwire.llm.factory import ModelSpecError, make_model
+from toolwire.llm.replay import ReplayScriptError
+from toolwire.lsp import protocol as P
+from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
+from toolwire.settings import Settings, parse_settings
+from toolwire.tools import default_registry
+
+log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
+
+
+class TurnInProgress(JsonRpcException):
+    """A prompt arrived while the session's previous turn is still running."""
+
+    CODE = -32001
+    MESSAGE = "a turn is already running in this session"
+
+
+class UnknownSession(JsonRpcException):
+    """The ``sessionId`` names no session of this server."""
+
+    CODE = -32002
+    MESSAGE = "unknown session"
+
+
+def make_converter():
+    """pygls' converter, but custom-method params and results stay plain JSON data."""
+    converter = default_converter()
+
+    def keep(obj: dict, cls: type) -> Any:
+        return cls(**obj)
+
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, keep)
+    return converter
+
+
+class ToolwireServer(LanguageServer):
+    """The Toolwire language server.
+
+    Attributes:
+        settings: Server-wide settings (from ``initializationOptions``).
+        sessions: Open sessions by id.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "toolwire",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            converter_factory=make_converter,
+        )
+        self.settings: Settings = Settings()
+        self.sessions: dict[str, Session] = {}
+
+
+def parse(method: str, model: type[M], params: Any) -> M:
+    """Validate ``params`` into ``model``.
+
+    Raises:
+        JsonRpcInvalidParams: naming every bad field.
+    """
+    try:
+        return model.model_validate(params if params is not None else {})
+    except ValidationError as exc:
+        raise JsonRpcInvalidParams(P.describe_validation_error(method, exc)) from None
+
+
+def session_of(ls: ToolwireServer, session_id: str) -> Session:
+    """The session, or UnknownSession."""
+    session = ls.sessions.get(session_id)
+    if session is None:
+        raise UnknownSession(f"unknown session {session_id!r}")
+    return session
+
+
+server = ToolwireServer()
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
+    settings, problems = parse_settings(params.initialization_options)
+    ls.settings = settings
+    for problem in problems:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"Toolwire: {problem}"))
+
+
+@server.feature(P.SESSION_NEW)
+def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    req = parse(P.SESSION_NEW, P.SessionNewParams, params)
+    root = Path(req.cwd).expanduser()
+    if not root.is_absolute() or not root.is_dir():
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: cwd: {req.cwd!r} is not an existing absolute folder")
+    settings = ls.settings
+    if req.settings:
+        merged = {**ls.settings.model_dump(by_alias=True), **req.settings}
+        settings, problems = parse_settings(merged)
+        if problems:
+            raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
+    spec = req.model or settings.model
+    try:
+        model = make_model(
+            spec,
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            replay_log=Path(settings.replay_log) if settings.replay_log else None,
+            cwd=root,
+        )
+    except (ModelSpecError, ReplayScriptError) as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: model: {exc}") from None
+    registry = default_registry()
+    session = Session(
+        root=root.resolve(),
+        model=model,
+        registry=registry,
+        policy=PermissionPolicy(dict(settings.permissions)),
+        settings=settings,
+        documents=LspDocuments(ls),
+    )
+    ls.sessions[session.id] = session
+    log.info("session %s: %s on %s", session.id, model.model_id, session.root)
+    return P.SessionNewResult(session_id=session.id, model=model.model_id, tools=registry.names()).dump()
+
+
+@server.feature(P.SESSION_PROMPT)
+async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    req = parse(P.SESSION_PROMPT, P.PromptParams, params)
+    session = session_of(ls, req.session_id)
+    if session.turn is not None:
+        raise TurnInProgress()
+    turn = Turn(session, LspSink(ls, session.id), LspApprover(ls, session.id))
+    session.turn = turn
+    try:
+        outcome = await turn.run(req.text())
+    except asyncio.CancelledError:
+        # $/cancelRequest on this request: the turn cleaned up (shielded) and
+        # recorded its outcome; answer with it instead of an error.
+        outcome = turn.outcome or turn._cancelled_outcome()
+    finally:
+        session.turn = None
+    return outcome.to_wire()
+
+
+@server.feature(P.SESSION_CANCEL)
+def session_cancel(ls: ToolwireServer, params: Any) -> None:
+    req = parse(P.SESSION_CANCEL, P.SessionRef, params)
+    session = ls.sessions.get(req.session_id)
+    if session is not None and session.turn is not None:
+        session.turn.cancel()
+
+
+@server.feature(P.TOOL_CALL_CANCEL)
+def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    req = parse(P.TOOL_CALL_CANCEL, P.ToolCallCancelParams, params)
+    session = session_of(ls, req.session_id)
+    cancelled = session.turn.cancel_call(req.tool_call_id) if session.turn is not None else False
+    return {"cancelled": cancelled}
+
+
+@server.feature(P.TOOLS_LIST)
+def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    return {"tools": default_registry().definitions()}
+
+
+@server.feature(P.SESSION_SNAPSHOT)
+def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    req = parse(P.SESSION_SNAPSHOT, P.SessionRef, params)
+    session = session_of(ls, req.session_id)
+    turn = session.turn
+    return {
+        "sessionId": session.id,
+        "model": session.model.model_id,
+        "running": turn is not None,
+        "toolCalls": [call.to_wire() for call in turn.calls] if turn is not None else [],
+        "messages": session.conversation.messages,
+    }
