@@ -1,0 +1,98 @@
+/**
+ * What a permission dialog says and how its answer maps onto the offered
+ * options. Pure: the dialog itself is in ask.ts.
+ */
+import type { PermissionOption, PermissionOptionKind, RequestPermissionParams, RequestPermissionResult } from "./protocol";
+
+/** The dialog's buttons, in the order shown. Dismissing the dialog counts as "Reject". */
+export const CHOICES = ["Allow once", "Allow always", "Reject"] as const;
+
+/** A button of the permission dialog. */
+export type Choice = (typeof CHOICES)[number];
+
+const KINDS: Record<Choice, readonly PermissionOptionKind[]> = {
+  "Allow once": ["allow_once"],
+  "Allow always": ["allow_always"],
+  Reject: ["reject_once"],
+};
+
+/** Longest diff shown in the dialog; the full diff goes to the log. */
+const MAX_DETAIL_LINES = 60;
+
+/** The buttons worth showing for `options` (a button whose kind is not offered is left out). */
+export function choicesFor(options: readonly PermissionOption[]): Choice[] {
+  return CHOICES.filter((choice) => choice === "Reject" || findOption(choice, options) !== undefined);
+}
+
+/**
+ * Maps the user's choice onto the request's options.
+ *
+ * @param choice The button pressed; `undefined` when the dialog was dismissed (= reject).
+ * @returns `selected` with the matching option id, or `cancelled` when the server
+ *   offered no option of that kind.
+ */
+export function permissionOutcome(
+  choice: Choice | undefined,
+  options: readonly PermissionOption[],
+): RequestPermissionResult {
+  const option = findOption(choice ?? "Reject", options);
+  if (option === undefined) {
+    return { outcome: { outcome: "cancelled" } };
+  }
+  return { outcome: { outcome: "selected", optionId: option.optionId } };
+}
+
+/** The dialog's message (one line) and detail (diff, command line or arguments). */
+export function permissionPrompt(params: RequestPermissionParams): { message: string; detail: string } {
+  const { subject, toolCall } = params;
+  switch (subject.kind) {
+    case "edit":
+      return { message: `Toolwire wants to change ${subject.path}`, detail: clip(subject.diff) };
+    case "git":
+      return {
+        message: `Toolwire wants to run git ${subject.argv[0] === "git" ? subject.argv[1] ?? "" : subject.argv[0] ?? ""}`.trimEnd(),
+        detail: `${subject.argv.map(quote).join(" ")}\nin ${subject.cwd}`,
+      };
+    case "tool":
+      return {
+        message: `Toolwire wants to run ${toolCall.name || "a tool"}`,
+        detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)),
+      };
+  }
+}
+
+/** The full text behind the dialog's detail, for the log. */
+export function permissionLogText(params: RequestPermissionParams): string {
+  const { subject } = params;
+  switch (subject.kind) {
+    case "edit":
+      return subject.diff;
+    case "git":
+      return subject.argv.map(quote).join(" ");
+    case "tool":
+      return JSON.stringify(subject.arguments ?? {}, null, 2);
+  }
+}
+
+function findOption(choice: Choice, options: readonly PermissionOption[]): PermissionOption | undefined {
+  for (const kind of KINDS[choice]) {
+    const option = options.find((o) => o.kind === kind);
+    if (option !== undefined) {
+      return option;
+    }
+  }
+  return undefined;
+}
+
+function clip(text: string): string {
+  const lines = text.split("\n");
+  if (lines.length <= MAX_DETAIL_LINES) {
+    return text;
+  }
+  const rest = lines.length - MAX_DETAIL_LINES;
+  return [...lines.slice(0, MAX_DETAIL_LINES), `… ${rest} more lines (full text in the Toolwire log)`].join("\n");
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

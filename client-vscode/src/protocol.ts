@@ -1,0 +1,198 @@
+/**
+ * TypeScript types of Toolwire's custom wire protocol (the `toolwire/` methods).
+ *
+ * These mirror the server's pydantic wire models; the server's protocol.md is the
+ * prose description. Standard LSP (initialize, shutdown, document sync,
+ * workspace/configuration) is left to vscode-languageclient.
+ *
+ * This module must not import `vscode`: the Node test uses it without VS Code.
+ */
+import { NotificationType, RequestType } from "vscode-jsonrpc";
+
+/** Arguments that start the server with a Python interpreter (JSON-RPC over stdio). */
+export const SERVE_ARGS: readonly string[] = ["-m", "toolwire", "serve"];
+
+/** A piece of prompt or message content. Only text for now. */
+export interface TextContent {
+  type: "text";
+  text: string;
+}
+
+/** Where a tool call is in its life (DESIGN.md, "Tool-call statuses"). */
+export type ToolCallStatus = "generating" | "generated" | "calling" | "done" | "errored" | "canceled";
+
+/** Why a call ended `canceled`. */
+export type CancelReason =
+  | "rejected"
+  | "turn_cancelled"
+  | "call_cancelled"
+  | "policy_denied"
+  | "timeout"
+  | "shutdown";
+
+/** Why a call ended `errored`. */
+export interface ToolCallError {
+  /** Stable machine-readable code, e.g. `invalid_json`, `unknown_tool`, `tool_failed`. */
+  code: string;
+  /** A sentence for a person (and for the model). */
+  message: string;
+  /** True when the same request may succeed if tried again. */
+  retryable: boolean;
+}
+
+/** What a tool returned, once the call ran. */
+export interface ToolResult {
+  ok: boolean;
+  content: unknown;
+  data: unknown;
+  errorCode: string | null;
+}
+
+/** One tool call of one model response, as the server reports it. */
+export interface ToolCall {
+  /** The model's call id (or a stable generated one); may be empty while `generating`. */
+  toolCallId: string;
+  /** 0-based position of the call in its model response. */
+  index: number;
+  /** Tool name; may be empty while `generating`. */
+  name: string;
+  /** `function` for calls Toolwire runs; provider-executed calls carry their block type. */
+  kind: string;
+  status: ToolCallStatus;
+  /** Incremented on every change; drop updates whose rev is not greater than the last seen. */
+  rev: number;
+  /** The raw argument text exactly as the model sent it. */
+  argumentsText: string;
+  /** Best-effort parse of the arguments while streaming. */
+  partialArguments: Record<string, unknown> | null;
+  /** Final (validated) arguments. */
+  arguments: Record<string, unknown> | null;
+  /** The path-like argument once complete. */
+  path: string | null;
+  error?: ToolCallError;
+  cancelReason?: CancelReason;
+  result?: ToolResult;
+}
+
+/** Why a turn ended. The server may add reasons; unknown ones are shown as they are. */
+export type StopReason = "end_turn" | "max_turn_requests" | "cancelled" | "error" | (string & {});
+
+/** What the turn is doing. */
+export type TurnState = "started" | "model_request" | "running_tools" | "ended";
+
+/** Token counts; null when the model did not report them. */
+export interface Usage {
+  inputTokens: number | null;
+  outputTokens: number | null;
+}
+
+/** One change inside a session, tagged by `sessionUpdate`. */
+export type SessionUpdate =
+  | { sessionUpdate: "tool_call"; toolCall: ToolCall }
+  | { sessionUpdate: "agent_message_chunk"; content: TextContent }
+  | { sessionUpdate: "agent_thought_chunk"; content: TextContent }
+  | { sessionUpdate: "turn"; state: TurnState; stopReason?: StopReason; message?: string }
+  | { sessionUpdate: "usage"; usage: Usage & { durationMs?: number | null } };
+
+/** Params of `toolwire/session/new`. */
+export interface SessionNewParams {
+  /** Absolute path of the workspace folder the session works in. */
+  cwd: string;
+  /** e.g. `replay:/abs/script.jsonl` or `openai:gpt-4o-mini`; omitted: the server's default. */
+  model?: string;
+  /** Per-session overrides of the server settings (camelCase keys). */
+  settings?: Record<string, unknown>;
+}
+
+/** Result of `toolwire/session/new`. */
+export interface SessionNewResult {
+  sessionId: string;
+  /** The model the session uses, as the server names it. */
+  model?: string;
+  /** Names of the tools the session offers. */
+  tools?: string[];
+}
+
+/** Params of `toolwire/session/prompt`. */
+export interface SessionPromptParams {
+  sessionId: string;
+  prompt: TextContent[];
+}
+
+/** Result of `toolwire/session/prompt`, sent when the turn is over. */
+export interface SessionPromptResult {
+  stopReason: StopReason;
+  usage: Usage;
+  /** Why the turn stopped, when there is more to say (e.g. the error). */
+  message?: string;
+}
+
+/** Params of `toolwire/session/cancel`. */
+export interface SessionCancelParams {
+  sessionId: string;
+}
+
+/** Params of `toolwire/session/update`. */
+export interface SessionUpdateParams {
+  sessionId: string;
+  update: SessionUpdate;
+}
+
+/** What a permission request is about. */
+export type PermissionSubject =
+  | { kind: "edit"; path: string; diff: string }
+  | { kind: "git"; argv: string[]; cwd: string }
+  | { kind: "tool"; arguments: Record<string, unknown> | null };
+
+/** The kinds of answer a permission request offers. */
+export type PermissionOptionKind = "allow_once" | "allow_always" | "reject_once";
+
+/** One answer a permission request offers. */
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: PermissionOptionKind;
+}
+
+/** Params of `toolwire/session/requestPermission`. */
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCall: ToolCall;
+  subject: PermissionSubject;
+  options: PermissionOption[];
+}
+
+/** The user's answer: one of the offered options, or no answer at all. */
+export type PermissionOutcome =
+  | { outcome: "selected"; optionId: string; reason?: string }
+  | { outcome: "cancelled" };
+
+/** Result of `toolwire/session/requestPermission`. */
+export interface RequestPermissionResult {
+  outcome: PermissionOutcome;
+}
+
+/** `initializationOptions` sent with `initialize`; built from the settings (settings.ts). */
+export interface InitializationOptions {
+  model: string;
+  approval: string;
+}
+
+/** client→server: open a conversation for a workspace folder. */
+export const SessionNew = new RequestType<SessionNewParams, SessionNewResult, void>("toolwire/session/new");
+
+/** client→server: run one turn; the request stays open until the turn ends. */
+export const SessionPrompt = new RequestType<SessionPromptParams, SessionPromptResult, void>(
+  "toolwire/session/prompt",
+);
+
+/** client→server: cancel the running turn. */
+export const SessionCancel = new NotificationType<SessionCancelParams>("toolwire/session/cancel");
+
+/** server→client: tool-call upserts, message text, turn state, usage. */
+export const SessionUpdateNotification = new NotificationType<SessionUpdateParams>("toolwire/session/update");
+
+/** server→client: ask the user before a tool changes the workspace. */
+export const RequestPermission = new RequestType<RequestPermissionParams, RequestPermissionResult, void>(
+  "toolwire/session/requestPermission",
+);

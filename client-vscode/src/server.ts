@@ -1,0 +1,186 @@
+/**
+ * The one controller that owns the LanguageClient for `python -m toolwire serve`.
+ * Starts and restarts are single-flight: concurrent calls share one run, and a
+ * call that arrives during a run schedules exactly one more.
+ */
+import * as vscode from "vscode";
+import { LanguageClient, State, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
+import { errorText } from "./log";
+import {
+  RequestPermission,
+  SERVE_ARGS,
+  SessionUpdateNotification,
+  type RequestPermissionParams,
+  type RequestPermissionResult,
+  type SessionUpdateParams,
+} from "./protocol";
+import { findInterpreter, onPythonEnvironmentChange } from "./python";
+import { RESTART_SETTINGS, initializationOptions, readSettings } from "./settings";
+import type { ServerStatus } from "./status";
+
+/** What the controller needs from the rest of the extension. */
+export interface ServerDeps {
+  log: vscode.LogOutputChannel;
+  status: ServerStatus;
+  /** Answers `toolwire/session/requestPermission`. */
+  askPermission(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<RequestPermissionResult>;
+}
+
+/** A running client plus a number that changes whenever the server process does. */
+export interface Connection {
+  client: LanguageClient;
+  /** Sessions belong to one server process; compare generations before reusing one. */
+  generation: number;
+}
+
+/** Owns the language client: start, restart (single-flight), stop. */
+export class ServerController implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private generation = 0;
+  private inflight: Promise<void> | undefined;
+  private again = false;
+  private disposed = false;
+  private readonly updates = new vscode.EventEmitter<SessionUpdateParams>();
+  private readonly disposables: vscode.Disposable[] = [this.updates];
+
+  /** Fires for every `toolwire/session/update` notification. */
+  readonly onDidUpdate = this.updates.event;
+
+  constructor(private readonly deps: ServerDeps) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) {
+          void this.restart("settings changed");
+        }
+      }),
+    );
+    void onPythonEnvironmentChange(() => {
+      if (readSettings(this.configuration()).pythonPath === "") {
+        void this.restart("Python interpreter changed");
+      }
+    }).then((watch) => (this.disposed ? watch.dispose() : this.disposables.push(watch)));
+  }
+
+  /**
+   * The running client, starting the server first if it is not running.
+   *
+   * @throws Error when the server cannot be started (details are in the log).
+   */
+  async connection(): Promise<Connection> {
+    if (this.inflight !== undefined) {
+      await this.inflight;
+    }
+    if (this.client === undefined || this.client.state === State.Stopped) {
+      await this.restart("first use");
+    }
+    if (this.client === undefined || !this.client.isRunning()) {
+      throw new Error("The Toolwire server is not running; see the Toolwire log.");
+    }
+    return { client: this.client, generation: this.generation };
+  }
+
+  /** Stops the server if it runs, then starts it with the current settings. */
+  restart(reason: string): Promise<void> {
+    this.deps.log.info(`(Re)starting the server: ${reason}.`);
+    if (this.inflight !== undefined) {
+      this.again = true;
+      return this.inflight;
+    }
+    const run = async (): Promise<void> => {
+      try {
+        do {
+          this.again = false;
+          await this.stopClient();
+          if (!this.disposed) {
+            await this.startClient();
+          }
+        } while (this.again && !this.disposed);
+      } finally {
+        this.inflight = undefined;
+      }
+    };
+    this.inflight = run();
+    return this.inflight;
+  }
+
+  /** Stops the server (LSP shutdown and exit) and releases everything. */
+  dispose(): void {
+    this.disposed = true;
+    void this.stopClient();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private async startClient(): Promise<void> {
+    const { log, status } = this.deps;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const settings = readSettings(this.configuration(), (message) => log.warn(message));
+    const python = await findInterpreter(settings.pythonPath, folder, log);
+    const commandLine = `${python.command} ${SERVE_ARGS.join(" ")}`;
+    log.info(`Starting ${commandLine} (interpreter from ${python.source}).`);
+    status.setServer("starting", commandLine);
+
+    const serverOptions: ServerOptions = {
+      command: python.command,
+      args: [...SERVE_ARGS],
+      options: { cwd: folder?.uri.fsPath },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: log,
+      initializationOptions: initializationOptions(settings),
+    };
+    const client = new LanguageClient("toolwire", "Toolwire", serverOptions, clientOptions);
+    client.onNotification(SessionUpdateNotification, (params) => this.updates.fire(params));
+    client.onRequest(RequestPermission, (params, token) => this.deps.askPermission(params, token));
+    client.onDidChangeState(({ newState }) => {
+      if (newState === State.Running) {
+        this.generation += 1;
+        status.setServer("running", commandLine);
+      } else if (newState === State.Stopped && this.client === client) {
+        status.setServer("stopped", commandLine);
+      }
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      this.client = undefined;
+      log.error(`Could not start ${commandLine}: ${errorText(error)}`);
+      status.setServer("failed", `${commandLine}: ${errorText(error)}`);
+      await client.dispose(2000).catch(() => undefined);
+      void vscode.window
+        .showErrorMessage(
+          `Toolwire: could not start the server with ${python.command}. Is toolwire installed in that environment?`,
+          "Show Log",
+          "Open Settings",
+        )
+        .then((choice) => {
+          if (choice === "Show Log") {
+            log.show();
+          } else if (choice === "Open Settings") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "toolwire.pythonPath");
+          }
+        });
+    }
+  }
+
+  private async stopClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client === undefined) {
+      return;
+    }
+    try {
+      await client.dispose(2000);
+    } catch (error) {
+      this.deps.log.warn(`Server did not stop cleanly: ${errorText(error)}`);
+    }
+    this.deps.status.setServer("stopped", "");
+  }
+
+  private configuration(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration("toolwire", vscode.workspace.workspaceFolders?.[0]);
+  }
+}

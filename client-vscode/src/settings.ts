@@ -1,0 +1,116 @@
+/**
+ * The extension's settings. package.json (`contributes.configuration`) is the
+ * single source of their defaults: VS Code serves them through
+ * `WorkspaceConfiguration`, and code that runs without VS Code (the Node test)
+ * reads them from the manifest with {@link manifestDefaults}.
+ *
+ * Only `import type` from `vscode` here, so the test can use this module.
+ */
+import type { InitializationOptions } from "./protocol";
+
+/** The subset of `vscode.WorkspaceConfiguration` this module needs (section `toolwire`). */
+export interface ConfigurationReader {
+  get<T>(key: string): T | undefined;
+  inspect<T>(key: string): { defaultValue?: T } | undefined;
+}
+
+/** Permission policy for tools that change the workspace. */
+export type Approval = "ask" | "auto" | "deny";
+
+/** Settings under `toolwire.*`. */
+export interface Settings {
+  /** Interpreter that runs `-m toolwire serve`; empty: discover one (python.ts). */
+  pythonPath: string;
+  /** Model spec for new sessions; `replay` means the server's embedded default. */
+  model: string;
+  approval: Approval;
+}
+
+/** Settings that take effect only when the server starts; changing one restarts it. */
+export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.model", "toolwire.approval"] as const;
+
+/** The `toolwire.model` value that means "the server's embedded default". */
+const EMBEDDED_MODEL = "replay";
+
+const APPROVALS: readonly string[] = ["ask", "auto", "deny"] satisfies Approval[];
+
+/** Shape of the parts of package.json read here. */
+export interface Manifest {
+  contributes: { configuration: { properties: Record<string, { default?: unknown }> } };
+}
+
+/**
+ * Reads and validates the settings.
+ *
+ * An invalid value is replaced by its default and reported through `warn`; it never
+ * stops the extension.
+ */
+export function readSettings(config: ConfigurationReader, warn: (message: string) => void = () => {}): Settings {
+  const pick = <T>(key: string, valid: (v: unknown) => v is T): T => {
+    const value = config.get<unknown>(key);
+    if (valid(value)) {
+      return value;
+    }
+    const fallback = config.inspect<unknown>(key)?.defaultValue;
+    if (!valid(fallback)) {
+      throw new Error(`package.json declares no valid default for toolwire.${key}`);
+    }
+    warn(`Invalid value ${JSON.stringify(value)} for toolwire.${key}; using ${JSON.stringify(fallback)}.`);
+    return fallback;
+  };
+  return {
+    pythonPath: pick("pythonPath", isString).trim(),
+    model: pick("model", isNonEmptyString).trim(),
+    approval: pick("approval", (v): v is Approval => typeof v === "string" && APPROVALS.includes(v)),
+  };
+}
+
+/** The `initializationOptions` sent to the server. */
+export function initializationOptions(settings: Settings): InitializationOptions {
+  return { model: settings.model, approval: settings.approval };
+}
+
+/** The `model` param of `toolwire/session/new`; `undefined` lets the server use its embedded default. */
+export function sessionModel(settings: Settings): string | undefined {
+  return settings.model === EMBEDDED_MODEL ? undefined : settings.model;
+}
+
+/**
+ * A {@link ConfigurationReader} that knows only the defaults declared in package.json.
+ *
+ * @param manifest The parsed package.json.
+ * @param overrides Values for keys under `toolwire.` (e.g. `{model: "replay:/x.jsonl"}`).
+ */
+export function manifestDefaults(manifest: Manifest, overrides: Record<string, unknown> = {}): ConfigurationReader {
+  const declared = manifest.contributes.configuration.properties;
+  const defaultOf = (key: string): unknown => declared[`toolwire.${key}`]?.default;
+  return {
+    get: <T>(key: string) => (key in overrides ? overrides[key] : defaultOf(key)) as T | undefined,
+    inspect: <T>(key: string) => ({ defaultValue: defaultOf(key) as T | undefined }),
+  };
+}
+
+/**
+ * The `toolwire` section as the server would get it from `workspace/configuration`:
+ * nested objects for dotted keys, e.g. `{model, approval, trace: {server}}`.
+ */
+export function configurationSection(config: ConfigurationReader, manifest: Manifest): Record<string, unknown> {
+  const section: Record<string, unknown> = {};
+  for (const full of Object.keys(manifest.contributes.configuration.properties)) {
+    const parts = full.split(".").slice(1);
+    let node = section;
+    for (const part of parts.slice(0, -1)) {
+      node = (node[part] ??= {}) as Record<string, unknown>;
+    }
+    node[parts[parts.length - 1]] = config.get(parts.join("."));
+  }
+  return section;
+}
+
+function isString(v: unknown): v is string {
+  return typeof v === "string";
+}
+
+function isNonEmptyString(v: unknown): v is string {
+  return typeof v === "string" && v.trim() !== "";
+}

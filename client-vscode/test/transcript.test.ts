@@ -1,0 +1,94 @@
+/** Unit tests of the pure parts the Ask command uses: the transcript and the permission mapping. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { choicesFor, permissionOutcome, permissionPrompt } from "../src/permission";
+import type { PermissionOption, ToolCall } from "../src/protocol";
+import { Transcript } from "../src/transcript";
+
+function call(fields: Partial<ToolCall>): ToolCall {
+  return {
+    toolCallId: "call_1",
+    index: 0,
+    name: "edit_file",
+    kind: "function",
+    status: "generating",
+    rev: 1,
+    argumentsText: "",
+    partialArguments: null,
+    arguments: null,
+    path: null,
+    ...fields,
+  };
+}
+
+const OPTIONS: PermissionOption[] = [
+  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+  { optionId: "allow_always", name: "Allow always", kind: "allow_always" },
+  { optionId: "reject", name: "Reject", kind: "reject_once" },
+];
+
+test("one line per status change; stale and same-status updates are dropped", () => {
+  const transcript = new Transcript();
+  const lines = [
+    call({ rev: 1 }),
+    call({ rev: 2, argumentsText: '{"pa' }),
+    call({ rev: 4, status: "generated", path: "a.txt" }),
+    call({ rev: 3, status: "generating" }), // stale: arrived late
+    call({ rev: 4, status: "calling", path: "a.txt" }), // stale: same rev
+    call({ rev: 5, status: "calling", path: "a.txt" }),
+    call({ rev: 6, status: "canceled", path: "a.txt", cancelReason: "rejected" }),
+  ].flatMap((toolCall) => transcript.update({ sessionUpdate: "tool_call", toolCall }));
+  assert.deepEqual(lines, [
+    "  edit_file: generating",
+    "  edit_file a.txt: generated",
+    "  edit_file a.txt: calling",
+    "  edit_file a.txt: canceled (rejected)",
+  ]);
+});
+
+test("a call first known by index keeps its history once its id arrives", () => {
+  const transcript = new Transcript();
+  const lines = [
+    call({ toolCallId: "", rev: 1 }),
+    call({ toolCallId: "call_9", rev: 2 }),
+    call({ toolCallId: "call_9", rev: 3, status: "generated" }),
+  ].flatMap((toolCall) => transcript.update({ sessionUpdate: "tool_call", toolCall }));
+  assert.deepEqual(lines, ["  edit_file: generating", "  edit_file: generated"]);
+});
+
+test("assistant text is joined once and printed before the next line", () => {
+  const transcript = new Transcript();
+  for (const text of ["He", "llo", " there"]) {
+    assert.deepEqual(transcript.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }), []);
+  }
+  assert.deepEqual(transcript.end({ stopReason: "end_turn", usage: { inputTokens: 12, outputTokens: 3 } }), [
+    "Hello there",
+    "Stop reason: end_turn, tokens in/out 12/3",
+  ]);
+});
+
+test("permission choices map onto the offered options; dismissing rejects", () => {
+  assert.deepEqual(choicesFor(OPTIONS), ["Allow once", "Allow always", "Reject"]);
+  assert.deepEqual(choicesFor(OPTIONS.filter((o) => o.kind !== "allow_always")), ["Allow once", "Reject"]);
+  assert.deepEqual(permissionOutcome("Allow once", OPTIONS), { outcome: { outcome: "selected", optionId: "allow_once" } });
+  assert.deepEqual(permissionOutcome("Allow always", OPTIONS), { outcome: { outcome: "selected", optionId: "allow_always" } });
+  assert.deepEqual(permissionOutcome(undefined, OPTIONS), { outcome: { outcome: "selected", optionId: "reject" } });
+  assert.deepEqual(permissionOutcome("Reject", []), { outcome: { outcome: "cancelled" } });
+});
+
+test("the permission dialog shows the diff or the git command line", () => {
+  const edit = permissionPrompt({
+    sessionId: "s",
+    toolCall: call({ status: "generated" }),
+    subject: { kind: "edit", path: "a.txt", diff: "-hello\n+hello world" },
+    options: OPTIONS,
+  });
+  assert.deepEqual(edit, { message: "Toolwire wants to change a.txt", detail: "-hello\n+hello world" });
+  const commit = permissionPrompt({
+    sessionId: "s",
+    toolCall: call({ name: "git_commit", status: "generated" }),
+    subject: { kind: "git", argv: ["git", "commit", "-m", "it's done"], cwd: "/repo" },
+    options: OPTIONS,
+  });
+  assert.deepEqual(commit, { message: "Toolwire wants to run git commit", detail: "git commit -m 'it'\\''s done'\nin /repo" });
+});
