@@ -6,27 +6,36 @@ pure and synchronous: no I/O, no event loop. Rules (each has a test):
 * Calls are keyed by the provider's own identity (``ToolCallDelta.key``: the chat
   ``index``, a content-block index, a Responses item id), never by list position.
   Calls keep the order in which they first appeared.
-* A non-empty id that differs from the id already known for that key opens a new
-  call (parallel calls that share one index but carry distinct ids).
+* A piece carrying a known call id goes to that call whatever its key (parallel
+  calls sharing one index, interleaved). A non-empty id that differs from the
+  id already known for the key opens a new call; the earlier call stays open.
 * ``""`` for an id or a name never overwrites a known value. A name repeated
-  whole is not appended twice; a name streamed in pieces is joined.
+  whole is not appended twice; a name streamed in pieces is joined (a piece
+  that extends the name so far replaces it, any other piece is appended).
 * Argument fragments are kept as received and joined once, on demand, so merging
   is linear in the size of the arguments. The live partial view is refreshed at
   a bounded rate (by bytes and by time), never re-parsed on every delta.
 * Merges are transactional: a rejected delta (wrong types, a piece for a call that
-  already ended) changes nothing and is recorded in :attr:`StreamMerger.anomalies`.
-* :meth:`StreamMerger.finish` completes every open call: a strict parse; empty
-  text is ``{}``; invalid JSON, or a call cut off by the end of the stream, ends
-  ``errored`` with a precise message. A call is never "repaired".
+  already ended, anything after :meth:`StreamMerger.finish`) changes nothing but
+  :attr:`StreamMerger.anomalies`, where it is recorded.
+* A call completes when the provider closes it (:class:`ToolCallEnd`) or when
+  the stream finishes; the rules are in :mod:`toolwire.streaming.completion`.
+  A call is never "repaired".
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from toolwire.streaming.completion import (
+    TOOL_FINISH,
+    TRUNCATING_FINISH,
+    Cut,
+    complete_call,
+    stream_error_sentence,
+)
 from toolwire.streaming.delta import (
     Finish,
     StreamError,
@@ -36,21 +45,15 @@ from toolwire.streaming.delta import (
     ToolCallEnd,
     Usage,
 )
-from toolwire.streaming.partial import (
-    ArgumentsError,
-    complete_path,
-    fix_surrogates,
-    parse_partial,
-    parse_strict,
-    snippet,
-)
-from toolwire.streaming.state import CallError, Status, ToolCallState
+from toolwire.streaming.partial import complete_path, fix_surrogates, parse_partial
+from toolwire.streaming.state import Status, ToolCallState
 
-#: Finish reasons that mean the model ran out of room (OpenAI, Anthropic, Gemini, Bedrock, Cohere).
-TRUNCATING_FINISH = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "MAX_TOKENS_REACHED"})
+__all__ = ["StreamMerger", "TRUNCATING_FINISH"]
 
 #: Path detection stops looking once the arguments are this long without a path key.
 _PATH_SCAN_LIMIT = 16_384
+
+_STRING_FIELDS = ("id", "name", "arguments", "arguments_final", "kind")
 
 
 class StreamMerger:
@@ -58,23 +61,24 @@ class StreamMerger:
 
     Args:
         explicit_ends: True for formats that close each call (Anthropic block
-            stop, Responses item done, Cohere/Vercel end events). Then a call
-            still open when the stream finishes was cut off and ends
+            stop, Responses item done, Cohere/Vercel end events, Gemini). Then a
+            call still open when the stream finishes was cut off and ends
             ``errored`` (``truncated``) even if its text happens to parse.
         clock: Monotonic clock in seconds, for the time bound of the live view.
-        refresh_bytes: Minimum new argument bytes before the live view is
+        refresh_bytes: Minimum new argument characters before the live view is
             re-parsed.
         refresh_seconds: Re-parse when at least this long has passed since the
             last refresh (and ``refresh_bytes`` arrived); otherwise wait until
-            the new bytes reach an eighth of the whole, which keeps the total
-            parsing work linear.
+            the new text reaches an eighth of the whole, which keeps the total
+            parsing work linear in the argument size.
 
     Attributes:
         calls: Every call of the response, in order of first appearance.
-        finish_reasons: Finish reasons as the provider spelled them, in order.
+        finish_reasons: Finish reasons as the provider spelled them, in order,
+            duplicates kept.
         usage: The latest usage event, or None.
         errors: Error events the provider sent inside the stream.
-        anomalies: Deltas that were rejected, as human-readable sentences.
+        anomalies: Rejected deltas and named stream oddities, as sentences.
     """
 
     __slots__ = (
@@ -85,8 +89,10 @@ class StreamMerger:
         "anomalies",
         "_text",
         "_reasoning",
-        "_open",
+        "_by_key",
+        "_by_id",
         "_ended",
+        "_final",
         "_explicit_ends",
         "_clock",
         "_refresh_bytes",
@@ -111,8 +117,10 @@ class StreamMerger:
         self.anomalies: list[str] = []
         self._text: list[str] = []
         self._reasoning: list[str] = []
-        self._open: dict[Any, ToolCallState] = {}
+        self._by_key: dict[Any, ToolCallState] = {}
+        self._by_id: dict[str, ToolCallState] = {}
         self._ended: set[int] = set()
+        self._final: dict[int, str] = {}
         self._explicit_ends = explicit_ends
         self._clock = clock
         self._refresh_bytes = refresh_bytes
@@ -124,17 +132,13 @@ class StreamMerger:
     # ------------------------------------------------------------------ text
     @property
     def text(self) -> str:
-        """All assistant text of the response so far."""
-        if len(self._text) > 1:
-            self._text[:] = ["".join(self._text)]
-        return fix_surrogates(self._text[0]) if self._text else ""
+        """All assistant text of the response so far (surrogate halves re-paired)."""
+        return _joined(self._text)
 
     @property
     def reasoning(self) -> str:
-        """All reasoning text of the response so far."""
-        if len(self._reasoning) > 1:
-            self._reasoning[:] = ["".join(self._reasoning)]
-        return self._reasoning[0] if self._reasoning else ""
+        """All reasoning text of the response so far (surrogate halves re-paired)."""
+        return _joined(self._reasoning)
 
     # ----------------------------------------------------------------- apply
     def apply(self, event: StreamEvent) -> ToolCallState | None:
@@ -146,24 +150,20 @@ class StreamMerger:
         Returns:
             The call that changed, or None (text, finish, usage, rejected deltas).
         """
-        if type(event) is ToolCallDelta:
+        kind = type(event)
+        if kind is ToolCallDelta:
             return self._apply_delta(event)
-        if type(event) is TextDelta:
-            (self._reasoning if event.channel == "reasoning" else self._text).append(event.text)
+        if kind is TextDelta:
+            if event.text and isinstance(event.text, str):
+                (self._reasoning if event.channel == "reasoning" else self._text).append(event.text)
             return None
-        if type(event) is ToolCallEnd:
-            call = self._open.get(event.key)
-            if call is not None:
-                self._ended.add(id(call))
-                del self._open[event.key]
-                self._refresh(call, force=True)
-                return call
-            return None
-        if type(event) is Finish:
+        if kind is ToolCallEnd:
+            return self._end(event)
+        if kind is Finish:
             self.finish_reasons.append(event.reason)
-        elif type(event) is Usage:
+        elif kind is Usage:
             self.usage = event
-        elif type(event) is StreamError:
+        elif kind is StreamError:
             self.errors.append(event)
         return None
 
@@ -179,48 +179,65 @@ class StreamMerger:
     def _reject(self, delta: ToolCallDelta, why: str) -> None:
         self.anomalies.append(f"rejected delta for call key {delta.key!r}: {why}")
 
+    def _target(self, delta: ToolCallDelta) -> ToolCallState | None:
+        """The call a delta belongs to, or None when it opens a new one."""
+        if delta.id and not delta.new_call:
+            known = self._by_id.get(delta.id)
+            if known is not None:
+                return known
+        if delta.new_call:
+            return None
+        call = self._by_key.get(delta.key)
+        if call is not None and delta.id and call.id and delta.id != call.id:
+            return None
+        return call
+
     def _apply_delta(self, delta: ToolCallDelta) -> ToolCallState | None:
-        # Validate everything first: a rejected delta must change nothing.
+        # Decide everything first: a rejected delta must change nothing.
         if self._finished:
             self._reject(delta, "the response already finished")
             return None
-        for name in ("id", "name", "arguments", "arguments_final", "kind"):
+        for name in _STRING_FIELDS:
             value = getattr(delta, name)
             if value is not None and not isinstance(value, str):
                 self._reject(delta, f"{name} is {type(value).__name__}, expected a string")
                 return None
-        call = self._open.get(delta.key)
-        if call is not None and (
-            delta.new_call or (delta.id and call.id and delta.id != call.id)
-        ):
-            # A new call under a key already in use: close the old one.
-            self._ended.add(id(call))
-            self._refresh(call, force=True)
-            call = None
+        try:
+            call = self._target(delta)
+        except TypeError:
+            self._reject(delta, f"key of type {type(delta.key).__name__} is not hashable")
+            return None
+        if call is not None and (call.status is not Status.GENERATING or call.index in self._ended):
+            state = "ended" if call.status is Status.GENERATING else call.status.value
+            self._reject(delta, f"call {call.id or call.index!r} is already {state}")
+            return None
+
         if call is None:
             call = ToolCallState(key=delta.key, index=len(self.calls))
             self.calls.append(call)
-            self._open[delta.key] = call
             self._pending[call.index] = 0
             self._last_refresh[call.index] = self._clock()
-        if call.status is not Status.GENERATING:
-            self._reject(delta, f"call is already {call.status.value}")
-            return None
-        if delta.id and not call.id:
-            call.id = delta.id
+        self._by_key[delta.key] = call
+        if delta.id:
+            if not call.id:
+                call.id = delta.id
+            self._by_id.setdefault(delta.id, call)
         if delta.kind:
             call.kind = delta.kind
         if delta.name:
-            if not call.name:
-                call.name = delta.name
-            elif not delta.name_whole and delta.name != call.name:
-                call.name += delta.name
-        if delta.arguments_whole is not None and call.whole_arguments is None:
+            _merge_name(call, delta)
+        if delta.arguments_whole is not None:
             call.whole_arguments = delta.arguments_whole
-        if delta.arguments_final is not None and call.arguments_size == 0:
-            call.fragments.append(delta.arguments_final)
-            call.arguments_size = len(delta.arguments_final)
-            self._pending[call.index] += len(delta.arguments_final)
+            if call.arguments_size == 0 and isinstance(delta.arguments_whole, dict):
+                call.partial = delta.arguments_whole
+        if delta.arguments_final is not None:
+            if call.arguments_size == 0:
+                if delta.arguments_final:
+                    call.fragments.append(delta.arguments_final)
+                    call.arguments_size = len(delta.arguments_final)
+                    self._pending[call.index] += call.arguments_size
+            else:
+                self._final[call.index] = delta.arguments_final
         if delta.arguments:
             call.fragments.append(delta.arguments)
             call.arguments_size += len(delta.arguments)
@@ -229,8 +246,23 @@ class StreamMerger:
         call.rev += 1
         return call
 
+    def _end(self, event: ToolCallEnd) -> ToolCallState | None:
+        try:
+            call = self._by_key.get(event.key)
+        except TypeError:
+            return None
+        if call is None:
+            return None
+        if call.status is not Status.GENERATING or call.index in self._ended:
+            self.anomalies.append(f"call key {event.key!r} was closed twice")
+            return None
+        self._ended.add(call.index)
+        self._complete(call, cut=None)
+        return call
+
+    # -------------------------------------------------------------- live view
     def _refresh(self, call: ToolCallState, *, force: bool = False) -> None:
-        """Re-parse the live view if enough bytes or time have passed (or ``force``)."""
+        """Re-parse the live view if enough text or time has passed (or ``force``)."""
         pending = self._pending.get(call.index, 0)
         if pending == 0:
             return
@@ -242,7 +274,9 @@ class StreamMerger:
             ):
                 return
         text = call.arguments_text
-        call.partial = parse_partial(text)
+        partial = parse_partial(text)
+        if partial is not None:
+            call.partial = partial
         if call.path is None and call.arguments_size <= _PATH_SCAN_LIMIT:
             call.path = complete_path(text)
         self._pending[call.index] = 0
@@ -251,8 +285,9 @@ class StreamMerger:
     def refresh_all(self) -> list[ToolCallState]:
         """Bring every open call's live view up to date (before a coalesced push)."""
         out = []
-        for call in self._open.values():
-            if self._pending.get(call.index):
+        for index, pending in list(self._pending.items()):
+            call = self.calls[index]
+            if pending and call.status is Status.GENERATING:
                 self._refresh(call, force=True)
                 call.rev += 1
                 out.append(call)
@@ -264,91 +299,58 @@ class StreamMerger:
 
         Args:
             stream_error: Set when the stream did not end cleanly (dropped
-                connection, an exception while reading). Error events the
-                provider sent are taken from :attr:`errors` as well.
+                connection, an exception while reading), as a short clause,
+                e.g. ``"the connection dropped"``. Error events the provider
+                sent are taken from :attr:`errors` as well.
 
         Returns:
             The calls that changed status, in call order.
         """
+        if self._finished:
+            return []
         self._finished = True
         if stream_error is None and self.errors:
-            first = self.errors[0]
-            stream_error = f"the provider reported an error: {first.message}" + (
-                f" ({first.code})" if first.code else ""
-            )
+            stream_error = stream_error_sentence(self.errors[0])
         truncated_by = next((r for r in self.finish_reasons if r in TRUNCATING_FINISH), None)
+        if stream_error is not None:
+            cut: Cut | None = Cut("error", stream_error)
+        elif truncated_by is not None:
+            cut = Cut("length", f"the response stopped ({truncated_by})")
+        elif self._explicit_ends:
+            cut = Cut("unclosed", "the stream ended before the provider closed the call")
+        elif not self.finish_reasons:
+            cut = Cut("no_finish", "the stream ended without a finish reason")
+        else:
+            cut = None
         changed = []
         for call in self.calls:
-            if call.status is not Status.GENERATING:
-                continue
-            self._complete(call, stream_error=stream_error, truncated_by=truncated_by)
-            changed.append(call)
-        self._open.clear()
+            if call.status is Status.GENERATING:
+                self._complete(call, cut=cut)
+                changed.append(call)
+        self._name_anomalies()
         return changed
 
-    def _complete(self, call: ToolCallState, *, stream_error: str | None, truncated_by: str | None) -> None:
-        call.arguments_text  # join the fragments once
-        if call.fragments:
-            call.fragments[0] = fix_surrogates(call.fragments[0])
-        text = call.arguments_text
-        label = f"tool call {call.name or '(no name)'!r} ({call.id or f'#{call.index}'})"
-        ended = id(call) in self._ended
-        if not call.name:
-            call.transition(
-                Status.ERRORED,
-                error=CallError("missing_name", f"{label}: the stream never gave the tool's name"),
+    def _complete(self, call: ToolCallState, *, cut: Cut | None) -> None:
+        final = self._final.pop(call.index, None)
+        if final is not None and final != call.arguments_text:
+            self.anomalies.append(
+                f"call {call.id or call.index!r}: the final argument text differs from the streamed one; "
+                "the streamed text was kept"
             )
-            return
-        if not text.strip() and call.whole_arguments is not None:
-            whole = call.whole_arguments
-            if not isinstance(whole, dict):
-                call.transition(
-                    Status.ERRORED,
-                    error=CallError("not_object", f"{label}: arguments must be an object, got {type(whole).__name__}"),
-                )
-                return
-            call.arguments = whole
-            call.fragments[:] = [json.dumps(whole, ensure_ascii=False)] if whole else []
-        else:
-            cut_off = (stream_error is not None or self._explicit_ends or truncated_by is not None) and not ended
-            try:
-                call.arguments = parse_strict(text)
-            except ArgumentsError as exc:
-                if cut_off or truncated_by:
-                    why = stream_error or (
-                        f"the response stopped ({truncated_by})" if truncated_by else "the stream ended"
-                    )
-                    message = (
-                        f"{label}: {why} before the arguments were complete "
-                        f"({len(text)} characters received, ending {snippet(text, len(text))!r})"
-                    )
-                    call.transition(Status.ERRORED, error=CallError("truncated", message, retryable=True))
-                else:
-                    call.transition(Status.ERRORED, error=CallError(exc.code, f"{label}: {exc}"))
-                return
-            if cut_off and self._explicit_ends:
-                why = stream_error or (
-                    f"the response stopped ({truncated_by})" if truncated_by else "the stream ended"
-                )
-                call.transition(
-                    Status.ERRORED,
-                    error=CallError("truncated", f"{label}: {why} before the call was closed", retryable=True),
-                )
-                return
-            if stream_error is not None:
-                call.transition(
-                    Status.ERRORED,
-                    error=CallError("stream_error", f"{label}: {stream_error}", retryable=True),
-                )
-                return
-        call.partial = call.arguments
-        if call.path is None:
-            for key in ("path", "file_path", "filepath", "file"):
-                value = call.arguments.get(key) if call.arguments else None
-                if isinstance(value, str) and value:
-                    call.path = value
-                    break
-        call.transition(Status.GENERATED)
+        complete_call(call, cut=cut, explicit_ends=self._explicit_ends)
+        self._pending.pop(call.index, None)
+        self._last_refresh.pop(call.index, None)
+
+    def _name_anomalies(self) -> None:
+        """Named oddities of the whole stream (openai-agents-python habit)."""
+        runnable = [c for c in self.calls if c.kind == "function"]
+        if not self.calls and any(r in TOOL_FINISH for r in self.finish_reasons):
+            self.anomalies.append("finish reason says tool calls but none came")
+        if runnable and not self.finish_reasons and not self.errors:
+            self.anomalies.append("stream ended with no finish reason")
+        for call in self.calls:
+            if not call.id:
+                self.anomalies.append(f"stream ended with no id for call #{call.index}")
 
     # ---------------------------------------------------------------- views
     def arguments_for_model(self, call: ToolCallState) -> str:
@@ -358,3 +360,21 @@ class StreamMerger:
         """
         text = call.arguments_text
         return text if text.strip() else "{}"
+
+
+def _joined(parts: list[str]) -> str:
+    if len(parts) > 1:
+        parts[:] = ["".join(parts)]
+    return fix_surrogates(parts[0]) if parts else ""
+
+
+def _merge_name(call: ToolCallState, delta: ToolCallDelta) -> None:
+    name = delta.name
+    if not call.name:
+        call.name = name
+    elif name == call.name or delta.name_whole:
+        return
+    elif name.startswith(call.name):
+        call.name = name  # cumulative: the provider resends the name so far
+    else:
+        call.name += name

@@ -53,6 +53,9 @@ def parse_partial(text: str) -> dict[str, Any] | None:
     """
     if not text:
         return None
+    text = fix_surrogates(text)
+    if "\ud800" <= text[-1] <= "\udbff":
+        text = text[:-1]  # the other half of the pair is still on its way
     try:
         value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
     except ValueError:
@@ -84,11 +87,22 @@ def complete_path(text: str) -> str | None:
 
 
 class ArgumentsError(ValueError):
-    """Argument text is not a JSON object. ``code`` is ``invalid_json`` or ``not_object``."""
+    """Argument text is not a JSON object.
 
-    def __init__(self, code: str, message: str) -> None:
+    Attributes:
+        code: ``invalid_json`` (a syntax error inside the text), ``incomplete_json``
+            (the text is a correct beginning of a JSON document that stops too
+            early: a cut-off stream) or ``not_object`` (valid JSON, not an object).
+        position: Character offset of the problem in the text.
+        detail: The parser's own words, e.g. ``Unterminated string starting at
+            line 6 column 1 (char 219)``.
+    """
+
+    def __init__(self, code: str, message: str, position: int = 0, detail: str = "") -> None:
         super().__init__(message)
         self.code = code
+        self.position = position
+        self.detail = detail or message
 
 
 def snippet(text: str, around: int, width: int = 40) -> str:
@@ -96,6 +110,21 @@ def snippet(text: str, around: int, width: int = 40) -> str:
     start = max(0, around - width)
     piece = text[start : around + 10]
     return ("…" if start else "") + piece.replace("\n", "\\n")
+
+
+def is_incomplete(text: str, json_message: str) -> bool:
+    """True when ``text`` (which failed a strict parse) is a correct beginning of a JSON document.
+
+    Uses jiter's partial mode: it accepts any correct prefix. ``Extra data``
+    (text after a complete document) is never a prefix.
+    """
+    if json_message.startswith("Extra data") or not text.strip():
+        return False
+    try:
+        jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
+    except ValueError:
+        return False
+    return True
 
 
 def parse_strict(text: str) -> dict[str, Any]:
@@ -111,8 +140,9 @@ def parse_strict(text: str) -> dict[str, Any]:
         The arguments object.
 
     Raises:
-        ArgumentsError: ``invalid_json`` with the position and a snippet, or
-            ``not_object`` when the JSON is valid but not an object.
+        ArgumentsError: ``invalid_json`` with the position and a snippet,
+            ``incomplete_json`` when the text is a correct but unfinished
+            document, or ``not_object`` when the JSON is valid but not an object.
     """
     if not text.strip():
         return {}
@@ -120,9 +150,19 @@ def parse_strict(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno} (char {exc.pos} of {len(text)})"
+        detail = f"{exc.msg} at {where}"
+        if is_incomplete(text, exc.msg):
+            raise ArgumentsError(
+                "incomplete_json",
+                f"arguments stop before the JSON is complete ({detail}), ending {snippet(text, len(text))!r}",
+                exc.pos,
+                detail,
+            ) from None
         raise ArgumentsError(
             "invalid_json",
-            f"arguments are not valid JSON: {exc.msg} at {where}, near {snippet(text, exc.pos)!r}",
+            f"arguments are not valid JSON: {detail}, near {snippet(text, exc.pos)!r}",
+            exc.pos,
+            detail,
         ) from None
     if not isinstance(value, dict):
         raise ArgumentsError(

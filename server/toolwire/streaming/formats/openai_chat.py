@@ -1,18 +1,30 @@
 """OpenAI Chat Completions chunks, and every server that speaks them.
 
-Covers OpenAI, Azure, Groq, xAI, DeepSeek, Mistral, OpenRouter, Together-style
-gateways, Ollama, vLLM, llama.cpp and LM Studio. Shape (OpenAI API reference,
-"The chat completion chunk object")::
+Covers OpenAI, Azure, Groq, xAI, DeepSeek, Mistral, OpenRouter, Cerebras, Z.ai,
+Together-style gateways, Ollama, vLLM, llama.cpp and LM Studio. Shape (OpenAI API
+reference, "The chat completion chunk object")::
 
     {"choices": [{"index": 0, "delta": {"content": "...", "tool_calls": [
         {"index": 0, "id": "call_..", "type": "function",
          "function": {"name": "..", "arguments": ".."}}]},
       "finish_reason": null}], "usage": {...}}
 
-Quirks handled: ``tool_calls`` entries without ``index`` (Mistral) are keyed by
-a new non-empty id, else by the most recent call; reasoning arrives as
-``reasoning_content`` (DeepSeek, llama.cpp) or ``reasoning`` (Groq, OpenRouter);
-usage-only chunks with ``choices: []``; ``{"error": {...}}`` payloads.
+Quirks handled:
+
+* ``tool_calls`` entries without ``index`` (Mistral) are keyed by a new
+  non-empty id, else by the most recent call; an ``index`` sent as a string
+  of digits is read as a number; a lone object instead of a list is accepted.
+* The legacy ``delta.function_call`` (functions API) is one call at key
+  ``("function_call", 0)``.
+* Reasoning arrives as ``reasoning_content`` (DeepSeek, llama.cpp, xAI, Z.ai)
+  or ``reasoning`` (Groq, OpenRouter); ``refusal`` text is kept as text.
+* Usage-only chunks with ``choices: []``; Groq's ``x_groq.usage``; usage on
+  every chunk (vLLM continuous usage): the latest wins.
+* ``{"error": {...}}`` payloads (Groq ``event: error``, OpenRouter mid-stream
+  errors) and ``finish_reason: "error"``.
+* ``arguments`` sent as an object instead of a string (Ollama-style servers)
+  is taken as the whole arguments.
+* Only choice 0 is merged (``n > 1`` responses are not tool-call streams).
 """
 
 from __future__ import annotations
@@ -49,6 +61,21 @@ def error_from(raw: Any) -> StreamError:
     return StreamError(message=str(raw))
 
 
+def not_an_object(payload: Any) -> StreamError:
+    """The error event for a payload that is not a JSON object."""
+    return StreamError(message=f"chunk is not a JSON object: {str(payload)[:80]!r}", code="malformed_chunk")
+
+
+def _index(raw: Any) -> int | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str) and raw.isdigit():
+        return int(raw)
+    return None
+
+
 class OpenAIChatNormalizer:
     """Normalizer for Chat Completions chunks (see the module docstring)."""
 
@@ -63,35 +90,48 @@ class OpenAIChatNormalizer:
         self._next_free = 0
 
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
+        """Normalize one chunk (see :class:`~toolwire.streaming.formats.base.Normalizer`)."""
         if not isinstance(payload, dict):
-            return [StreamError(message=f"chunk is not a JSON object: {str(payload)[:80]!r}", code="malformed_chunk")]
+            return [not_an_object(payload)]
         out: list[StreamEvent] = []
-        if "error" in payload and payload["error"]:
-            out.append(error_from(payload["error"]))
         choices = payload.get("choices")
         if isinstance(choices, list):
             for choice in choices:
-                if isinstance(choice, dict) and choice.get("index", 0) in (0, None):
+                if isinstance(choice, dict) and _index(choice.get("index", 0)) in (0, None):
                     self._choice(choice, out)
         usage = usage_from(payload.get("usage"))
+        if usage is None and isinstance(payload.get("x_groq"), dict):
+            usage = usage_from(payload["x_groq"].get("usage"))
         if usage is not None:
             out.append(usage)
+        if payload.get("error"):
+            out.append(error_from(payload["error"]))
         return out
 
     def _choice(self, choice: dict, out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            delta = choice.get("message")  # some servers send a whole message in the last chunk
         if isinstance(delta, dict):
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                out.append(TextDelta(reasoning, "reasoning"))
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                out.append(TextDelta(content))
+            for field in ("reasoning_content", "reasoning"):
+                reasoning = delta.get(field)
+                if isinstance(reasoning, str) and reasoning:
+                    out.append(TextDelta(reasoning, "reasoning"))
+                    break
+            for field in ("content", "refusal"):
+                content = delta.get(field)
+                if isinstance(content, str) and content:
+                    out.append(TextDelta(content))
             calls = delta.get("tool_calls")
+            if isinstance(calls, dict):
+                calls = [calls]
             if isinstance(calls, list):
                 for raw in calls:
                     if isinstance(raw, dict):
                         out.append(self._call(raw))
+            legacy = delta.get("function_call")
+            if isinstance(legacy, dict):
+                out.append(self._legacy(legacy))
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             out.append(Finish(finish))
@@ -99,11 +139,10 @@ class OpenAIChatNormalizer:
     def _call(self, raw: dict) -> ToolCallDelta:
         fn = raw.get("function")
         fn = fn if isinstance(fn, dict) else {}
-        call_id = raw.get("id") or None
-        index = raw.get("index")
-        if isinstance(index, int):
-            key = index
-            self._next_free = max(self._next_free, index + 1)
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
+        index = _index(raw.get("index"))
+        if index is not None:
+            key: Any = index
         elif call_id and call_id not in self._ids:
             key = ("noindex", self._next_free)
             self._next_free += 1
@@ -115,13 +154,27 @@ class OpenAIChatNormalizer:
             self._ids.setdefault(call_id, key)
         self._last_key = key
         arguments = fn.get("arguments")
+        name = fn.get("name")
         return ToolCallDelta(
             key=key,
-            id=call_id if isinstance(call_id, str) else None,
-            name=fn.get("name") or None,
+            id=call_id,
+            name=name if isinstance(name, str) and name else None,
+            name_whole=False,
+            arguments=arguments if isinstance(arguments, str) else None,
+            arguments_whole=arguments if isinstance(arguments, dict) else None,
+        )
+
+    @staticmethod
+    def _legacy(raw: dict) -> ToolCallDelta:
+        arguments = raw.get("arguments")
+        name = raw.get("name")
+        return ToolCallDelta(
+            key=("function_call", 0),
+            name=name if isinstance(name, str) and name else None,
             name_whole=False,
             arguments=arguments if isinstance(arguments, str) else None,
         )
 
     def close(self) -> list[StreamEvent]:
+        """Nothing is owed: chat streams close calls only by finishing."""
         return []
