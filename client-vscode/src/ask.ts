@@ -8,7 +8,7 @@
  */
 import * as vscode from "vscode";
 import { errorText } from "./log";
-import { choicesFor, permissionLogText, permissionOutcome, permissionPrompt, type Choice } from "./permission";
+import { automaticAnswer, choicesFor, permissionLogText, permissionOutcome, permissionPrompt, type Choice } from "./permission";
 import {
   SessionCancel,
   SessionNew,
@@ -141,8 +141,9 @@ export class AskCommand implements vscode.Disposable {
 }
 
 /**
- * Answers a permission request with a modal dialog. Dismissing the dialog rejects;
- * a request the server withdraws answers `cancelled`.
+ * Answers a permission request: by the `toolwire.approval` setting when it is
+ * `auto` or `deny`, else with a modal dialog. Dismissing the dialog rejects; a
+ * request the server withdraws answers `cancelled`.
  */
 export async function askPermission(
   params: RequestPermissionParams,
@@ -151,6 +152,12 @@ export async function askPermission(
 ): Promise<RequestPermissionResult> {
   const { message, detail } = permissionPrompt(params);
   log.info(`Permission asked: ${message}\n${permissionLogText(params)}`);
+  const { approval } = readSettings(vscode.workspace.getConfiguration("toolwire"), (warning) => log.warn(warning));
+  const automatic = automaticAnswer(approval, params.options);
+  if (automatic !== undefined) {
+    log.info(`Permission answered by toolwire.approval = ${approval}.`);
+    return automatic;
+  }
   let listener: vscode.Disposable | undefined;
   const withdrawn = new Promise<"withdrawn">((resolve) => {
     listener = token.onCancellationRequested(() => resolve("withdrawn"));

@@ -3,6 +3,7 @@
  * options. Pure: the dialog itself is in ask.ts.
  */
 import type { PermissionOption, PermissionOptionKind, RequestPermissionParams, RequestPermissionResult } from "./protocol";
+import type { Approval } from "./settings";
 
 /** The dialog's buttons, in the order shown. Dismissing the dialog counts as "Reject". */
 export const CHOICES = ["Allow once", "Allow always", "Reject"] as const;
@@ -40,6 +41,26 @@ export function permissionOutcome(
     return { outcome: { outcome: "cancelled" } };
   }
   return { outcome: { outcome: "selected", optionId: option.optionId } };
+}
+
+/**
+ * The answer the `toolwire.approval` setting gives without asking: `auto` allows
+ * once, `deny` rejects (with the reason for the model); `ask` gives none.
+ */
+export function automaticAnswer(approval: Approval, options: readonly PermissionOption[]): RequestPermissionResult | undefined {
+  switch (approval) {
+    case "ask":
+      return undefined;
+    case "auto":
+      return permissionOutcome("Allow once", options);
+    case "deny": {
+      const result = permissionOutcome("Reject", options);
+      if (result.outcome.outcome === "selected") {
+        result.outcome.reason = "Edits are turned off in this editor (toolwire.approval is deny).";
+      }
+      return result;
+    }
+  }
 }
 
 /** The dialog's message (one line) and detail (diff, command line or arguments). */

@@ -43,9 +43,15 @@ export interface ToolCallError {
 /** What a tool returned, once the call ran. */
 export interface ToolResult {
   ok: boolean;
-  content: unknown;
+  /** The text the model receives. */
+  content: string;
   data: unknown;
   errorCode: string | null;
+}
+
+/** The `result` of a call the user rejected with a reason. */
+export interface RejectionResult {
+  reason: string;
 }
 
 /** One tool call of one model response, as the server reports it. */
@@ -71,11 +77,11 @@ export interface ToolCall {
   path: string | null;
   error?: ToolCallError;
   cancelReason?: CancelReason;
-  result?: ToolResult;
+  result?: ToolResult | RejectionResult;
 }
 
 /** Why a turn ended. The server may add reasons; unknown ones are shown as they are. */
-export type StopReason = "end_turn" | "max_turn_requests" | "cancelled" | "error" | (string & {});
+export type StopReason = "end_turn" | "max_tokens" | "max_turn_requests" | "cancelled" | "error" | (string & {});
 
 /** What the turn is doing. */
 export type TurnState = "started" | "model_request" | "running_tools" | "ended";
@@ -172,10 +178,13 @@ export interface RequestPermissionResult {
   outcome: PermissionOutcome;
 }
 
-/** `initializationOptions` sent with `initialize`; built from the settings (settings.ts). */
+/**
+ * `initializationOptions` sent with `initialize` (protocol.md, "Settings"); built from
+ * the extension settings in settings.ts. The server defaults every field left out.
+ */
 export interface InitializationOptions {
+  /** Model spec: `replay`, `replay:SCRIPT` or `openai:MODEL`. */
   model: string;
-  approval: string;
 }
 
 /** client→server: open a conversation for a workspace folder. */

@@ -145,6 +145,9 @@ export class ServerController implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
+      if (this.disposed) {
+        await this.stopClient();
+      }
     } catch (error) {
       this.client = undefined;
       log.error(`Could not start ${commandLine}: ${errorText(error)}`);

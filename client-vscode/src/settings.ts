@@ -23,11 +23,16 @@ export interface Settings {
   pythonPath: string;
   /** Model spec for new sessions; `replay` means the server's embedded default. */
   model: string;
+  /**
+   * How the client answers the server's permission requests (sent for tools that
+   * change the workspace): `ask` shows a dialog, `auto` allows, `deny` rejects.
+   * Read when a request arrives, so a change applies at once.
+   */
   approval: Approval;
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
-export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.model", "toolwire.approval"] as const;
+export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.model"] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
 const EMBEDDED_MODEL = "replay";
@@ -65,9 +70,9 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
   };
 }
 
-/** The `initializationOptions` sent to the server. */
+/** The `initializationOptions` sent to the server (approval stays in the client). */
 export function initializationOptions(settings: Settings): InitializationOptions {
-  return { model: settings.model, approval: settings.approval };
+  return { model: settings.model };
 }
 
 /** The `model` param of `toolwire/session/new`; `undefined` lets the server use its embedded default. */
@@ -88,23 +93,6 @@ export function manifestDefaults(manifest: Manifest, overrides: Record<string, u
     get: <T>(key: string) => (key in overrides ? overrides[key] : defaultOf(key)) as T | undefined,
     inspect: <T>(key: string) => ({ defaultValue: defaultOf(key) as T | undefined }),
   };
-}
-
-/**
- * The `toolwire` section as the server would get it from `workspace/configuration`:
- * nested objects for dotted keys, e.g. `{model, approval, trace: {server}}`.
- */
-export function configurationSection(config: ConfigurationReader, manifest: Manifest): Record<string, unknown> {
-  const section: Record<string, unknown> = {};
-  for (const full of Object.keys(manifest.contributes.configuration.properties)) {
-    const parts = full.split(".").slice(1);
-    let node = section;
-    for (const part of parts.slice(0, -1)) {
-      node = (node[part] ??= {}) as Record<string, unknown>;
-    }
-    node[parts[parts.length - 1]] = config.get(parts.join("."));
-  }
-  return section;
 }
 
 function isString(v: unknown): v is string {

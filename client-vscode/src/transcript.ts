@@ -60,8 +60,11 @@ export function describeCall(call: ToolCall): string {
     line += ` (${call.error.code}: ${call.error.message})`;
   } else if (call.status === "canceled" && call.cancelReason) {
     line += ` (${call.cancelReason})`;
-  } else if (call.status === "done" && call.result && !call.result.ok) {
+  } else if (call.status === "done" && call.result && "ok" in call.result && !call.result.ok) {
     line += ` (failed${call.result.errorCode ? `: ${call.result.errorCode}` : ""})`;
+  }
+  if (call.result && "reason" in call.result) {
+    line += `: ${call.result.reason}`;
   }
   return line;
 }

@@ -1,7 +1,7 @@
 /** Unit tests of the pure parts the Ask command uses: the transcript and the permission mapping. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { choicesFor, permissionOutcome, permissionPrompt } from "../src/permission";
+import { automaticAnswer, choicesFor, permissionOutcome, permissionPrompt } from "../src/permission";
 import type { PermissionOption, ToolCall } from "../src/protocol";
 import { Transcript } from "../src/transcript";
 
@@ -74,6 +74,13 @@ test("permission choices map onto the offered options; dismissing rejects", () =
   assert.deepEqual(permissionOutcome("Allow always", OPTIONS), { outcome: { outcome: "selected", optionId: "allow_always" } });
   assert.deepEqual(permissionOutcome(undefined, OPTIONS), { outcome: { outcome: "selected", optionId: "reject" } });
   assert.deepEqual(permissionOutcome("Reject", []), { outcome: { outcome: "cancelled" } });
+});
+
+test("toolwire.approval answers without a dialog unless it is ask", () => {
+  assert.equal(automaticAnswer("ask", OPTIONS), undefined);
+  assert.deepEqual(automaticAnswer("auto", OPTIONS), { outcome: { outcome: "selected", optionId: "allow_once" } });
+  const denied = automaticAnswer("deny", OPTIONS);
+  assert.equal(denied?.outcome.outcome === "selected" && denied.outcome.optionId, "reject");
 });
 
 test("the permission dialog shows the diff or the git command line", () => {

@@ -27,7 +27,7 @@ import {
   type ToolCall,
   type ToolCallStatus,
 } from "../src/protocol";
-import { configurationSection, initializationOptions, manifestDefaults, readSettings, sessionModel } from "../src/settings";
+import { initializationOptions, manifestDefaults, readSettings, sessionModel } from "../src/settings";
 import { Transcript } from "../src/transcript";
 
 /** client-vscode/, whether this runs from test/ (tsc) or out/test/ (the esbuild bundle). */
@@ -173,9 +173,6 @@ test("a replay turn: read, approved edit, text", { timeout: TURN_TIMEOUT_MS }, a
     return permissionOutcome("Allow once", params.options);
   });
   // What vscode-languageclient answers on its own in the extension.
-  connection.onRequest("workspace/configuration", (params: { items: { section?: string }[] }) =>
-    params.items.map((item) => (item.section === "toolwire" ? configurationSection(config, manifest) : null)),
-  );
   connection.onRequest("client/registerCapability", () => null);
   connection.onRequest("window/workDoneProgress/create", () => null);
   connection.onRequest((method) => {
