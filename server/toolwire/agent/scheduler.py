@@ -130,17 +130,33 @@ class Scheduler:
 
     # --------------------------------------------------------------- main
     async def run_response(self, merger: StreamMerger, calls: list[ToolCallState]) -> None:
-        """Validate, approve and run ``calls`` (one response's client calls), then
-        append the assistant message and one result per call, in call order."""
-        session = self.session
-        for position, call in enumerate(calls):
-            if not call.id:
-                call.id = f"call_{session.turns}_{len(self._calls)}_{position}"
-            self._calls[call.id] = call
-        session.conversation.add_assistant(
+        """Append the assistant message holding ``calls`` (one response's client calls),
+        run them, then append one result per call, in call order."""
+        self.assign_ids(calls)
+        self.session.conversation.add_assistant(
             merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls]
         )
         self._in_history.extend(calls)
+        try:
+            await self.run_calls(calls)
+        finally:
+            with anyio.CancelScope(shield=True):
+                self.record_missing_results()
+
+    def assign_ids(self, calls: list[ToolCallState]) -> None:
+        """Give calls without a provider id a stable one, and index them for :meth:`cancel_call`."""
+        for position, call in enumerate(calls):
+            if not call.id:
+                call.id = f"call_{self.session.turns}_{len(self._calls)}_{position}"
+            self._calls[call.id] = call
+
+    async def run_calls(self, calls: list[ToolCallState]) -> None:
+        """Validate, approve and run ``calls`` (already complete: ``generated`` or terminal).
+
+        Every call is terminal when this returns normally.
+        """
+        self.assign_ids(calls)
+        session = self.session
         planned: list[tuple[ToolCallState, Tool, Any]] = []
         for call in calls:
             if call.status is not Status.GENERATED:
@@ -158,11 +174,7 @@ class Scheduler:
                 continue
             call.arguments = args.model_dump(mode="json")
             planned.append((call, tool, args))
-        try:
-            await self._execute(planned)
-        finally:
-            with anyio.CancelScope(shield=True):
-                self.record_missing_results()
+        await self._execute(planned)
 
     async def _execute(self, planned: list[tuple[ToolCallState, Tool, Any]]) -> None:
         session = self.session

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolwire.agent.conversation import Conversation
 from toolwire.agent.permissions import PermissionPolicy
@@ -42,6 +42,7 @@ class Session:
         locks: Per-path locks shared by every turn of the session.
         turn: The running turn, if any (one at a time).
         turns: Number of turns started so far.
+        streams: Client-fed streams by stream id (:class:`toolwire.agent.fed.FedStream`).
     """
 
     root: Path
@@ -55,6 +56,7 @@ class Session:
     locks: PathLocks = field(default_factory=PathLocks)
     turn: "Turn | None" = None
     turns: int = 0
+    streams: dict[str, Any] = field(default_factory=dict)
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""

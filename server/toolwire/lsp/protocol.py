@@ -24,6 +24,8 @@ SESSION_UPDATE = "toolwire/session/update"
 REQUEST_PERMISSION = "toolwire/session/requestPermission"
 TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
 TOOLS_LIST = "toolwire/tools/list"
+TOOL_CALLS_MERGE = "toolwire/toolCalls/merge"
+TOOL_CALLS_RUN = "toolwire/toolCalls/run"
 
 #: Every custom method, with its direction and kind (documented in protocol.md).
 METHODS: dict[str, tuple[str, str]] = {
@@ -33,6 +35,8 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_SNAPSHOT: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
     TOOLS_LIST: ("client→server", "request"),
+    TOOL_CALLS_MERGE: ("client→server", "request"),
+    TOOL_CALLS_RUN: ("client→server", "request"),
     SESSION_UPDATE: ("server→client", "notification"),
     REQUEST_PERMISSION: ("server→client", "request"),
 }
@@ -115,6 +119,24 @@ class SessionRef(Wire):
 class ToolCallCancelParams(Wire):
     session_id: str = Field(min_length=1)
     tool_call_id: str = Field(min_length=1)
+
+
+class ToolCallsMergeParams(Wire):
+    """``toolwire/toolCalls/merge`` params: a batch of raw provider chunks of one stream."""
+
+    session_id: str = Field(min_length=1)
+    stream_id: str = Field(min_length=1)
+    format: str | None = None
+    chunks: list[Any] = Field(default_factory=list)
+    end: bool = False
+
+
+class ToolCallsRunParams(Wire):
+    """``toolwire/toolCalls/run`` params: run an ended stream's calls (all, or these ids)."""
+
+    session_id: str = Field(min_length=1)
+    stream_id: str = Field(min_length=1)
+    tool_call_ids: list[str] | None = None
 
 
 class PermissionOptionModel(Wire):

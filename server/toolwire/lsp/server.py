@@ -20,7 +20,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
 from toolwire import __version__
+from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.permissions import PermissionPolicy
+from toolwire.agent.events import ToolCallUpdate
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
 from toolwire.llm.factory import ModelSpecError, make_model
@@ -28,6 +30,7 @@ from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
 from toolwire.settings import Settings, parse_settings
+from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
 
 log = logging.getLogger(__name__)
@@ -199,3 +202,38 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "toolCalls": [call.to_wire() for call in turn.calls] if turn is not None else [],
         "messages": session.conversation.messages,
     }
+
+
+@server.feature(P.TOOL_CALLS_MERGE)
+def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    req = parse(P.TOOL_CALLS_MERGE, P.ToolCallsMergeParams, params)
+    session = session_of(ls, req.session_id)
+    sink = LspSink(ls, session.id)
+    try:
+        stream = session.streams.get(req.stream_id)
+        if stream is None:
+            stream = session.streams[req.stream_id] = FedStream(req.stream_id, req.format)
+        changed = {call.index: call for call in stream.feed(req.chunks, sink)}
+        if req.end:
+            changed.update({call.index: call for call in stream.end()})
+    except (FedStreamError, UnknownFormat) as exc:
+        raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_MERGE}: {exc}") from None
+    snapshots = [changed[i].to_wire() for i in sorted(changed)]
+    for snapshot in snapshots:
+        sink.emit(ToolCallUpdate(snapshot))
+    return {"toolCalls": snapshots, "format": stream.fmt, "ended": stream.ended}
+
+
+@server.feature(P.TOOL_CALLS_RUN)
+async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    req = parse(P.TOOL_CALLS_RUN, P.ToolCallsRunParams, params)
+    session = session_of(ls, req.session_id)
+    stream = session.streams.get(req.stream_id)
+    if stream is None:
+        raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: invalid params: streamId: unknown stream {req.stream_id!r}")
+    try:
+        results = await run_fed_calls(session, stream, req.tool_call_ids, LspSink(ls, session.id),
+                                      LspApprover(ls, session.id))
+    except FedStreamError as exc:
+        raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: {exc}") from None
+    return {"results": results}

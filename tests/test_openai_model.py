@@ -1,0 +1,136 @@
+"""The openai SDK against a local HTTP server on 127.0.0.1 serving real recorded streams.
+
+The stream is ``tests/data/corpus/openai__chat-parallel-two-tools.sse``, recorded by
+the openai-python project (Apache-2.0); see ``tests/data/corpus/SOURCES.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.llm.openai_model import OpenAIModel
+from toolwire.streaming.merge import merge_frames
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+STREAM = CORPUS / "openai__chat-parallel-two-tools.sse"
+EXPECTED = [
+    ("GetWeatherArgs", "call_JMW1whyEaYG438VE1OIflxA2", {"city": "Edinburgh", "country": "GB", "units": "c"}),
+    ("get_stock_price", "call_DNYTawLBoN8fj3KN6qU9N1Ou", {"ticker": "AAPL", "exchange": "NASDAQ"}),
+]
+TEXT_ONLY = (
+    b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}\n\n'
+    b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+class FakeEndpoint:
+    """An OpenAI-compatible endpoint on 127.0.0.1 that answers each POST with the next body."""
+
+    def __init__(self, bodies: list[tuple[int, bytes]]) -> None:
+        self.bodies = list(bodies)
+        self.requests: list[dict] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length", 0))
+                endpoint.requests.append(json.loads(self.rfile.read(length)))
+                status, body = endpoint.bodies.pop(0) if endpoint.bodies else (200, TEXT_ONLY)
+                self.send_response(status)
+                self.send_header("Content-Type", "text/event-stream" if status == 200 else "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeEndpoint":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def collect(model: OpenAIModel, request: ModelRequest) -> list:
+    return [frame async for frame in model.stream(request)]
+
+
+@pytest.mark.asyncio
+async def test_recorded_stream_through_the_sdk_merges_to_the_expected_calls():
+    with FakeEndpoint([(200, STREAM.read_bytes())]) as endpoint:
+        model = OpenAIModel("gpt-4o", base_url=endpoint.base_url, api_key="test-key")
+        frames = await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}],
+                                                   tools=[{"type": "function", "function": {"name": "x", "parameters": {}}}]))
+        await model.aclose()
+    merger = merge_frames(frames, "openai-chat")
+    assert [(c.name, c.id, c.arguments) for c in merger.calls] == EXPECTED
+    assert [c.status.value for c in merger.calls] == ["generated", "generated"]
+    assert merger.finish_reasons == ["tool_calls"]
+    sent = endpoint.requests[0]
+    assert sent["stream"] is True and sent["temperature"] == 0.0 and sent["model"] == "gpt-4o"
+
+
+@pytest.mark.asyncio
+async def test_http_errors_become_model_errors_with_retryability():
+    with FakeEndpoint([(400, b'{"error": {"message": "bad request"}}')]) as endpoint:
+        model = OpenAIModel("gpt-4o", base_url=endpoint.base_url, api_key="k", max_retries=0)
+        with pytest.raises(ModelError) as info:
+            await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}]))
+        await model.aclose()
+    assert info.value.status == 400 and info.value.retryable is False
+
+
+def test_openai_is_imported_only_when_an_openai_model_is_used():
+    code = (
+        "import sys; import toolwire.cli, toolwire.lsp.server, toolwire.llm.factory as f;"
+        "f.make_model('replay'); assert 'openai' not in sys.modules, 'openai imported';"
+        "f.make_model('openai:m'); assert 'openai' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_full_turn_over_stdio_with_the_sdk(tmp_path):
+    """``toolwire run`` → ``toolwire serve`` → openai SDK → 127.0.0.1: the recorded calls
+    are unknown tools here, so they end ``errored`` and the next request carries both errors."""
+    (tmp_path / "ws").mkdir()
+    with FakeEndpoint([(200, STREAM.read_bytes())]) as endpoint:
+        env = {"OPENAI_BASE_URL": endpoint.base_url, "OPENAI_API_KEY": "test", "PATH": "/usr/bin:/bin"}
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire", "run", "--workspace", str(tmp_path / "ws"), "--model", "openai:gpt-4o",
+             "--approve", "no", "--json", "What's the weather?"],
+            capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[-1]["stopReason"] == "end_turn"
+    finals = {}
+    for params in lines[:-1]:
+        if params["update"]["sessionUpdate"] == "tool_call":
+            call = params["update"]["toolCall"]
+            finals[call["toolCallId"]] = call
+    assert [(c["name"], cid, c["arguments"]) for cid, c in finals.items()] == EXPECTED
+    assert {c["status"] for c in finals.values()} == {"errored"}
+    assert {c["error"]["code"] for c in finals.values()} == {"unknown_tool"}
+    second = endpoint.requests[1]["messages"]
+    results = [m for m in second if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == [e[1] for e in EXPECTED]
+    assert all("unknown_tool" in m["content"] for m in results)
