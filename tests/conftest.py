@@ -17,8 +17,6 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from toolwire.lsp.server import make_converter
-
 DATA = Path(__file__).parent / "data"
 
 
@@ -28,6 +26,8 @@ class ToolwireTestClient(LanguageClient):
     session with a scripted answer."""
 
     def __init__(self) -> None:
+        from toolwire.lsp.server import make_converter
+
         super().__init__(converter_factory=make_converter)
         self.updates: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.permission_requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
