@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -18,24 +19,17 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from toolwire.workspace.documents import Documents, NoOpenDocuments
+from toolwire.workspace.errors import ToolError
 
-
-class ToolError(Exception):
-    """An expected tool failure, reported to the model as the call's result.
-
-    Args:
-        code: Stable code, e.g. ``not_found``, ``outside_workspace``,
-            ``ambiguous_match``, ``no_match``, ``exists``, ``stale``,
-            ``git_failed``, ``timeout``.
-        message: A sentence for the model and the user.
-        data: Optional structured details (e.g. match line numbers).
-    """
-
-    def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
+__all__ = [
+    "ToolError",
+    "ToolResult",
+    "ToolContext",
+    "Tool",
+    "ArgumentsInvalid",
+    "validate_arguments",
+    "Registry",
+]
 
 
 @dataclass(slots=True)
@@ -74,12 +68,16 @@ class ToolContext:
         documents: Open editor buffers (edits to open files go through them).
         git_timeout: Seconds a git subprocess may run before it is killed.
         extra: Room for later settings without changing signatures.
+        write_listener: Told ``(resolved path, new bytes or None)`` right before
+            a tool writes or deletes a file on disk (the file watcher uses it
+            to ignore the server's own writes). Optional.
     """
 
     root: Path
     documents: Documents = field(default_factory=NoOpenDocuments)
     git_timeout: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
+    write_listener: Callable[[Path, bytes | None], None] | None = None
 
 
 class Tool(ABC):

@@ -1,0 +1,191 @@
+"""Permission policy: may a tool call run without asking, after asking, or never?
+
+The policy is pure (no I/O). Defaults: read-only tools (reads, read-only git)
+run automatically; file edits ask; mutating git (add, restore, commit, branch
+create/switch) asks; ``git_branch`` with ``action="list"`` is automatic.
+
+Overrides map a key to ``auto`` / ``ask`` / ``deny``. The most specific key
+wins: ``"<tool>.<action>"`` (``git_branch.list|create|switch``), then the tool
+name, then a group (``"edits"`` for every file-changing tool, ``"git"`` for
+every mutating git tool, ``"read"`` for read-only tools). ``deny`` from the
+configuration wins over session rules.
+
+"Allow always" remembers the whole action: the tool, every path argument
+(normalized inside the workspace; ``path``/``new_path`` by position, ``paths``
+as a set) and every other argument except the content being written
+(``old_string``, ``new_string``, ``content``, ``edits``, ``message``). A rule
+never approves a larger action: another path, another tool, more paths, or a
+wider flag (``overwrite``, ``replace_all``, ``staged``) all ask again.
+
+:func:`build_subject` says what the user is asked about: the exact diff of an
+edit (a dry run of the tool's own plan), the argv and folder of a git command,
+or the arguments of any other tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import Enum
+from pathlib import Path, PurePath
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from toolwire.tools.base import Tool, ToolContext
+from toolwire.tools.target import FileTool
+from toolwire.workspace.errors import ToolError
+
+__all__ = ["Decision", "PermissionPolicy", "build_subject", "action_key"]
+
+_CONTENT_FIELDS: Final = frozenset({"old_string", "new_string", "content", "edits", "message"})
+_PATH_FIELDS: Final = ("path", "new_path")
+_PATH_LIST_FIELD: Final = "paths"
+
+
+class Decision(str, Enum):
+    """What the policy decided for one call."""
+
+    AUTO = "auto"
+    ASK = "ask"
+    DENY = "deny"
+
+
+def action_key(tool: Tool, args: BaseModel) -> str | None:
+    """The per-argument key of a call (``"git_branch.switch"``), or None for tools without actions."""
+    action = getattr(args, "action", None)
+    return f"{tool.name}.{action}" if isinstance(action, str) else None
+
+
+def _default(tool: Tool, args: BaseModel) -> Decision:
+    if tool.read_only:
+        return Decision.AUTO
+    if tool.name == "git_branch" and getattr(args, "action", None) == "list":
+        return Decision.AUTO
+    return Decision.ASK
+
+
+def _group(tool: Tool) -> str:
+    if tool.read_only:
+        return "read"
+    if isinstance(tool, FileTool):
+        return "edits"
+    return "git" if tool.name.startswith("git_") else "other"
+
+
+def _norm(root: Path, value: str) -> str | None:
+    """Lexically normalized path relative to ``root``; None when it leaves ``root``."""
+    p = PurePath(value)
+    joined = PurePath(os.path.normpath(p if p.is_absolute() else PurePath(root) / p))
+    base = PurePath(os.path.normpath(root))
+    if joined != base and not joined.is_relative_to(base):
+        return None
+    return joined.relative_to(base).as_posix()
+
+
+def _scope(tool: Tool, args: BaseModel, root: Path) -> tuple[Any, ...] | None:
+    """The identity of a call's whole action, or None when a path leaves the workspace."""
+    items: list[tuple[str, Any]] = []
+    for name, value in sorted(args.model_dump(mode="json").items()):
+        if name in _CONTENT_FIELDS:
+            continue
+        if name in _PATH_FIELDS and isinstance(value, str):
+            norm = _norm(root, value)
+            if norm is None:
+                return None
+            items.append((name, norm))
+        elif name == _PATH_LIST_FIELD and isinstance(value, list):
+            normed = [_norm(root, str(v)) for v in value]
+            if any(n is None for n in normed):
+                return None
+            items.append((name, frozenset(normed)))
+        else:
+            items.append((name, json.dumps(value, sort_keys=True)))
+    edits = getattr(args, "edits", None)
+    if isinstance(edits, list):  # multi_edit: replace_all in any edit widens the action
+        items.append(("replace_all", any(getattr(e, "replace_all", False) for e in edits)))
+    return (tool.name, tuple(items))
+
+
+class PermissionPolicy:
+    """Decides auto / ask / deny per call; remembers the session's "allow always" answers.
+
+    Args:
+        overrides: Key → ``"auto" | "ask" | "deny"``; keys are tool names,
+            ``"<tool>.<action>"`` or the groups ``edits``, ``git``, ``read``.
+            Unknown values raise ValueError.
+    """
+
+    def __init__(self, overrides: dict[str, str] | None = None) -> None:
+        self._overrides = {key: Decision(value) for key, value in (overrides or {}).items()}
+        self._always: set[tuple[str, tuple[Any, ...]]] = set()
+
+    def configured(self, tool: Tool, args: BaseModel) -> Decision:
+        """The decision from overrides and defaults alone (session rules ignored)."""
+        for key in (action_key(tool, args), tool.name, _group(tool)):
+            if key is not None and key in self._overrides:
+                return self._overrides[key]
+        return _default(tool, args)
+
+    def decide(self, tool: Tool, args: BaseModel) -> Decision:
+        """Decide for one validated call.
+
+        A configured ``deny`` always wins; otherwise a matching "allow always"
+        rule gives AUTO; otherwise the configured or default decision.
+        """
+        configured = self.configured(tool, args)
+        if configured is Decision.DENY or configured is Decision.AUTO:
+            return configured
+        for root, scope in self._always:
+            if _scope(tool, args, Path(root)) == scope:
+                return Decision.AUTO
+        return configured
+
+    def remember_always(self, tool: Tool, args: BaseModel, root: Path) -> None:
+        """Approve this exact action (tool + paths + arguments) for the rest of the session.
+
+        A call with a path outside ``root`` is never remembered.
+        """
+        scope = _scope(tool, args, root)
+        if scope is not None:
+            self._always.add((str(root), scope))
+
+    def forget(self) -> None:
+        """Drop every "allow always" rule."""
+        self._always.clear()
+
+
+def _arguments(args: BaseModel) -> dict[str, Any]:
+    return args.model_dump(mode="json")
+
+
+async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+    """What to show the user when asking about a call. Never raises.
+
+    Returns:
+        ``{"kind": "edit", "tool", "path", "diff"}`` (plus ``new_path`` for a
+        rename) for file tools, the diff being a dry run of the tool's own
+        plan on the current text; ``{"kind": "git", "tool", "argv", "cwd"}``
+        for git tools; ``{"kind": "tool", "tool", "arguments"}`` otherwise. If
+        the plan fails, ``{"kind": "tool", "tool", "arguments", "note": <why>}``.
+    """
+    try:
+        if isinstance(tool, FileTool):
+            change = await tool.plan(args, ctx)
+            subject: dict[str, Any] = {"kind": "edit", "tool": tool.name, "path": change.rel, "diff": change.diff}
+            if "new_path" in change.data:
+                subject["new_path"] = change.data["new_path"]
+            return subject
+        argv = getattr(tool, "git_argv", None)
+        if callable(argv):
+            return {"kind": "git", "tool": tool.name, "argv": list(argv(args)), "cwd": str(ctx.root)}
+        return {"kind": "tool", "tool": tool.name, "arguments": _arguments(args)}
+    except ToolError as exc:
+        note = f"{exc.code}: {exc.message}"
+    except Exception as exc:  # noqa: BLE001 - a subject must always be produced
+        note = f"{type(exc).__name__}: {exc}"
+    try:
+        arguments = _arguments(args)
+    except Exception:  # noqa: BLE001
+        arguments = {}
+    return {"kind": "tool", "tool": tool.name, "arguments": arguments, "note": note}

@@ -1,0 +1,143 @@
+"""Edit tools: edit_file (one replacement) and multi_edit (several, all or nothing).
+
+Both plan with :func:`toolwire.tools.editing.plan_edit` on the current text
+(buffer or disk) and write the result with :func:`write_target`. ``plan``
+never writes, so the permission prompt shows the exact diff.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolwire.tools.base import ToolContext, ToolResult
+from toolwire.tools.editing import EditPlan, Replacement, plan_edit
+from toolwire.tools.target import FileChange, FileTool, Target, load_target, result_data, write_target
+from toolwire.workspace.text import unified_diff
+
+__all__ = ["EditFile", "MultiEdit", "plan_file_edit"]
+
+_OLD = (
+    "Exact text to replace, including whitespace and indentation. It must occur exactly once "
+    "in the file unless replace_all is true; add surrounding lines to make it unique. An empty "
+    "old_string creates a missing file with new_string as its content."
+)
+_NEW = "The replacement text. Must differ from old_string."
+_ALL = "Replace every occurrence of old_string instead of requiring exactly one. Default false."
+
+
+class EditFileArgs(BaseModel):
+    """Arguments of edit_file."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="Path of the file, relative to the workspace folder.")
+    old_string: str = Field(description=_OLD)
+    new_string: str = Field(description=_NEW)
+    replace_all: bool = Field(False, description=_ALL)
+
+
+class EditSpec(BaseModel):
+    """One replacement of multi_edit."""
+
+    model_config = ConfigDict(extra="forbid")
+    old_string: str = Field(description=_OLD)
+    new_string: str = Field(description=_NEW)
+    replace_all: bool = Field(False, description=_ALL)
+
+
+class MultiEditArgs(BaseModel):
+    """Arguments of multi_edit."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="Path of the file, relative to the workspace folder.")
+    edits: list[EditSpec] = Field(
+        min_length=1,
+        description="Replacements applied in order, each to the result of the previous ones. "
+        "If any fails, none is applied.",
+    )
+
+
+async def plan_file_edit(ctx: ToolContext, path: str, edits: list[Replacement]) -> tuple[Target, EditPlan, str]:
+    """Dry-run edits on the file's current text (buffer or disk).
+
+    Args:
+        ctx: The tool context (root, open buffers).
+        path: The path from the arguments.
+        edits: Replacements, applied in order.
+
+    Returns:
+        ``(target, plan, diff)``: what was read, the planned text, and the
+        unified diff from the current text to the planned one.
+
+    Raises:
+        ToolError: path, read or match errors (see :func:`plan_edit`).
+    """
+    target = load_target(ctx, path)
+    plan = plan_edit(target.text, edits, label=target.path.rel)
+    return target, plan, unified_diff(plan.old_text, plan.new_text, target.path.rel)
+
+
+def _summary(rel: str, plan: EditPlan) -> str:
+    if plan.old_text is None:
+        return f"Created {rel}"
+    n = plan.replacements
+    where = ", ".join(str(line) for line in plan.lines[:10]) + (", ..." if len(plan.lines) > 10 else "")
+    text = f"Edited {rel}: {n} replacement{'s' if n != 1 else ''} at line{'s' if n != 1 else ''} {where}"
+    if plan.fuzzy:
+        text += " (matched ignoring whitespace differences; re-indented to the file)"
+    return text
+
+
+def _change(ctx: ToolContext, target: Target, plan: EditPlan, diff: str) -> FileChange:
+    rel = target.path.rel
+
+    async def apply() -> ToolResult:
+        await write_target(ctx, target, plan.new_text)
+        data = result_data(
+            rel,
+            diff,
+            target.source,
+            replacements=plan.replacements,
+            lines=plan.lines,
+            fuzzy=plan.fuzzy,
+            created=plan.old_text is None,
+        )
+        return ToolResult(ok=True, content=_summary(rel, plan), data=data)
+
+    return FileChange(rel=rel, diff=diff, apply=apply, data={"replacements": plan.replacements})
+
+
+class EditFile(FileTool):
+    """Replace one exact piece of text in a file."""
+
+    name: ClassVar[str] = "edit_file"
+    description: ClassVar[str] = (
+        "Replace old_string with new_string in a text file. old_string must match the file "
+        "exactly and occur once (or set replace_all); otherwise the error says how many times "
+        "and on which lines it occurs. Line endings, the byte-order mark, the final newline and "
+        "indentation style of the file are kept. Edits go to the editor buffer when the file is open."
+    )
+    Args: ClassVar[type[BaseModel]] = EditFileArgs
+
+    async def plan(self, args: EditFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        edit = Replacement(args.old_string, args.new_string, args.replace_all)
+        target, plan, diff = await plan_file_edit(ctx, args.path, [edit])
+        return _change(ctx, target, plan, diff)
+
+
+class MultiEdit(FileTool):
+    """Several replacements in one file, applied in order, all or nothing."""
+
+    name: ClassVar[str] = "multi_edit"
+    description: ClassVar[str] = (
+        "Make several replacements in one file. Each edit works like edit_file and applies to the "
+        "text left by the edits before it. Either every edit applies or none does; the error "
+        "names the failing edit."
+    )
+    Args: ClassVar[type[BaseModel]] = MultiEditArgs
+
+    async def plan(self, args: MultiEditArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        edits = [Replacement(e.old_string, e.new_string, e.replace_all) for e in args.edits]
+        target, plan, diff = await plan_file_edit(ctx, args.path, edits)
+        return _change(ctx, target, plan, diff)

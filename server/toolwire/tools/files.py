@@ -1,0 +1,237 @@
+"""File tools: read_file, create_file, delete_file, rename_file.
+
+Every path is confined to the workspace (:mod:`toolwire.workspace.paths`);
+open editor buffers are read and written through the editor; disk writes are
+atomic (:mod:`toolwire.workspace.fs`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from toolwire.tools.base import Tool, ToolContext, ToolResult
+from toolwire.tools.target import FileChange, FileTool, load_target, match_style, result_data, write_target
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.fs import read_bytes
+from toolwire.workspace.paths import resolve_path
+from toolwire.workspace.text import decode_text, unified_diff
+
+__all__ = ["ReadFile", "CreateFile", "DeleteFile", "RenameFile"]
+
+_PATH = "Path of the file, relative to the workspace folder."
+
+
+class ReadFileArgs(BaseModel):
+    """Arguments of read_file."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description=_PATH)
+    start_line: int | None = Field(None, ge=1, description="First line to show, 1-based. Optional.")
+    end_line: int | None = Field(None, ge=1, description="Last line to show, 1-based and inclusive. Optional.")
+
+    @model_validator(mode="after")
+    def _range(self) -> "ReadFileArgs":
+        if self.start_line and self.end_line and self.end_line < self.start_line:
+            raise ValueError("end_line must not be before start_line")
+        return self
+
+
+class ReadFile(Tool):
+    """Read a UTF-8 text file, whole or a range of lines."""
+
+    name: ClassVar[str] = "read_file"
+    description: ClassVar[str] = (
+        "Read a text file of the workspace. Without start_line/end_line the exact file text is "
+        "returned, unchanged. With a range, the requested lines (1-based, inclusive) are returned "
+        "with their line numbers in front, as '<number>\\t<line>'; the numbers are not part of the "
+        "file. Unsaved editor changes are included. Binary, non-UTF-8 and files over 2 MB are refused."
+    )
+    Args: ClassVar[type[BaseModel]] = ReadFileArgs
+    read_only: ClassVar[bool] = True
+
+    async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        target = load_target(ctx, args.path)
+        rel = target.path.rel
+        if target.text is None:
+            raise ToolError("not_found", f"{rel} does not exist")
+        text = target.text
+        lines = text.splitlines(keepends=True)
+        newline = "crlf" if "\r\n" in text and text.count("\r\n") == text.count("\n") else "lf"
+        if "\r\n" in text and newline == "lf":
+            newline = "mixed"
+        data: dict[str, Any] = {
+            "path": rel,
+            "lines": len(lines),
+            "source": target.source,
+            "bom": target.bom,
+            "newline": newline,
+        }
+        if args.start_line is None and args.end_line is None:
+            return ToolResult(ok=True, content=text, data=data)
+        start = args.start_line or 1
+        if start > max(len(lines), 1):
+            raise ToolError("out_of_range", f"{rel} has {len(lines)} lines; start_line {start} is past the end")
+        end = min(args.end_line or len(lines), len(lines))
+        width = len(str(end))
+        shown = [f"{n:>{width}}\t{lines[n - 1].rstrip(chr(10)).rstrip(chr(13))}" for n in range(start, end + 1)]
+        data.update(start_line=start, end_line=end)
+        return ToolResult(ok=True, content="\n".join(shown), data=data)
+
+
+class CreateFileArgs(BaseModel):
+    """Arguments of create_file."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description=_PATH + " Missing parent folders are created.")
+    content: str = Field(description="The complete content of the file.")
+    overwrite: bool = Field(False, description="Replace the file if it already exists. Default false.")
+
+
+class CreateFile(FileTool):
+    """Create a file (or replace one, with overwrite)."""
+
+    name: ClassVar[str] = "create_file"
+    description: ClassVar[str] = (
+        "Create a new text file with the given content, creating missing parent folders. Refuses "
+        "to overwrite an existing file unless overwrite is true (then the whole file is replaced; "
+        "prefer edit_file for changes to existing files)."
+    )
+    Args: ClassVar[type[BaseModel]] = CreateFileArgs
+
+    async def plan(self, args: CreateFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        target = load_target(ctx, args.path)
+        rel = target.path.rel
+        if target.exists and not args.overwrite:
+            raise ToolError("exists", f"{rel} already exists; use edit_file, or set overwrite to replace it")
+        new_text = match_style(target.text, args.content)
+        diff = unified_diff(target.text, new_text, rel)
+        created = not target.exists
+
+        async def apply() -> ToolResult:
+            await write_target(ctx, target, new_text)
+            verb = "Created" if created else "Overwrote"
+            lines = new_text.count("\n") + (0 if new_text.endswith("\n") or not new_text else 1)
+            return ToolResult(
+                ok=True,
+                content=f"{verb} {rel} ({lines} lines)",
+                data=result_data(rel, diff, target.source, created=created),
+            )
+
+        return FileChange(rel=rel, diff=diff, apply=apply, data={})
+
+
+class DeleteFileArgs(BaseModel):
+    """Arguments of delete_file."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description=_PATH)
+
+
+def _old_text_for_diff(path: os.PathLike[str], rel: str) -> tuple[str | None, str]:
+    """The text to show as removed, or None with a one-line summary for binary/large files."""
+    try:
+        return decode_text(read_bytes(path, label=rel), rel).text, ""
+    except ToolError as exc:
+        return None, f"{rel}: {exc.message}"
+
+
+class DeleteFile(FileTool):
+    """Delete one file (a symlink is removed itself, not its target)."""
+
+    name: ClassVar[str] = "delete_file"
+    description: ClassVar[str] = (
+        "Delete one file of the workspace. Folders are refused. A symbolic link is removed, not the file it points to."
+    )
+    Args: ClassVar[type[BaseModel]] = DeleteFileArgs
+
+    async def plan(self, args: DeleteFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        wp = resolve_path(ctx.root, args.path)
+        rel, entry = wp.rel, wp.entry
+        if os.path.islink(entry):
+            diff = f"deleted symlink {rel} -> {os.readlink(entry)}\n"
+        elif not os.path.exists(entry):
+            raise ToolError("not_found", f"{rel} does not exist")
+        elif os.path.isdir(entry):
+            raise ToolError("is_directory", f"{rel} is a folder; delete_file only deletes files")
+        else:
+            old, summary = _old_text_for_diff(entry, rel)
+            diff = unified_diff(old, None, rel) if old is not None else f"deleted {summary}\n"
+        before = os.lstat(entry)
+
+        async def apply() -> ToolResult:
+            try:
+                now = os.lstat(entry)
+            except FileNotFoundError:
+                raise ToolError("stale", f"{rel} was removed since it was read") from None
+            if (now.st_ino, now.st_mtime_ns, now.st_size) != (before.st_ino, before.st_mtime_ns, before.st_size):
+                raise ToolError("stale", f"{rel}: file changed since it was read")
+            if ctx.write_listener is not None:
+                ctx.write_listener(entry, None)
+            try:
+                os.unlink(entry)
+            except OSError as exc:
+                raise ToolError("io_error", f"cannot delete {rel}: {exc.strerror}") from None
+            return ToolResult(ok=True, content=f"Deleted {rel}", data=result_data(rel, diff, "disk"))
+
+        return FileChange(rel=rel, diff=diff, apply=apply, data={})
+
+
+def _announce_move(ctx: ToolContext, src: os.PathLike[str], dst: os.PathLike[str]) -> None:
+    listener = ctx.write_listener
+    assert listener is not None
+    listener(src, None)  # type: ignore[arg-type]
+    if not os.path.islink(src):
+        try:
+            listener(dst, read_bytes(src))  # type: ignore[arg-type]
+        except ToolError:
+            pass  # too large to fingerprint: the watcher will report it
+
+
+class RenameFileArgs(BaseModel):
+    """Arguments of rename_file."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description=_PATH)
+    new_path: str = Field(description="New path, relative to the workspace folder. Must not exist yet.")
+
+
+class RenameFile(FileTool):
+    """Rename or move one file inside the workspace, never over an existing file."""
+
+    name: ClassVar[str] = "rename_file"
+    description: ClassVar[str] = (
+        "Rename or move one file inside the workspace. Missing parent folders of new_path are "
+        "created. Refuses when new_path already exists. Folders are refused."
+    )
+    Args: ClassVar[type[BaseModel]] = RenameFileArgs
+
+    async def plan(self, args: RenameFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        src = resolve_path(ctx.root, args.path)
+        dst = resolve_path(ctx.root, args.new_path)
+        if not os.path.lexists(src.entry):
+            raise ToolError("not_found", f"{src.rel} does not exist")
+        if os.path.isdir(src.entry) and not os.path.islink(src.entry):
+            raise ToolError("is_directory", f"{src.rel} is a folder; rename_file only moves files")
+        if os.path.lexists(dst.entry):
+            raise ToolError("exists", f"{dst.rel} already exists")
+        diff = f"rename from {src.rel}\nrename to {dst.rel}\n"
+
+        async def apply() -> ToolResult:
+            if os.path.lexists(dst.entry):
+                raise ToolError("exists", f"{dst.rel} already exists")
+            try:
+                dst.entry.parent.mkdir(parents=True, exist_ok=True)
+                if ctx.write_listener is not None:
+                    _announce_move(ctx, src.entry, dst.entry)
+                os.rename(src.entry, dst.entry)
+            except FileNotFoundError:
+                raise ToolError("stale", f"{src.rel} was removed since it was read") from None
+            except OSError as exc:
+                raise ToolError("io_error", f"cannot rename {src.rel}: {exc.strerror}") from None
+            data = result_data(src.rel, diff, "disk", new_path=dst.rel)
+            return ToolResult(ok=True, content=f"Renamed {src.rel} to {dst.rel}", data=data)
+
+        return FileChange(rel=src.rel, diff=diff, apply=apply, data={"new_path": dst.rel})

@@ -1,0 +1,226 @@
+"""git_diff and git_show: patches capped per file and in total, saying what was left out.
+
+The file list comes from ``--numstat -z`` and the text from ``--patch`` with the
+same options, so both list the same files in the same order. Binary files and
+lockfiles are summarized in one line; a long file patch is cut with a marker;
+once the total budget is spent the remaining files are only named.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, ClassVar, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolwire.tools.base import Tool, ToolContext, ToolResult
+from toolwire.tools.gitinfo import git_paths, repo_state, require_commits, verify_range, verify_rev
+from toolwire.tools.gitrun import git_argv, run_git
+
+__all__ = ["GitDiff", "GitShow", "capped_patch", "LOCKFILES", "PER_FILE_CHARS", "TOTAL_CHARS"]
+
+PER_FILE_CHARS: Final = 12_000
+"""Largest patch text shown for one file (characters)."""
+TOTAL_CHARS: Final = 48_000
+"""Largest patch text shown in total (characters)."""
+LOCKFILES: Final = frozenset(
+    {
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",
+        "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "Gemfile.lock", "composer.lock",
+        "go.sum", "flake.lock", "mix.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json",
+    }
+)  # fmt: skip
+_SAFE: Final = ("--no-ext-diff", "--no-textconv", "--no-color", "-M")
+
+
+def _numstat(raw: bytes) -> list[dict[str, Any]]:
+    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
+    files: list[dict[str, Any]] = []
+    i = 0
+    while i < len(fields):
+        head = fields[i]
+        i += 1
+        if not head:
+            continue
+        added, removed, path = head.split("\t", 2)
+        item: dict[str, Any] = {}
+        if path == "":  # rename or copy: the two paths follow
+            item["from"], path = fields[i], fields[i + 1]
+            i += 2
+        binary = added == "-"
+        item.update(
+            path=path,
+            added=0 if binary else int(added),
+            removed=0 if binary else int(removed),
+            binary=binary,
+            lockfile=posixpath.basename(path) in LOCKFILES,
+        )
+        files.append(item)
+    return files
+
+
+def _blocks(patch: str) -> list[str]:
+    blocks: list[list[str]] = []
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("diff --git ") or line.startswith("diff --cc ") or not blocks:
+            blocks.append([])
+        blocks[-1].append(line)
+    return ["".join(b) for b in blocks if b]
+
+
+def _cut(block: str, path: str, limit: int) -> tuple[str, bool]:
+    if len(block) <= limit:
+        return block, False
+    lines = block.splitlines(keepends=True)
+    kept, size = [], 0
+    for line in lines:
+        if size + len(line) > limit:
+            break
+        kept.append(line)
+        size += len(line)
+    note = f"[diff of {path} truncated: {len(kept)} of {len(lines)} lines shown]\n"
+    return "".join(kept) + note, True
+
+
+async def capped_patch(ctx: ToolContext, args: list[str], pathspec: list[str]) -> tuple[str, dict[str, Any]]:
+    """Run ``git <args> --numstat -z`` and ``git <args> --patch`` and cap the patch.
+
+    Args:
+        ctx: Tool context.
+        args: The command and its options, e.g. ``["diff", "--cached", <hash>]``.
+        pathspec: Paths, relative to the workspace, passed after ``--``.
+
+    Returns:
+        ``(text, data)``: the capped patch text, and ``{"files": [{path, from?,
+        added, removed, binary, lockfile, truncated, omitted}], "truncated": bool}``.
+    """
+    tail = ["--", *pathspec]
+    stat = await run_git(ctx.root, [*args, *_SAFE, "--numstat", "-z", *tail], read_only=True, timeout=ctx.git_timeout)
+    patch = await run_git(ctx.root, [*args, *_SAFE, "--patch", *tail], read_only=True, timeout=ctx.git_timeout)
+    files = _numstat(stat.stdout)
+    blocks = _blocks(patch.text)
+    if len(blocks) != len(files):  # unexpected shape: keep the text, cap it as one piece
+        text, cut = _cut(patch.text, "the diff", TOTAL_CHARS)
+        return text, {"files": files, "truncated": cut or patch.truncated}
+    out: list[str] = []
+    used = 0
+    omitted: list[str] = []
+    any_cut = patch.truncated
+    for item, block in zip(files, blocks):
+        item["truncated"] = item["omitted"] = False
+        label = f"{item['path']} (+{item['added']} -{item['removed']})"
+        if used >= TOTAL_CHARS:
+            item["omitted"] = True
+            omitted.append(label)
+            continue
+        if item["binary"]:
+            piece = f"Binary file {item['path']} changed (diff omitted)\n"
+        elif item["lockfile"]:
+            piece = f"Lockfile {label} changed (diff omitted)\n"
+        else:
+            piece, item["truncated"] = _cut(block, item["path"], min(PER_FILE_CHARS, TOTAL_CHARS - used))
+        any_cut |= item["truncated"]
+        out.append(piece)
+        used += len(piece)
+    if omitted:
+        any_cut = True
+        out.append(f"[{len(omitted)} more file(s) omitted, over the diff budget: {', '.join(omitted)}]\n")
+    return "".join(out), {"files": files, "truncated": any_cut}
+
+
+class GitDiffArgs(BaseModel):
+    """Arguments of git_diff."""
+
+    model_config = ConfigDict(extra="forbid")
+    staged: bool = Field(False, description="Show staged changes (index vs HEAD) instead of unstaged ones.")
+    ref: str | None = Field(
+        None, description="Compare against this commit (branch, tag, hash), or a range A..B / A...B. Optional."
+    )
+    paths: list[str] | None = Field(None, description="Limit the diff to these paths (relative to the workspace).")
+
+
+class GitDiff(Tool):
+    """Show working-tree, staged or commit-range changes."""
+
+    name: ClassVar[str] = "git_diff"
+    description: ClassVar[str] = (
+        "Show changes as a unified diff: unstaged changes by default, staged ones with staged=true, "
+        "or against a commit or range with ref. Long diffs are cut per file and in total, binary files "
+        "and lockfiles are summarized; the output says what was left out."
+    )
+    Args: ClassVar[type[BaseModel]] = GitDiffArgs
+    read_only: ClassVar[bool] = True
+
+    def paths(self, args: BaseModel) -> list[str]:
+        """The path arguments."""
+        return list(getattr(args, "paths", None) or [])
+
+    def git_argv(self, args: GitDiffArgs) -> list[str]:
+        """The main git argv, for the permission prompt."""
+        cmd = ["diff", *(["--cached"] if args.staged else []), *([args.ref] if args.ref else [])]
+        return git_argv([*cmd, *_SAFE, "--", *(args.paths or [])], read_only=True)
+
+    async def run(self, args: GitDiffArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        state = await repo_state(ctx)
+        pathspec = git_paths(ctx, args.paths or [])
+        cmd = ["diff"]
+        if args.staged:
+            cmd.append("--cached")
+        if args.ref:
+            require_commits(state)
+            cmd += await verify_range(ctx, args.ref)
+        text, data = await capped_patch(ctx, cmd, pathspec)
+        what = f"against {args.ref}" if args.ref else ("staged" if args.staged else "unstaged")
+        if not data["files"]:
+            return ToolResult(ok=True, content=f"No {what} changes.", data=data | {"diff": ""})
+        total_add = sum(f["added"] for f in data["files"])
+        total_del = sum(f["removed"] for f in data["files"])
+        head = f"{len(data['files'])} file(s) changed ({what}), +{total_add} -{total_del}\n"
+        return ToolResult(ok=True, content=head + text, data=data | {"diff": text})
+
+
+class GitShowArgs(BaseModel):
+    """Arguments of git_show."""
+
+    model_config = ConfigDict(extra="forbid")
+    rev: str = Field(description="The commit to show: a hash, branch, tag or expression like HEAD~2.")
+
+
+class GitShow(Tool):
+    """Show one commit: metadata and its (capped) patch."""
+
+    name: ClassVar[str] = "git_show"
+    description: ClassVar[str] = (
+        "Show one commit: hash, author, date, full message and its diff (against the first parent "
+        "for merges). Long diffs are cut, binary files and lockfiles summarized."
+    )
+    Args: ClassVar[type[BaseModel]] = GitShowArgs
+    read_only: ClassVar[bool] = True
+
+    def git_argv(self, args: GitShowArgs) -> list[str]:
+        """The main git argv, for the permission prompt."""
+        return git_argv(["show", *_SAFE, "--end-of-options", args.rev], read_only=True)
+
+    async def run(self, args: GitShowArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        state = await repo_state(ctx)
+        require_commits(state)
+        oid = await verify_rev(ctx, args.rev)
+        fmt = "%H%x00%an%x00%ae%x00%aI%x00%P%x00%B"
+        meta = await run_git(
+            ctx.root, ["show", "-s", "--no-color", f"--format={fmt}", oid], read_only=True, timeout=ctx.git_timeout
+        )
+        commit, author, email, date, parents, message = meta.text.split("\x00", 5)
+        text, data = await capped_patch(ctx, ["show", "--format=", "--diff-merges=first-parent", oid], [])
+        message = message.rstrip("\n")
+        data.update(
+            commit=commit,
+            author=author,
+            email=email,
+            date=date,
+            parents=parents.split(),
+            message=message,
+            diff=text,
+        )
+        indented = "\n".join(f"    {line}" if line else "" for line in message.splitlines())
+        head = f"commit {commit}\nAuthor: {author} <{email}>\nDate:   {date}\n\n{indented}\n\n"
+        return ToolResult(ok=True, content=head + text, data=data)

@@ -1,0 +1,201 @@
+"""Running git: argv only, no shell, no pager, no prompt, no editor, killable.
+
+Every run is ``git --no-pager -c core.pager=cat -c core.editor=true
+-c core.fsmonitor=false ... <args>`` with stdin closed, in its own session
+(process group). On timeout or cancellation the whole group is killed
+(``os.killpg``), so hooks and their children die with git, and the process is
+reaped before the exception propagates.
+
+Read-only runs also set ``core.hooksPath=/dev/null`` and
+``GIT_OPTIONAL_LOCKS=0`` and take no repository-configured helper programs:
+the diff/log/show callers pass ``--no-ext-diff --no-textconv``, and
+``GIT_EXTERNAL_DIFF`` is dropped from the environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import anyio
+
+from toolwire.workspace.errors import ToolError
+
+__all__ = ["GitOutput", "git_argv", "git_env", "run_git", "MAX_OUTPUT_BYTES"]
+
+MAX_OUTPUT_BYTES: Final = 8 * 1024 * 1024
+"""stdout kept per run (bytes); the rest is drained and dropped (``truncated``)."""
+
+_COMMON: Final = (
+    "--no-pager",
+    "--literal-pathspecs",
+    "-c", "core.pager=cat",
+    "-c", "core.editor=true",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.quotePath=false",
+    "-c", "color.ui=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "-c", "advice.detachedHead=false",
+)  # fmt: skip
+_READ_ONLY: Final = ("-c", "core.hooksPath=/dev/null", "-c", "diff.external=")
+_DROPPED_ENV: Final = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GitOutput:
+    """What one git run produced.
+
+    Attributes:
+        argv: The full argv that ran.
+        returncode: git's exit status.
+        stdout: Raw output (at most :data:`MAX_OUTPUT_BYTES`).
+        stderr: Raw error output (at most 64 KiB).
+        truncated: stdout was longer than the cap.
+    """
+
+    argv: list[str]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    truncated: bool = False
+
+    @property
+    def text(self) -> str:
+        """stdout decoded as UTF-8 (undecodable bytes replaced)."""
+        return self.stdout.decode("utf-8", "replace")
+
+    @property
+    def error(self) -> str:
+        """stderr decoded and stripped."""
+        return self.stderr.decode("utf-8", "replace").strip()
+
+
+def git_argv(args: Sequence[str], *, read_only: bool, config: Sequence[str] = ()) -> list[str]:
+    """The full argv for ``git <args>``.
+
+    Args:
+        args: The subcommand and its arguments.
+        read_only: Add the read-only settings (no hooks, no external diff).
+        config: Extra ``key=value`` settings passed as ``-c``.
+    """
+    argv = ["git", *_COMMON]
+    if read_only:
+        argv += _READ_ONLY
+    for item in config:
+        argv += ["-c", item]
+    return argv + list(args)
+
+
+def git_env(*, read_only: bool) -> dict[str, str]:
+    """The environment of a git run: the server's, minus redirections, plus no prompts."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_EDITOR="true", GIT_PAGER="cat", LC_ALL="C", GIT_SEQUENCE_EDITOR="true")
+    if read_only:
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _drain(stream: asyncio.StreamReader, cap: int, sink: list[bytes]) -> bool:
+    """Read ``stream`` to EOF keeping at most ``cap`` bytes; True when some were dropped."""
+    kept = 0
+    truncated = False
+    while chunk := await stream.read(65536):
+        room = cap - kept
+        if len(chunk) > room:
+            truncated = True
+        if room > 0:
+            sink.append(chunk[:room])
+            kept += min(len(chunk), room)
+    return truncated
+
+
+async def run_git(
+    root: Path,
+    args: Sequence[str],
+    *,
+    read_only: bool,
+    timeout: float,
+    config: Sequence[str] = (),
+    check: bool = True,
+) -> GitOutput:
+    """Run ``git <args>`` in ``root`` and wait for it.
+
+    Args:
+        root: Working folder (the workspace root).
+        args: Subcommand and arguments; revisions already validated, paths
+            after ``--``.
+        read_only: The command changes nothing (see the module docstring).
+        timeout: Seconds before the process group is killed.
+        config: Extra ``-c key=value`` settings.
+        check: Raise on a non-zero exit status.
+
+    Raises:
+        ToolError: ``timeout`` when it ran too long; ``git_missing`` when git
+            is not installed; ``git_failed`` (data: ``argv``, ``stderr``,
+            ``returncode``) on a non-zero exit when ``check``.
+        Cancellation: re-raised after the process group is killed and reaped.
+    """
+    argv = git_argv(args, read_only=read_only, config=config)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=root,
+            env=git_env(read_only=read_only),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise ToolError("git_missing", "git is not installed or not on PATH") from None
+    out: list[bytes] = []
+    err: list[bytes] = []
+    truncated = False
+    try:
+        with anyio.fail_after(timeout):
+            assert proc.stdout is not None and proc.stderr is not None
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_drain, proc.stderr, 65536, err)
+                truncated = await _drain(proc.stdout, MAX_OUTPUT_BYTES, out)
+            returncode = await proc.wait()
+    except TimeoutError:
+        _kill_group(proc.pid)
+        with anyio.CancelScope(shield=True):
+            await proc.wait()
+        raise ToolError("timeout", f"git {args[0] if args else ''} did not finish within {timeout:g} s and was stopped") from None
+    except BaseException:
+        _kill_group(proc.pid)
+        with anyio.CancelScope(shield=True):
+            await proc.wait()
+        raise
+    result = GitOutput(argv, returncode, b"".join(out), b"".join(err), truncated)
+    if check and returncode != 0:
+        raise ToolError(
+            "git_failed",
+            f"git {args[0] if args else ''} failed: {result.error or f'exit status {returncode}'}",
+            {"argv": argv, "stderr": result.error, "returncode": returncode},
+        )
+    return result

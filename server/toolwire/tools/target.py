@@ -1,0 +1,170 @@
+"""Where a file tool reads and writes: the open editor buffer, else the disk.
+
+Open buffers win: when the editor has the file open, its (possibly unsaved)
+text is what the tool reads and the edit goes back through the editor,
+versioned; a refused or outdated edit is reported as stale and nothing else is
+written. Other files are read with a size limit and written atomically with a
+check that the disk still holds what was read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolwire.tools.base import Tool, ToolContext, ToolResult
+from toolwire.workspace.documents import OpenDocument
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.fs import ABSENT, atomic_write, read_bytes
+from toolwire.workspace.paths import WorkspacePath, resolve_path
+from toolwire.workspace.text import decode_text, dominant_newline, encode_text
+
+__all__ = [
+    "Target",
+    "load_target",
+    "write_target",
+    "match_style",
+    "diff_stats",
+    "FileChange",
+    "FileTool",
+    "result_data",
+]
+
+
+@dataclass(slots=True)
+class Target:
+    """A file as a tool read it.
+
+    Attributes:
+        path: The checked path.
+        doc: The open buffer, when the editor has the file open.
+        text: The text (no BOM, line endings as stored), None when missing.
+        bom: The file starts with a UTF-8 BOM (disk files only).
+        raw: The bytes read from disk (None for buffers and missing files);
+            the write is refused if the disk no longer holds them.
+    """
+
+    path: WorkspacePath
+    doc: OpenDocument | None
+    text: str | None
+    bom: bool = False
+    raw: bytes | None = None
+
+    @property
+    def exists(self) -> bool:
+        """True when the file (or its buffer) exists."""
+        return self.text is not None
+
+    @property
+    def source(self) -> str:
+        """``"editor"`` or ``"disk"``."""
+        return "editor" if self.doc is not None else "disk"
+
+
+def load_target(ctx: ToolContext, path: str) -> Target:
+    """Check ``path`` and read the file from its open buffer or from disk.
+
+    A missing file gives a target with ``text=None``.
+
+    Raises:
+        ToolError: ``outside_workspace``, ``invalid_path``, ``is_directory``,
+            ``not_a_file``, ``too_large``, ``binary``, ``not_utf8``, ``io_error``.
+    """
+    wp = resolve_path(ctx.root, path)
+    doc = ctx.documents.get(wp.resolved)
+    if doc is not None:
+        return Target(path=wp, doc=doc, text=doc.text)
+    if not os.path.lexists(wp.resolved):  # missing (or a dangling link: writing creates its target)
+        return Target(path=wp, doc=None, text=None)
+    raw = read_bytes(wp.resolved, label=wp.rel)
+    decoded = decode_text(raw, wp.rel)
+    return Target(path=wp, doc=None, text=decoded.text, bom=decoded.bom, raw=raw)
+
+
+async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
+    """Write ``new_text`` where ``target`` was read from.
+
+    An open buffer is replaced through the editor; a disk file is written
+    atomically (BOM and permission bits kept, parent folders created for a
+    new file), refused if the disk changed since :func:`load_target`.
+
+    Raises:
+        ToolError: ``stale`` (buffer moved on or the editor refused, or the
+            disk changed), ``exists``, ``io_error``.
+    """
+    if target.doc is not None:
+        if not await ctx.documents.replace(target.doc, new_text):
+            raise ToolError("stale", f"{target.path.rel}: the editor buffer changed since it was read")
+        return
+    dest = target.path.resolved
+    if not target.exists:
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolError("io_error", f"cannot create folders for {target.path.rel}: {exc.strerror}") from None
+    data = encode_text(new_text, bom=target.bom)
+    expected: bytes | Any = target.raw if target.raw is not None else ABSENT
+    atomic_write(dest, data, expected=expected, label=target.path.rel, listener=ctx.write_listener)
+
+
+def match_style(existing: str | None, content: str) -> str:
+    """Give whole-file ``content`` the line ending of the file it replaces."""
+    if existing is None:
+        return content
+    lf = content.replace("\r\n", "\n")
+    return lf.replace("\n", "\r\n") if dominant_newline(existing) == "\r\n" else lf
+
+
+def diff_stats(diff: str) -> tuple[int, int]:
+    """``(added, removed)`` line counts of a unified diff."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed
+
+
+@dataclass(slots=True)
+class FileChange:
+    """A planned file change: what it will do, and how to do it.
+
+    Attributes:
+        rel: Workspace-relative path (the source path for a rename).
+        diff: The exact unified diff the change makes.
+        apply: Performs the change and returns the tool result.
+        data: Extra structured facts for the result.
+    """
+
+    rel: str
+    diff: str
+    apply: Callable[[], Awaitable[ToolResult]]
+    data: dict[str, Any]
+
+
+class FileTool(Tool):
+    """A tool that changes one file; ``plan`` is a dry run the permission prompt shows."""
+
+    async def plan(self, args: Any, ctx: ToolContext) -> FileChange:  # pragma: no cover - abstract
+        """Read the file and compute the change without writing anything.
+
+        Raises:
+            ToolError: whatever makes the change impossible.
+        """
+        raise NotImplementedError
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """Plan the change on the current text, then apply it."""
+        change = await self.plan(args, ctx)
+        return await change.apply()
+
+
+def result_data(change_rel: str, diff: str, source: str, **extra: Any) -> dict[str, Any]:
+    """The structured result of a file change."""
+    added, removed = diff_stats(diff)
+    return {"path": change_rel, "diff": diff, "added": added, "removed": removed, "source": source, **extra}
+

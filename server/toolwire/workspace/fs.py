@@ -1,0 +1,222 @@
+"""Reading and atomically writing workspace files on disk.
+
+A write never leaves a half-written file: the new bytes go to a temporary file
+in the same folder, are flushed and fsynced, and then replace the target with
+:func:`os.replace` (atomic on POSIX within one file system). The file's
+permission bits are kept. Right before the replace, the target's bytes are
+compared with what the caller read; if something else changed the file in
+between, the write is refused as stale. The temporary file is removed on any
+failure.
+
+All functions here are synchronous and short; they contain no await point, so
+a cancelled task never stops one half-way.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from toolwire.workspace.errors import ToolError
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "ANY",
+    "ABSENT",
+    "TEMP_MARKER",
+    "WriteListener",
+    "read_bytes",
+    "atomic_write",
+    "is_temp_name",
+]
+
+MAX_FILE_BYTES: Final = 2 * 1024 * 1024
+"""Largest file the tools read or edit (2 MiB)."""
+
+TEMP_MARKER: Final = ".toolwire-"
+"""Part of every temporary file name, so watchers can ignore them."""
+
+WriteListener = Callable[[Path, bytes | None], None]
+"""Called with ``(resolved path, new bytes or None for a deletion)`` right before a write."""
+
+
+class _Expectation:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+ANY: Final = _Expectation("ANY")
+"""``expected=ANY``: write whatever is on disk now (no staleness check)."""
+
+ABSENT: Final = _Expectation("ABSENT")
+"""``expected=ABSENT``: the target must not exist (create without clobbering)."""
+
+
+def is_temp_name(name: str) -> bool:
+    """True for the names of this module's temporary files."""
+    return name.startswith(".") and TEMP_MARKER in name and name.endswith(".tmp")
+
+
+def read_bytes(path: Path, *, limit: int = MAX_FILE_BYTES, label: str | None = None) -> bytes:
+    """Read a whole regular file, refusing folders and files over ``limit`` bytes.
+
+    Args:
+        path: Absolute path (already confined to the workspace).
+        limit: Largest size accepted, in bytes.
+        label: Name used in error messages (defaults to ``path``).
+
+    Raises:
+        ToolError: ``not_found``, ``is_directory``, ``not_a_file`` (a device,
+            socket or fifo), ``too_large``, or ``io_error``.
+    """
+    name = label or str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolError("not_found", f"{name} does not exist") from None
+    except OSError as exc:
+        raise ToolError("io_error", f"cannot read {name}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError("is_directory", f"{name} is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError("not_a_file", f"{name} is not a regular file")
+    if st.st_size > limit:
+        raise ToolError(
+            "too_large",
+            f"{name} is {st.st_size} bytes, over the {limit}-byte limit of the file tools",
+            {"size": st.st_size, "limit": limit},
+        )
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise ToolError("io_error", f"cannot read {name}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ToolError("too_large", f"{name} grew over the {limit}-byte limit while being read")
+    return data
+
+
+def _current(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolError("is_directory", f"{path} is a directory, not a file") from None
+
+
+def _check_expected(path: Path, expected: bytes | _Expectation, label: str) -> None:
+    if expected is ANY:
+        return
+    current = _current(path)
+    if expected is ABSENT:
+        if current is not None or path.exists():
+            raise ToolError("exists", f"{label} already exists")
+    elif current != expected:
+        raise ToolError("stale", f"{label}: file changed since it was read")
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(
+    path: Path,
+    data: bytes,
+    *,
+    expected: bytes | _Expectation = ANY,
+    label: str | None = None,
+    listener: WriteListener | None = None,
+) -> None:
+    """Replace ``path`` with ``data`` atomically.
+
+    Args:
+        path: Absolute, resolved target path; its folder must exist.
+        data: The complete new content.
+        expected: The bytes the caller read (the write is refused if the file
+            now differs), :data:`ABSENT` (the file must not exist), or
+            :data:`ANY`.
+        label: Name used in error messages (defaults to ``path``).
+        listener: Told about the write just before the target changes (the
+            file watcher uses it to ignore the server's own writes).
+
+    Raises:
+        ToolError: ``stale`` when the file changed since it was read,
+            ``exists`` when ``expected`` is ABSENT and the file exists,
+            ``is_directory``, or ``io_error`` on any OS failure. In every case
+            the target is untouched and no temporary file is left behind.
+    """
+    name = label or str(path)
+    folder = path.parent
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise ToolError("io_error", f"cannot write {name}: {exc.strerror or exc}") from None
+    temp = folder / f".{path.name[:80]}{TEMP_MARKER}{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise ToolError("io_error", f"cannot write {name}: {exc.strerror or exc}") from None
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _check_expected(path, expected, name)
+        if listener is not None:
+            listener(path, data)
+        if expected is ABSENT:
+            try:
+                os.link(temp, path)  # fails if the target appeared meanwhile: no clobbering
+            except FileExistsError:
+                raise ToolError("exists", f"{name} already exists") from None
+            except OSError:  # no hard links on this file system: checked above, replace
+                os.replace(temp, path)
+            else:
+                os.unlink(temp)
+        else:
+            os.replace(temp, path)
+    except ToolError:
+        _unlink_quietly(temp)
+        raise
+    except OSError as exc:
+        _unlink_quietly(temp)
+        raise ToolError("io_error", f"cannot write {name}: {exc.strerror or exc}") from None
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    _fsync_dir(folder)
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
