@@ -116,16 +116,32 @@ class EventStreamDecoder:
             ends inside a message. Decoding cannot resynchronise after that.
     """
 
-    __slots__ = ("_buffer", "_start")
+    __slots__ = ("_buffer", "_start", "_failed")
 
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._start = 0
+        self._failed: EventStreamError | None = None
 
     def feed(self, chunk: bytes) -> list[EventMessage]:
-        """Add bytes; return the messages they complete, in order."""
-        self._buffer += chunk
+        """Add bytes; return the messages they complete, in order.
+
+        Messages decoded before a broken one are returned first; the error is
+        raised by the next call.
+        """
+        if self._failed is not None:
+            raise self._failed
         out: list[EventMessage] = []
+        try:
+            self._decode(chunk, out)
+        except EventStreamError as exc:
+            if not out:
+                raise
+            self._failed = exc
+        return out
+
+    def _decode(self, chunk: bytes, out: list[EventMessage]) -> None:
+        self._buffer += chunk
         buf = self._buffer
         while len(buf) - self._start >= 12:
             start = self._start
@@ -147,14 +163,16 @@ class EventStreamDecoder:
             # Drop consumed bytes now and then (amortised linear).
             del buf[: self._start]
             self._start = 0
-        return out
 
     def close(self) -> None:
         """End of input.
 
         Raises:
-            EventStreamError: the input ended inside a message.
+            EventStreamError: the input ended inside a message, or an error
+                held back by :meth:`feed`.
         """
+        if self._failed is not None:
+            raise self._failed
         left = len(self._buffer) - self._start
         if left:
             raise EventStreamError(f"the stream ended inside a message ({left} bytes left over)")

@@ -25,8 +25,8 @@ def fix_surrogates(text: str) -> str:
 
     A provider may split ``"\\ud83d\\ude00"`` between two deltas; each half
     decodes to a lone surrogate, and Python keeps them as two code points. This
-    re-pairs them into one character. Unpaired halves are left as they are
-    (the strict parse later reports them if they matter).
+    re-pairs them into one character. A half that has no partner becomes
+    U+FFFD, so the result is always valid Unicode (encodable as UTF-8).
 
     Args:
         text: Any ``str``.
@@ -53,9 +53,9 @@ def parse_partial(text: str) -> dict[str, Any] | None:
     """
     if not text:
         return None
-    text = fix_surrogates(text)
     if "\ud800" <= text[-1] <= "\udbff":
         text = text[:-1]  # the other half of the pair is still on its way
+    text = fix_surrogates(text)
     try:
         value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
     except ValueError:
@@ -150,7 +150,7 @@ def parse_strict(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno} (char {exc.pos} of {len(text)})"
-        detail = f"{exc.msg} at {where}"
+        detail = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
         if is_incomplete(text, exc.msg):
             raise ArgumentsError(
                 "incomplete_json",

@@ -122,6 +122,8 @@ def _child(node: Any, step: str | int, fresh: Any) -> Any:
     existing = _get(node, step)
     if isinstance(existing, (dict, list)):
         return existing
+    if existing is not None:
+        raise JsonPathError(f"{step!r} holds a {type(existing).__name__}, not an object or array")
     _put(node, step, fresh)
     return fresh
 

@@ -1,0 +1,159 @@
+"""``toolwire merge FILE``: read a recorded provider stream and print the tool calls it holds.
+
+Runs nothing: it only normalizes and merges. The body may be SSE, JSONL, a JSON
+array or an AWS event stream (detected); the provider format is detected from
+the payloads unless ``--format`` names it. Any tool name is accepted.
+
+Exit status: 0 when the stream was read (even if some calls ended ``errored``);
+2 when the file cannot be read or no known format matches (message on stderr).
+
+``--json`` prints exactly one JSON object::
+
+    {"calls": [{"id", "name", "kind", "arguments", "argumentsText", "status", "error"}],
+     "finishReasons": [...], "text": "...", "format": "...", "reasoning": "...",
+     "usage": {"inputTokens", "outputTokens"} | null, "errors": [...], "anomalies": [...]}
+
+``arguments`` is the parsed object, or null when the text is not valid JSON;
+``status`` is ``generated`` or ``errored``; ``error`` is null or
+``{code, message, retryable}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from toolwire.streaming.formats.registry import ALIASES, FORMATS, UnknownFormat, detect_format
+from toolwire.streaming.framing import Frame, frames_from_bytes
+from toolwire.streaming.merge import merge_frames
+from toolwire.streaming.merger import StreamMerger
+from toolwire.streaming.state import ToolCallState
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``merge`` arguments to ``parser``."""
+    parser.add_argument("file", metavar="FILE", help="recorded stream body; '-' reads standard input")
+    parser.add_argument(
+        "--format",
+        dest="format",
+        choices=sorted([*FORMATS, *ALIASES]),
+        default=None,
+        help="provider format (default: detected from the payloads)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _detected(frames: list[Frame]) -> str | None:
+    for frame in frames:
+        if frame.error is None and not frame.done:
+            found = detect_format(frame.payload, frame.event)
+            if found:
+                return found
+    return None
+
+
+def call_to_json(call: ToolCallState) -> dict[str, Any]:
+    """One call as ``--json`` prints it."""
+    return {
+        "id": call.id,
+        "name": call.name,
+        "kind": call.kind,
+        "arguments": call.arguments,
+        "argumentsText": call.arguments_text,
+        "status": call.status.value,
+        "error": call.error.to_wire() if call.error else None,
+    }
+
+
+def result_to_json(merger: StreamMerger, fmt: str | None) -> dict[str, Any]:
+    """The whole ``--json`` object."""
+    usage = merger.usage
+    return {
+        "calls": [call_to_json(c) for c in merger.calls],
+        "finishReasons": list(merger.finish_reasons),
+        "text": merger.text,
+        "format": fmt,
+        "reasoning": merger.reasoning,
+        "usage": {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens} if usage else None,
+        "errors": [{"message": e.message, "code": e.code} for e in merger.errors],
+        "anomalies": list(merger.anomalies),
+    }
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary(merger: StreamMerger, fmt: str | None, source: str) -> str:
+    """A readable summary of what the stream holds."""
+    lines = [f"{source}: format {fmt or '?'}, {len(merger.calls)} tool call(s)"]
+    for call in merger.calls:
+        kind = "" if call.kind == "function" else f" [{call.kind}, run by the provider]"
+        lines.append(f"  {call.index + 1}. {call.name or '(no name)'} id={call.id or '-'} {call.status.value}{kind}")
+        if call.arguments is not None:
+            lines.append(f"     arguments: {_shorten(json.dumps(call.arguments, ensure_ascii=False))}")
+        else:
+            lines.append(f"     argument text: {_shorten(call.arguments_text)!s}")
+        if call.error is not None:
+            lines.append(f"     error ({call.error.code}): {call.error.message}")
+    lines.append(f"finish: {', '.join(merger.finish_reasons) or '(none)'}")
+    if merger.usage is not None:
+        lines.append(f"usage: {merger.usage.input_tokens} in, {merger.usage.output_tokens} out")
+    if merger.text:
+        lines.append(f"text: {_shorten(merger.text)}")
+    if merger.reasoning:
+        lines.append(f"reasoning: {_shorten(merger.reasoning)}")
+    for error in merger.errors:
+        lines.append(f"provider error{f' ({error.code})' if error.code else ''}: {error.message}")
+    for anomaly in merger.anomalies:
+        lines.append(f"note: {anomaly}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Merge ``args.file`` and print the result.
+
+    Returns:
+        0 when the stream was read, 2 when the file is unreadable or no known
+        format matches.
+    """
+    source = "<stdin>" if args.file == "-" else args.file
+    try:
+        body = _read(args.file)
+    except OSError as exc:
+        print(f"toolwire merge: cannot read {source}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    frames = list(frames_from_bytes(body))
+    fmt = args.format or _detected(frames)
+    try:
+        merger = merge_frames(frames, args.format)
+    except UnknownFormat as exc:
+        known = ", ".join(sorted(FORMATS))
+        print(f"toolwire merge: {source}: {exc}; give --format (one of: {known})", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(result_to_json(merger, ALIASES.get(fmt, fmt)), ensure_ascii=False) + "\n")
+    else:
+        print(summary(merger, ALIASES.get(fmt, fmt), source))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point: ``python -m toolwire.merge_cli FILE [--format F] [--json]``."""
+    parser = argparse.ArgumentParser(prog="toolwire merge", description=__doc__.splitlines()[0])
+    configure(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
