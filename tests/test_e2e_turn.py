@@ -86,7 +86,7 @@ async def test_invalid_json_arguments_errored_and_sent_back(client, repo, tmp_pa
     assert result["stopReason"] == "end_turn"
     assert client.statuses(sid) == {"call_bad": ["generating", "errored"]}
     final = client.tool_calls(sid)["call_bad"][-1]
-    assert final["error"]["code"] == "invalid_json"
+    assert final["error"]["code"] == "incomplete_json"  # the text stops early; the call was closed
     assert final["argumentsText"] == '{"path": "hello.txt"'
     requests = [json.loads(line) for line in log.read_text().splitlines()]
     second = requests[1]["messages"]
@@ -94,7 +94,8 @@ async def test_invalid_json_arguments_errored_and_sent_back(client, repo, tmp_pa
     assert assistant["tool_calls"][0]["id"] == "call_bad"
     json.loads(assistant["tool_calls"][0]["function"]["arguments"])  # valid JSON is sent, never ""
     tool = next(m for m in second if m["role"] == "tool")
-    assert tool["tool_call_id"] == "call_bad" and "not valid JSON" in tool["content"]
+    assert tool["tool_call_id"] == "call_bad" and "incomplete_json" in tool["content"]
+    assert '{"path": "hello.txt"' in tool["content"]  # the model sees what it sent
 
 
 async def test_empty_arguments_are_an_empty_object(client, repo, tmp_path):
