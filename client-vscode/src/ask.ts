@@ -45,6 +45,8 @@ const TURN_MESSAGES: Record<TurnState, string | undefined> = {
 export class AskCommand implements vscode.Disposable {
   private session: Session | undefined;
   private turn: ActiveTurn | undefined;
+  /** True from the moment a prompt is accepted until its turn ends: one turn at a time. */
+  private busy = false;
   private readonly subscription: vscode.Disposable;
 
   constructor(
@@ -74,16 +76,27 @@ export class AskCommand implements vscode.Disposable {
       void vscode.window.showWarningMessage("Toolwire: open a local folder first.");
       return;
     }
-    if (this.turn !== undefined) {
+    const text = this.busy
+      ? undefined
+      : await vscode.window.showInputBox({ title: "Toolwire: Ask", prompt: "What should Toolwire do?", ignoreFocusOut: true });
+    if (this.busy) {
       void vscode.window.showWarningMessage("Toolwire: a turn is already running.");
       return;
     }
-    const text = await vscode.window.showInputBox({ title: "Toolwire: Ask", prompt: "What should Toolwire do?", ignoreFocusOut: true });
     if (text === undefined || text.trim() === "") {
       return;
     }
+    this.busy = true;
+    try {
+      await this.runTurn(text, folder.uri.fsPath);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async runTurn(text: string, cwd: string): Promise<void> {
     const connection = await this.server.connection();
-    const sessionId = await this.sessionFor(connection, folder.uri.fsPath);
+    const sessionId = await this.sessionFor(connection, cwd);
     this.log.show(true);
     this.log.info(`> ${text}`);
     await vscode.window.withProgress(

@@ -65,20 +65,19 @@ export function automaticAnswer(approval: Approval, options: readonly Permission
 
 /** The dialog's message (one line) and detail (diff, command line or arguments). */
 export function permissionPrompt(params: RequestPermissionParams): { message: string; detail: string } {
-  const { subject, toolCall } = params;
+  const { subject } = params;
+  const tool = subject.tool || params.toolCall.name || "a tool";
   switch (subject.kind) {
-    case "edit":
-      return { message: `Toolwire wants to change ${subject.path}`, detail: clip(subject.diff) };
+    case "edit": {
+      const target = subject.new_path ? `${subject.path} → ${subject.new_path}` : subject.path;
+      return { message: `Toolwire wants to ${tool}: ${target}`, detail: clip(subject.diff) };
+    }
     case "git":
-      return {
-        message: `Toolwire wants to run git ${subject.argv[0] === "git" ? subject.argv[1] ?? "" : subject.argv[0] ?? ""}`.trimEnd(),
-        detail: `${subject.argv.map(quote).join(" ")}\nin ${subject.cwd}`,
-      };
-    case "tool":
-      return {
-        message: `Toolwire wants to run ${toolCall.name || "a tool"}`,
-        detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)),
-      };
+      return { message: `Toolwire wants to ${tool}`, detail: `${subject.argv.map(quote).join(" ")}\nin ${subject.cwd}` };
+    case "tool": {
+      const note = subject.note ? `\n\n${subject.note}` : "";
+      return { message: `Toolwire wants to ${tool}`, detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)) + note };
+    }
   }
 }
 

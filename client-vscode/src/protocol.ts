@@ -144,11 +144,15 @@ export interface SessionUpdateParams {
   update: SessionUpdate;
 }
 
-/** What a permission request is about. */
+/**
+ * What a permission request is about, exactly: the diff of a file tool's planned
+ * change, the full argv of a git tool, or the arguments of any other tool.
+ * `tool` is the tool's name.
+ */
 export type PermissionSubject =
-  | { kind: "edit"; path: string; diff: string }
-  | { kind: "git"; argv: string[]; cwd: string }
-  | { kind: "tool"; arguments: Record<string, unknown> | null };
+  | { kind: "edit"; tool: string; path: string; diff: string; new_path?: string }
+  | { kind: "git"; tool: string; argv: string[]; cwd: string }
+  | { kind: "tool"; tool: string; arguments: Record<string, unknown> | null; note?: string };
 
 /** The kinds of answer a permission request offers. */
 export type PermissionOptionKind = "allow_once" | "allow_always" | "reject_once";

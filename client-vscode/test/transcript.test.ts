@@ -87,15 +87,18 @@ test("the permission dialog shows the diff or the git command line", () => {
   const edit = permissionPrompt({
     sessionId: "s",
     toolCall: call({ status: "generated" }),
-    subject: { kind: "edit", path: "a.txt", diff: "-hello\n+hello world" },
+    subject: { kind: "edit", tool: "edit_file", path: "a.txt", diff: "-hello\n+hello world" },
     options: OPTIONS,
   });
-  assert.deepEqual(edit, { message: "Toolwire wants to change a.txt", detail: "-hello\n+hello world" });
+  assert.deepEqual(edit, { message: "Toolwire wants to edit_file: a.txt", detail: "-hello\n+hello world" });
   const commit = permissionPrompt({
     sessionId: "s",
     toolCall: call({ name: "git_commit", status: "generated" }),
-    subject: { kind: "git", argv: ["git", "commit", "-m", "it's done"], cwd: "/repo" },
+    subject: { kind: "git", tool: "git_commit", argv: ["git", "-c", "core.pager=cat", "commit", "-m", "it's done"], cwd: "/repo" },
     options: OPTIONS,
   });
-  assert.deepEqual(commit, { message: "Toolwire wants to run git commit", detail: "git commit -m 'it'\\''s done'\nin /repo" });
+  assert.deepEqual(commit, {
+    message: "Toolwire wants to git_commit",
+    detail: "git -c core.pager=cat commit -m 'it'\\''s done'\nin /repo",
+  });
 });

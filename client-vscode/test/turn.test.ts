@@ -189,7 +189,7 @@ test("a replay turn: read, approved edit, text", { timeout: TURN_TIMEOUT_MS }, a
     clientInfo: { name: "toolwire-node-test" },
     rootUri: pathToFileURL(workspace).href,
     workspaceFolders: [{ uri: pathToFileURL(workspace).href, name: "ws" }],
-    capabilities: { workspace: { applyEdit: true, configuration: true, workspaceFolders: true } },
+    capabilities: { workspace: { applyEdit: true, workspaceFolders: true } },
     initializationOptions: initializationOptions(settings),
   }));
   await connection.sendNotification("initialized", {});
@@ -231,12 +231,16 @@ test("a replay turn: read, approved edit, text", { timeout: TURN_TIMEOUT_MS }, a
     for (let i = 1; i < revs.length; i++) {
       assert.ok(revs[i] > revs[i - 1], `rev of ${id} not strictly increasing: ${revs.join(", ")}`);
     }
+    const last = history[history.length - 1];
+    assert.ok(last.result && "ok" in last.result && last.result.ok, `${id} has no ok result: ${JSON.stringify(last.result)}`);
   }
 
   assert.equal(permissions.length, 1, "exactly one permission request (the edit)");
   const [asked] = permissions;
   assert.equal(asked.toolCall.name, "edit_file");
   assert.equal(asked.subject.kind, "edit");
+  assert.equal(asked.subject.tool, "edit_file");
+  assert.equal(asked.subject.kind === "edit" && asked.subject.path, "hello.txt");
   assert.match(asked.subject.kind === "edit" ? asked.subject.diff : "", /\+hello world/);
 
   const messages = updates.flatMap((u) => (u.sessionUpdate === "agent_message_chunk" ? [u.content.text] : []));
