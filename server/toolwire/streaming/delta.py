@@ -23,13 +23,18 @@ class ToolCallDelta:
         name_whole: True when ``name`` is the whole name (repeated names are
             not appended twice); False when providers stream it in pieces.
         arguments: Argument text to append, when this piece carries some.
-        arguments_whole: The complete arguments as an object, for providers
-            that send them whole (Gemini ``args``, Anthropic start-block
-            ``input``); used only if no argument text arrives.
-        arguments_final: Complete argument text that replaces what was
-            streamed if nothing was (OpenAI Responses ``.done`` with no deltas).
-        kind: ``"function"``, or the provider's block type for calls the
-            provider runs itself (``server_tool_use``, ``mcp_tool_use``).
+        arguments_whole: The arguments as an object, for providers that send
+            them whole (Gemini ``args``, Anthropic start-block ``input``,
+            Vercel ``tool-input-available``) or build them up (Vertex
+            ``partialArgs``: the normalizer keeps filling the same object
+            until it closes the call; the merger only reads it). The latest
+            value replaces earlier ones; used only if no argument text arrives.
+        arguments_final: Complete argument text, used if nothing was streamed
+            (OpenAI Responses ``.done`` with no deltas); when text was streamed
+            it is only compared with it (a difference is an anomaly).
+        kind: ``"function"``, or what kind of provider-run call this is
+            (``server_tool_use``, ``mcp_tool_use``, ``mcp_call``, ``provider``);
+            None keeps the kind already known.
         new_call: True when the provider says this piece opens a new call
             even if ``key`` was seen before.
     """
@@ -47,7 +52,11 @@ class ToolCallDelta:
 
 @dataclass(slots=True, frozen=True)
 class ToolCallEnd:
-    """The provider closed the call with this key (block stop, item done)."""
+    """The provider closed the call with this key (block stop, item done).
+
+    The merger completes the call at once (``generated`` or ``errored``),
+    without waiting for the end of the stream.
+    """
 
     key: Any
 
