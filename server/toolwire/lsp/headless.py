@@ -99,6 +99,13 @@ class _Printer:
             self._newline()
         self.out.flush()
 
+    def approval(self, call: dict[str, Any], option: str) -> None:
+        """One line saying how a permission request was answered."""
+        self._newline()
+        words = {"allow_once": "allowed once", "allow_always": "allowed always"}.get(option, "rejected")
+        self.out.write(f"[approval] {call.get('name') or '?'} {call.get('toolCallId') or ''} {words}\n")
+        self.out.flush()
+
     def _newline(self) -> None:
         if self.in_text:
             self.out.write("\n")
@@ -141,7 +148,10 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
 
     @client.feature(P.REQUEST_PERMISSION)
     async def on_permission(params: Any) -> dict[str, Any]:
-        return await _answer(options, params, err)
+        answer = await _answer(options, params, err)
+        if not options.json:
+            printer.approval(params.get("toolCall", {}), answer["outcome"].get("optionId", "reject"))
+        return answer
 
     await client.start_io(sys.executable, "-m", "toolwire", "serve", *options.server_args)
     proc = client._server
