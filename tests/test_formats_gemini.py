@@ -113,3 +113,8 @@ def test_json_path_errors() -> None:
         set_path({"a": "text"}, ["a", 0], 1, append=False)
     with pytest.raises(JsonPathError):
         set_path({}, [], 1, append=False)
+
+
+def test_safety_finish_leaves_a_streamed_call_cut_off() -> None:
+    m = merge_payloads([event(fc(name="f", willContinue=True)), event(pa("$.a", stringValue="x")), event(finish="SAFETY")])
+    assert m.calls[0].error.code == "truncated" and m.calls[0].arguments is None

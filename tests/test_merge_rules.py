@@ -264,3 +264,8 @@ def test_delta_key_may_be_any_hashable() -> None:
     m.apply(ToolCallDelta(key=("anything", 3), id="c", name="f", arguments="{}"))
     m.finish()
     assert m.calls[0].status is Status.GENERATED
+
+
+def test_index_reused_without_ids_for_the_next_call() -> None:
+    m = merged(chunk(tc(0, None, "f", '{"a": 1}')), chunk(tc(0, None, "g", '{"b": 2}')), chunk(finish="tool_calls"))
+    assert [(c.name, c.arguments) for c in m.calls] == [("f", {"a": 1}), ("g", {"b": 2})]

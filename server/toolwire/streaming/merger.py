@@ -9,6 +9,8 @@ pure and synchronous: no I/O, no event loop. Rules (each has a test):
 * A piece carrying a known call id goes to that call whatever its key (parallel
   calls sharing one index, interleaved). A non-empty id that differs from the
   id already known for the key opens a new call; the earlier call stays open.
+  So does a different name arriving after the key's call has argument text
+  (servers that reuse index 0 and send no ids).
 * ``""`` for an id or a name never overwrites a known value. A name repeated
   whole is not appended twice; a name streamed in pieces is joined (a piece
   that extends the name so far replaces it, any other piece is appended).
@@ -190,6 +192,8 @@ class StreamMerger:
         call = self._by_key.get(delta.key)
         if call is not None and delta.id and call.id and delta.id != call.id:
             return None
+        if call is not None and delta.name and call.name and call.arguments_size and delta.name != call.name:
+            return None  # a new name after argument text: the key was reused for the next call
         return call
 
     def _apply_delta(self, delta: ToolCallDelta) -> ToolCallState | None:

@@ -18,9 +18,9 @@ Two ways a call arrives in ``candidates[0].content.parts[]``:
   ``willContinue`` (often ``functionCall: {}``) closes the call. The object is
   built here and passed on as ``arguments_whole`` (the merger writes it out as
   compact JSON at the end, so ``arguments_text`` is exact JSON). A stream that
-  never sends the closing part is closed by a normal ``finishReason``; after a
-  ``MAX_TOKENS`` finish or no finish at all the call stays open and the merger
-  reports it cut off.
+  never sends the closing part is closed by a ``STOP`` finish; after any other
+  finish (``MAX_TOKENS``, ``SAFETY``, ...) or none at all the call stays open
+  and the merger reports it cut off.
 
 Gemini never says "tool calls": ``finishReason`` is ``STOP`` after calls too.
 ``MALFORMED_FUNCTION_CALL`` and ``UNEXPECTED_TOOL_CALL`` finishes are also
@@ -45,7 +45,9 @@ from toolwire.streaming.formats.openai_chat import not_an_object
 
 _SEGMENT = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\[(?:'([^']*)'|\"([^\"]*)\")\]")
 _ERROR_FINISH = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
-_KEEP_OPEN_FINISH = frozenset({"MAX_TOKENS"})
+#: The only finish that closes a streamed call left open: any other (MAX_TOKENS,
+#: SAFETY, RECITATION, ...) may have cut its arguments short.
+_CLOSING_FINISH = frozenset({"STOP"})
 _VALUE_FIELDS = ("stringValue", "numberValue", "boolValue", "nullValue")
 
 
@@ -182,7 +184,7 @@ class GeminiNormalizer:
                 out.append(TextDelta(part["text"], "reasoning" if part.get("thought") else "text"))
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
-            if self._open is not None and reason not in _KEEP_OPEN_FINISH:
+            if self._open is not None and reason in _CLOSING_FINISH:
                 out.append(self._close())
             out.append(Finish(reason))
             if reason in _ERROR_FINISH:

@@ -110,8 +110,6 @@ class OpenAIChatNormalizer:
 
     def _choice(self, choice: dict, out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
-        if not isinstance(delta, dict):
-            delta = choice.get("message")  # some servers send a whole message in the last chunk
         if isinstance(delta, dict):
             for field in ("reasoning_content", "reasoning"):
                 reasoning = delta.get(field)
