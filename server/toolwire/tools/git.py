@@ -370,8 +370,8 @@ class GitBranch(Tool):
         """The git argv, for the permission prompt."""
         if args.action == "list":
             return git_argv(["for-each-ref", "refs/heads"], read_only=True)
-        create = ["-c"] if args.action == "create" else []
-        return git_argv(["switch", "--no-guess", *create, "--end-of-options", str(args.name)], read_only=False)
+        target = ["-c", str(args.name)] if args.action == "create" else ["--end-of-options", str(args.name)]
+        return git_argv(["switch", "--no-guess", *target], read_only=False)
 
     async def run(self, args: BranchArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         state = await repo_state(ctx)
@@ -396,10 +396,9 @@ class GitBranch(Tool):
             raise ToolError("not_found", f"there is no local branch {name}; use action create")
         if state.merging or state.rebasing:
             raise ToolError("merge_in_progress", "a merge or rebase is in progress; finish it before switching branches")
-        create = ["-c"] if args.action == "create" else []
-        await run_git(
-            ctx.root, ["switch", "-q", "--no-guess", *create, "--end-of-options", name], read_only=False, timeout=ctx.git_timeout
-        )
+        create = args.action == "create"
+        target = ["-c", name] if create else ["--end-of-options", name]  # name never starts with "-"
+        await run_git(ctx.root, ["switch", "-q", "--no-guess", *target], read_only=False, timeout=ctx.git_timeout)
         verb = "Created and switched to" if create else "Switched to"
         return ToolResult(ok=True, content=f"{verb} branch {name}", data={"action": args.action, "branch": name, "previous": state.branch})
 
