@@ -22,7 +22,6 @@ from typing import Any
 
 from toolwire.streaming.delta import (
     Finish,
-    StreamError,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
