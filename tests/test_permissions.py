@@ -1,0 +1,126 @@
+"""Permission policy (pure) and permission subjects (dry runs of the real tools)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire.agent.permissions import Decision, PermissionPolicy, build_subject
+from toolwire.tools import default_registry
+from toolwire.tools.base import ToolContext, validate_arguments
+
+REG = default_registry()
+ROOT = Path("/ws")
+
+
+def args(tool_name: str, /, **arguments: Any) -> tuple[Any, Any]:
+    tool = REG.get(tool_name)
+    assert tool is not None
+    return tool, validate_arguments(tool, arguments)
+
+
+def test_defaults() -> None:
+    policy = PermissionPolicy()
+    assert policy.decide(*args("read_file", path="a.py")) is Decision.AUTO
+    for name in ("git_status",):
+        assert policy.decide(*args(name)) is Decision.AUTO
+    assert policy.decide(*args("git_diff")) is Decision.AUTO
+    assert policy.decide(*args("git_log")) is Decision.AUTO
+    assert policy.decide(*args("git_show", rev="HEAD")) is Decision.AUTO
+    assert policy.decide(*args("git_branch", action="list")) is Decision.AUTO
+    assert policy.decide(*args("edit_file", path="a.py", old_string="a", new_string="b")) is Decision.ASK
+    assert policy.decide(*args("create_file", path="a.py", content="")) is Decision.ASK
+    assert policy.decide(*args("delete_file", path="a.py")) is Decision.ASK
+    assert policy.decide(*args("git_commit", message="m")) is Decision.ASK
+    assert policy.decide(*args("git_branch", action="switch", name="x")) is Decision.ASK
+    assert policy.decide(*args("git_add", paths=["a"])) is Decision.ASK
+
+
+def test_overrides_most_specific_wins() -> None:
+    policy = PermissionPolicy({"edits": "auto", "delete_file": "ask", "git_branch.create": "deny", "git_log": "deny"})
+    assert policy.decide(*args("edit_file", path="a", old_string="a", new_string="b")) is Decision.AUTO
+    assert policy.decide(*args("multi_edit", path="a", edits=[{"old_string": "a", "new_string": "b"}])) is Decision.AUTO
+    assert policy.decide(*args("delete_file", path="a")) is Decision.ASK
+    assert policy.decide(*args("git_branch", action="create", name="x")) is Decision.DENY
+    assert policy.decide(*args("git_branch", action="switch", name="x")) is Decision.ASK
+    assert policy.decide(*args("git_log")) is Decision.DENY
+    with pytest.raises(ValueError):
+        PermissionPolicy({"edit_file": "sometimes"})
+
+
+def test_allow_always_matches_only_the_same_action() -> None:
+    policy = PermissionPolicy()
+    policy.remember_always(*args("edit_file", path="src/a.py", old_string="x", new_string="y"), ROOT)
+    # the same action on the same file with other content: approved
+    assert policy.decide(*args("edit_file", path="./src/a.py", old_string="p", new_string="q")) is Decision.AUTO
+    assert policy.decide(*args("edit_file", path="/ws/src/a.py", old_string="p", new_string="q")) is Decision.AUTO
+    # never a larger or different one
+    assert policy.decide(*args("edit_file", path="src/b.py", old_string="x", new_string="y")) is Decision.ASK
+    assert policy.decide(*args("edit_file", path="src/a.py", old_string="x", new_string="y", replace_all=True)) is Decision.ASK
+    assert policy.decide(*args("delete_file", path="src/a.py")) is Decision.ASK
+    assert policy.decide(*args("multi_edit", path="src/a.py", edits=[{"old_string": "x", "new_string": "y"}])) is Decision.ASK
+
+
+def test_allow_always_git_add_paths_are_a_set() -> None:
+    policy = PermissionPolicy()
+    policy.remember_always(*args("git_add", paths=["x"]), ROOT)
+    assert policy.decide(*args("git_add", paths=["./x"])) is Decision.AUTO
+    assert policy.decide(*args("git_add", paths=["x", "y"])) is Decision.ASK
+    assert policy.decide(*args("git_add", paths=["."])) is Decision.ASK
+    assert policy.decide(*args("git_restore", paths=["x"])) is Decision.ASK
+
+
+def test_allow_always_rename_is_directional_and_commit_scoped_by_paths() -> None:
+    policy = PermissionPolicy()
+    policy.remember_always(*args("rename_file", path="a", new_path="b"), ROOT)
+    assert policy.decide(*args("rename_file", path="a", new_path="b")) is Decision.AUTO
+    assert policy.decide(*args("rename_file", path="b", new_path="a")) is Decision.ASK
+    policy.remember_always(*args("git_commit", message="one", paths=["a"]), ROOT)
+    assert policy.decide(*args("git_commit", message="two", paths=["a"])) is Decision.AUTO
+    assert policy.decide(*args("git_commit", message="two")) is Decision.ASK
+    policy.remember_always(*args("git_branch", action="switch", name="main"), ROOT)
+    assert policy.decide(*args("git_branch", action="switch", name="other")) is Decision.ASK
+
+
+def test_outside_paths_are_never_remembered_and_deny_wins() -> None:
+    policy = PermissionPolicy({"delete_file": "deny"})
+    policy.remember_always(*args("edit_file", path="../x", old_string="a", new_string="b"), ROOT)
+    assert policy.decide(*args("edit_file", path="../x", old_string="a", new_string="b")) is Decision.ASK
+    policy.remember_always(*args("delete_file", path="a"), ROOT)
+    assert policy.decide(*args("delete_file", path="a")) is Decision.DENY
+    policy.remember_always(*args("edit_file", path="a", old_string="a", new_string="b"), ROOT)
+    policy.forget()
+    assert policy.decide(*args("edit_file", path="a", old_string="a", new_string="b")) is Decision.ASK
+
+
+async def test_edit_subject_is_the_exact_diff_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"x = 1\r\n")
+    tool, a = args("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")
+    subject = await build_subject(tool, a, ToolContext(tmp_path))
+    assert subject == {
+        "kind": "edit",
+        "tool": "edit_file",
+        "path": "a.py",
+        "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+    }
+    assert (tmp_path / "a.py").read_bytes() == b"x = 1\r\n"
+    result = await tool.run(a, ToolContext(tmp_path))
+    assert result.data["diff"] == subject["diff"]
+
+
+async def test_subject_for_rename_git_and_failures(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a\n")
+    rename = await build_subject(*args("rename_file", path="a.py", new_path="b.py"), ToolContext(tmp_path))
+    assert rename["kind"] == "edit" and rename["new_path"] == "b.py"
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    git = await build_subject(*args("git_add", paths=["a.py"]), ToolContext(tmp_path))
+    assert git["kind"] == "git" and git["cwd"] == str(tmp_path)
+    assert git["argv"][0] == "git" and git["argv"][-3:] == ["add", "--", "a.py"]
+    bad = await build_subject(*args("edit_file", path="a.py", old_string="zzz", new_string="y"), ToolContext(tmp_path))
+    assert bad["kind"] == "tool" and bad["note"].startswith("no_match:")
+    assert bad["arguments"] == {"path": "a.py", "old_string": "zzz", "new_string": "y", "replace_all": False}
+    outside = await build_subject(*args("delete_file", path="../etc"), ToolContext(tmp_path))
+    assert outside["kind"] == "tool" and outside["note"].startswith("outside_workspace:")
