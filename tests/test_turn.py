@@ -240,3 +240,145 @@ async def test_dropped_stream_errors_open_calls_and_ends_with_error(tmp_path):
     assert all(s[-1]["status"] == "errored" for s in snaps.values())
     assert tool.finished == []
     assert_invariants(session, sink)
+
+
+class FailArgs(BaseModel):
+    path: str
+
+
+class FailingTool(Tool):
+    name = "flaky"
+    description = "always fails"
+    Args = FailArgs
+    read_only = True
+
+    async def run(self, args: FailArgs, ctx: ToolContext) -> ToolResult:
+        from toolwire.tools.base import ToolError
+
+        raise ToolError("not_found", f"{args.path} does not exist")
+
+
+async def test_same_tool_failing_three_times_with_similar_arguments_stops_the_loop(tmp_path):
+    lines = [{"tool_calls": [{"name": "flaky", "arguments": {"path": f"src/mod{n}.py"}}]} for n in range(6)]
+    session = make_session(tmp_path, lines, [FailingTool()])
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, ScriptedApprover()).run("go")
+    assert outcome.stop_reason == "repeated_tool_failure"
+    assert "flaky failed 3 times" in (outcome.message or "")
+    assert len(session.model.requests) == 3
+    assert_invariants(session, sink)
+
+
+async def test_different_failures_do_not_stop_the_loop(tmp_path):
+    lines = [{"tool_calls": [{"name": "flaky", "arguments": {"path": p}}]}
+             for p in ("a.py", "completely/different/location.txt", "b.py")] + [{"text": "ok"}]
+    session = make_session(tmp_path, lines, [FailingTool()])
+    outcome = await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    assert outcome.stop_reason == "end_turn"
+
+
+async def test_old_results_are_dropped_to_fit_the_context_window_never_the_pairs(tmp_path):
+    tool = GatedTool()
+    big = "z" * 3000
+    tool.gate(big).set()
+    lines = [{"tool_calls": [{"name": "gated", "arguments": {"name": big}}]}] * 4 + [{"text": "ok"}]
+    session = make_session(tmp_path, lines, [tool], context_window=2500, result_limit=5000)
+    outcome = await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    assert outcome.stop_reason == "end_turn"
+    last_request = session.model.requests[-1].messages
+    results = [m for m in last_request if m["role"] == "tool"]
+    assert len(results) == 4  # every call still has its result
+    assert results[0]["content"].startswith("[older tool result dropped")
+    assert not results[-1]["content"].startswith("[older")
+    assert session.conversation.problems() == []
+
+
+async def test_tool_call_log_is_opt_in_jsonl(tmp_path):
+    tool = GatedTool()
+    tool.gate("x").set()
+    log = tmp_path / "calls.jsonl"
+    session = make_session(tmp_path, [{"tool_calls": [{"name": "gated", "arguments": {"name": "x"}, "id": "c1"}]}],
+                           [tool], tool_call_log=str(log))
+    await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    [entry] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert entry["callId"] == "c1" and entry["tool"] == "gated" and entry["outcome"] == "done"
+    assert len(entry["argumentsSha256"]) == 64 and entry["durationMs"] >= 0
+
+
+class CancellingSink(RecordingSink):
+    """Cancels the turn when the k-th event is emitted."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__()
+        self.k = k
+        self.turn: Turn | None = None
+
+    def emit(self, event) -> None:
+        super().emit(event)
+        if len(self.events) == self.k and self.turn is not None:
+            self.turn.cancel()
+
+
+async def test_cancel_at_100_random_points_keeps_every_invariant(tmp_path):
+    import random
+
+    script = [
+        {"text": "Working.", "tool_calls": [
+            {"name": "gated", "arguments": {"name": "r1"}}, {"name": "asking", "arguments": {"name": "w1"}},
+            {"name": "gated", "arguments": {"name": "r2"}}], "chunk_size": 3},
+        {"tool_calls": [{"name": "asking", "arguments": {"name": "w2"}}, {"name": "nope", "arguments": {}}], "chunk_size": 5},
+        {"tool_calls": [{"name": "gated", "arguments": '{"name": '}], "chunk_size": 2},
+        {"text": "Finished."},
+    ]
+    reader, writer = GatedTool(), AskingTool()
+    for name in ("r1", "r2"):
+        reader.gate(name).set()
+    for name in ("w1", "w2"):
+        writer.gate(name).set()
+    probe = make_session(tmp_path, script, [reader, writer])
+    probe_sink = RecordingSink()
+    await Turn(probe, probe_sink, ScriptedApprover()).run("go")
+    total = len(probe_sink.events)
+    assert total > 30
+    rng = random.Random(20261129)
+    for _ in range(100):
+        k = rng.randint(1, total)
+        session = make_session(tmp_path, script, [reader, writer])
+        sink = CancellingSink(k)
+        turn = Turn(session, sink, ScriptedApprover(rng.choice([[], ["reject"], ["allow_always"]])))
+        sink.turn = turn
+        outcome = await turn.run("go")
+        assert outcome.stop_reason in ("cancelled", "end_turn"), (k, outcome)
+        assert_invariants(session, sink)
+        assert all(call.status.terminal for call in turn.calls), k
+        # the next request is valid: a new turn runs on the same history
+        follow = await Turn(session, RecordingSink(), ScriptedApprover()).run("again")
+        assert follow.stop_reason in ("end_turn", "repeated_tool_failure", "max_turn_requests")
+        assert session.conversation.problems() == []
+        request = session.model.requests[-1].messages
+        ids = [c["id"] for m in request if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+        results = [m["tool_call_id"] for m in request if m["role"] == "tool"]
+        assert ids == results, k
+
+
+async def test_assistant_text_is_kept_in_the_history_next_to_its_calls(tmp_path):
+    tool = GatedTool()
+    tool.gate("x").set()
+    lines = [{"text": "Let me check.", "tool_calls": [{"name": "gated", "arguments": {"name": "x"}, "id": "c1"}], "chunk_size": 3},
+             {"text": "All good."}]
+    session = make_session(tmp_path, lines, [tool])
+    await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    assistant = [m for m in session.conversation.messages if m["role"] == "assistant"]
+    assert assistant[0]["content"] == "Let me check." and assistant[0]["tool_calls"][0]["id"] == "c1"
+    assert assistant[1]["content"] == "All good."
+
+
+async def test_a_broken_event_stream_ends_the_turn_with_an_error(tmp_path):
+    body = (Path(__file__).parent / "data" / "corpus" / "bedrock__nova-micro-converse-stream-text-then-tooluse.eventstream").read_bytes()
+    broken = tmp_path / "broken.eventstream"
+    broken.write_bytes(body[:-7] + b"\x00" * 7)  # corrupt the last message's CRC
+    session = make_session(tmp_path, [{"stream": str(broken)}], [GatedTool()])
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, ScriptedApprover()).run("go")
+    assert outcome.stop_reason == "error" and "broken" in (outcome.message or "")
+    assert_invariants(session, sink)

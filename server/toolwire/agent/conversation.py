@@ -16,6 +16,10 @@ from typing import Any
 MISSING_RESULT = "Error: this tool call has no result (it was interrupted before it finished)."
 
 
+#: Start of the note that replaces an old tool result dropped to fit the context window.
+DROPPED_PREFIX = "[older tool result dropped to fit the context window;"
+
+
 def truncate_for_model(content: str, limit: int) -> str:
     """Cut a long tool result for the model, with an explicit marker and the full size.
 
@@ -72,6 +76,37 @@ class Conversation:
     def add_tool_result(self, call_id: str, content: str) -> None:
         """Append the result of one call."""
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+
+    def size(self) -> int:
+        """Characters of the history as sent (a cheap proxy for tokens: about 4 per token)."""
+        return sum(len(json.dumps(m, ensure_ascii=False)) for m in self.messages)
+
+    def fit(self, max_chars: int) -> int:
+        """Shrink the oldest tool results until the history fits ``max_chars``.
+
+        A result is replaced by a short note giving its original size; the tool
+        message itself stays, so a call is never separated from its result. The
+        results of the latest assistant message are never shrunk.
+
+        Returns:
+            How many results were shrunk.
+        """
+        total = self.size()
+        if total <= max_chars:
+            return 0
+        last_assistant = max((i for i, m in enumerate(self.messages) if m.get("role") == "assistant"), default=-1)
+        shrunk = 0
+        for position, message in enumerate(self.messages):
+            if total <= max_chars or position >= last_assistant:
+                break
+            content = message.get("content")
+            if message.get("role") != "tool" or not isinstance(content, str) or content.startswith(DROPPED_PREFIX):
+                continue
+            note = f"{DROPPED_PREFIX} it was {len(content)} characters]"
+            total -= len(json.dumps(content, ensure_ascii=False)) - len(json.dumps(note))
+            message["content"] = note
+            shrunk += 1
+        return shrunk
 
     def problems(self) -> list[str]:
         """Every integrity problem, as sentences; empty when the history is valid."""

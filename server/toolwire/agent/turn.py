@@ -13,6 +13,8 @@ in call order; after a cancel nothing new starts and every open call ends
 
 from __future__ import annotations
 
+import difflib
+import json
 import logging
 import random
 import time
@@ -35,6 +37,19 @@ log = logging.getLogger(__name__)
 PUSH_INTERVAL = 0.05
 #: Retries of a model request that failed before any of its response arrived.
 MODEL_RETRIES = 3
+#: Rough characters per token, for the context budget (OpenAI's rule of thumb for English and code).
+CHARS_PER_TOKEN = 4
+#: Fraction of the context window the history may fill before old tool results are dropped.
+CONTEXT_FILL = 0.8
+#: The same tool failing this many times in a row with similar arguments stops the turn.
+FAILURE_STREAK = 3
+#: Arguments at least this similar (difflib ratio of their sorted JSON) count as "similar".
+SIMILAR_ARGUMENTS = 0.9
+
+
+def similar_arguments(a: str, b: str) -> bool:
+    """True when two argument JSON texts are equal or nearly so (:data:`SIMILAR_ARGUMENTS`)."""
+    return a == b or difflib.SequenceMatcher(None, a, b).ratio() >= SIMILAR_ARGUMENTS
 
 
 @dataclass(slots=True)
@@ -87,6 +102,7 @@ class Turn:
         self._output_tokens: int | None = None
         self._started = time.monotonic()
         self._last_push: dict[int, float] = {}
+        self._failures: list[tuple[str, str]] = []
 
     # ----------------------------------------------------------- control
     def cancel(self) -> None:
@@ -159,6 +175,9 @@ class Turn:
         session = self.session
         for _ in range(session.settings.max_model_requests):
             session.conversation.repair()
+            budget = int(session.settings.context_window * CHARS_PER_TOKEN * CONTEXT_FILL)
+            if shrunk := session.conversation.fit(budget):
+                log.info("dropped %d old tool results to fit the context window", shrunk)
             response = await self._request()
             merger = response.merger
             client_calls = [c for c in merger.calls if c.kind == "function"]
@@ -174,7 +193,26 @@ class Turn:
             await self.scheduler.run_response(merger, client_calls)
             if response.stream_error:
                 return TurnOutcome("error", message=response.stream_error)
+            repeated = self._failure_streak(client_calls)
+            if repeated is not None:
+                return TurnOutcome("repeated_tool_failure", message=repeated)
         return TurnOutcome("max_turn_requests")
+
+    def _failure_streak(self, calls: list[ToolCallState]) -> str | None:
+        """Track failures in call order; a message when one tool failed
+        :data:`FAILURE_STREAK` times in a row with similar arguments."""
+        for call in calls:
+            if call.status is not Status.ERRORED:
+                self._failures.clear()
+                continue
+            signature = json.dumps(call.arguments, sort_keys=True) if call.arguments is not None else call.arguments_text
+            if self._failures and (self._failures[-1][0] != call.name or not similar_arguments(self._failures[-1][1], signature)):
+                self._failures.clear()
+            self._failures.append((call.name, signature))
+            if len(self._failures) >= FAILURE_STREAK:
+                code = call.error.code if call.error else "errored"
+                return f"{call.name} failed {len(self._failures)} times in a row with similar arguments ({code}); stopping"
+        return None
 
     # ---------------------------------------------------------- streaming
     async def _request(self) -> _Response:
@@ -213,6 +251,8 @@ class Turn:
                 if frame.done:
                     continue
                 if frame.error is not None:
+                    if frame.fatal:
+                        raise ModelError(f"the stream is broken: {frame.error}")
                     merger.anomalies.append(f"skipped a payload: {frame.error}")
                     continue
                 if normalizer is None:
@@ -244,6 +284,7 @@ class Turn:
             if type(event) is TextDelta:
                 if event.text:
                     self.sink.emit(MessageChunk(event.text, event.channel))
+                merger.apply(event)
                 continue
             call = merger.apply(event)
             if call is not None:
