@@ -1,0 +1,172 @@
+"""Watch the workspace for changes made outside the server.
+
+:class:`WorkspaceWatcher` runs ``watchfiles.awatch`` on the workspace folder
+(short debounce), drops ignored folders (``.git``, ``node_modules``, ``.venv``,
+``__pycache__``, ``dist``, ``build``…) and the atomic-write temporary files,
+and hands each batch of remaining changes to a callback.
+
+The server's own writes are not reported back: the tools announce every write
+through :meth:`WorkspaceWatcher.expect` (it fits ``ToolContext.write_listener``)
+with the new content, and an event on that path is dropped while the file
+still holds exactly that content (compared by SHA-256), or is still absent
+after an announced deletion.
+
+Readiness: ``await tg.start(watcher.run)`` returns once the watcher provably
+sees events: it writes a probe file in a private temporary folder it also
+watches, and waits until that probe's event comes back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+import anyio
+from watchfiles import Change, awatch
+
+from toolwire.workspace.fs import MAX_FILE_BYTES, is_temp_name
+
+__all__ = ["FileEvent", "WorkspaceWatcher", "DEFAULT_IGNORED"]
+
+DEFAULT_IGNORED: Final = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", ".tox", ".hg", ".svn", ".idea"}
+)  # fmt: skip
+"""Folder names whose contents are never reported, at any depth."""
+
+_KINDS: Final = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
+_PROBE_EVERY: Final = 0.05  # seconds between probe writes until the first one is seen
+
+
+@dataclass(frozen=True, slots=True)
+class FileEvent:
+    """One external change.
+
+    Attributes:
+        kind: ``"added"``, ``"modified"`` or ``"deleted"``.
+        path: Absolute path (under the resolved workspace root).
+    """
+
+    kind: Literal["added", "modified", "deleted"]
+    path: Path
+
+
+Callback = Callable[[list[FileEvent]], Awaitable[None] | None]
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of the file's bytes; None when missing; ``"?"`` when unreadable or too large."""
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return "?"
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "?"
+
+
+class WorkspaceWatcher:
+    """Reports external file changes in a workspace folder.
+
+    Args:
+        root: The workspace folder.
+        on_change: Called with each non-empty batch of :class:`FileEvent`
+            (sorted by path); may be a plain function or a coroutine function.
+        ignored: Folder names to ignore at any depth.
+        debounce_ms: Longest time changes are grouped before a batch (ms).
+        step_ms: Quiet time after a change that ends a batch (ms).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        on_change: Callback,
+        *,
+        ignored: Iterable[str] = DEFAULT_IGNORED,
+        debounce_ms: int = 200,
+        step_ms: int = 20,
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._on_change = on_change
+        self._ignored = frozenset(ignored)
+        self._debounce = debounce_ms
+        self._step = step_ms
+        self._expected: dict[str, str | None] = {}
+
+    def expect(self, path: Path, data: bytes | None) -> None:
+        """Announce the server's own write (``data``) or deletion (None) of ``path``.
+
+        Call it before the write; it has the shape of ``ToolContext.write_listener``.
+        """
+        key = os.path.realpath(path) if data is not None else os.path.abspath(path)
+        self._expected[key] = hashlib.sha256(data).hexdigest() if data is not None else None
+
+    def is_ignored(self, path: str) -> bool:
+        """True for paths in ignored folders and for atomic-write temporary files."""
+        p = Path(path)
+        if is_temp_name(p.name):
+            return True
+        try:
+            parts = p.relative_to(self.root).parts
+        except ValueError:
+            return False
+        return any(part in self._ignored for part in parts)
+
+    def _own(self, path: str) -> bool:
+        if path not in self._expected:
+            return False
+        if _digest(Path(path)) == self._expected[path]:
+            return True
+        del self._expected[path]  # changed again since our write: report it, stop expecting
+        return False
+
+    async def _deliver(self, events: list[FileEvent]) -> None:
+        result = self._on_change(events)
+        if inspect.isawaitable(result):
+            await result
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Watch until cancelled. Use ``await task_group.start(watcher.run)``.
+
+        Raises:
+            OSError: when the folder cannot be watched.
+        """
+        with tempfile.TemporaryDirectory(prefix="toolwire-watch-") as probe_dir:
+            probe_root = os.path.realpath(probe_dir)
+            probe = Path(probe_root) / "ready"
+            ready = anyio.Event()
+
+            def keep(change: Change, path: str) -> bool:
+                return path.startswith(probe_root) or not self.is_ignored(path)
+
+            async def poke() -> None:
+                n = 0
+                while not ready.is_set():
+                    probe.write_text(str(n))
+                    n += 1
+                    with anyio.move_on_after(_PROBE_EVERY):
+                        await ready.wait()
+
+            watcher = awatch(self.root, probe_root, watch_filter=keep, debounce=self._debounce, step=self._step)
+            async with aclosing(watcher) as changes, anyio.create_task_group() as tg:
+                tg.start_soon(poke)
+                async for batch in changes:
+                    if not ready.is_set() and any(p.startswith(probe_root) for _, p in batch):
+                        ready.set()
+                        task_status.started()
+                    events = sorted(
+                        (FileEvent(_KINDS[c], Path(p)) for c, p in batch if not p.startswith(probe_root)),
+                        key=lambda e: (str(e.path), e.kind),
+                    )
+                    events = [e for e in events if not self._own(str(e.path))]
+                    if events and ready.is_set():
+                        await self._deliver(events)

@@ -1,0 +1,82 @@
+"""Workspace watcher with real file writes; waits on events, never on sleeps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from toolwire.tools import default_registry
+from toolwire.tools.base import ToolContext, validate_arguments
+from toolwire.workspace.watch import FileEvent, WorkspaceWatcher
+
+REG = default_registry()
+
+
+@asynccontextmanager
+async def watching(root: Path) -> AsyncIterator[tuple[WorkspaceWatcher, MemoryObjectReceiveStream[list[FileEvent]]]]:
+    send, receive = anyio.create_memory_object_stream[list[FileEvent]](100)
+    watcher = WorkspaceWatcher(root, send.send, debounce_ms=100, step_ms=10)
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(10):
+            await tg.start(watcher.run)
+        yield watcher, receive
+        tg.cancel_scope.cancel()
+
+
+async def collect_until(receive: MemoryObjectReceiveStream[list[FileEvent]], path: Path) -> list[FileEvent]:
+    seen: list[FileEvent] = []
+    with anyio.fail_after(10):
+        while not any(e.path == path for e in seen):
+            seen += await receive.receive()
+    return seen
+
+
+async def test_external_write_is_reported(tmp_path: Path) -> None:
+    async with watching(tmp_path) as (_, receive):
+        (tmp_path / "a.txt").write_text("hello")
+        events = await collect_until(receive, tmp_path / "a.txt")
+    assert {e.kind for e in events if e.path == tmp_path / "a.txt"} <= {"added", "modified"}
+
+
+async def test_own_writes_and_deletes_are_not_reported(tmp_path: Path) -> None:
+    (tmp_path / "gone.txt").write_text("bye")
+    async with watching(tmp_path) as (watcher, receive):
+        ctx = ToolContext(tmp_path, write_listener=watcher.expect)
+        for name, arguments in (
+            ("create_file", {"path": "own.txt", "content": "mine\n"}),
+            ("edit_file", {"path": "own.txt", "old_string": "mine", "new_string": "ours"}),
+            ("delete_file", {"path": "gone.txt"}),
+        ):
+            tool = REG.get(name)
+            assert tool is not None
+            await tool.run(validate_arguments(tool, arguments), ctx)
+        (tmp_path / "external.txt").write_text("theirs")
+        events = await collect_until(receive, tmp_path / "external.txt")
+    reported = {e.path.name for e in events}
+    assert reported == {"external.txt"}, events
+
+
+async def test_external_change_after_own_write_is_reported(tmp_path: Path) -> None:
+    async with watching(tmp_path) as (watcher, receive):
+        ctx = ToolContext(tmp_path, write_listener=watcher.expect)
+        tool = REG.get("create_file")
+        assert tool is not None
+        await tool.run(validate_arguments(tool, {"path": "f.txt", "content": "server"}), ctx)
+        (tmp_path / "f.txt").write_text("user edit")
+        events = await collect_until(receive, tmp_path / "f.txt")
+    assert any(e.path.name == "f.txt" for e in events)
+
+
+async def test_ignored_folders_are_not_reported(tmp_path: Path) -> None:
+    for folder in ("node_modules", ".git", "__pycache__", "build"):
+        (tmp_path / folder).mkdir()
+    async with watching(tmp_path) as (_, receive):
+        for folder in ("node_modules", ".git", "__pycache__", "build"):
+            (tmp_path / folder / "x.js").write_text("x")
+        (tmp_path / "src.py").write_text("x")
+        events = await collect_until(receive, tmp_path / "src.py")
+    assert {e.path.name for e in events} == {"src.py"}, events
