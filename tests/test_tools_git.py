@@ -336,3 +336,21 @@ async def test_runner_uses_argv_and_safe_environment(repo: Path) -> None:
     assert out.text.strip() == "cat"
     editor = await run_git(repo, ["var", "GIT_EDITOR"], read_only=False, timeout=10)
     assert editor.text.strip() == "true" and "core.hooksPath=/dev/null" not in editor.argv
+
+
+async def test_first_commit_on_unborn_branch(tmp_path: Path) -> None:
+    root = tmp_path / "new"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "trunk")
+    (root / "x.txt").write_text("x\n")
+    (root / "y.txt").write_text("y\n")
+    await call(root, "git_add", paths=["."])
+    await call(root, "git_restore", paths=["y.txt"], staged=True)  # no HEAD yet: unstaged from the index
+    assert git(root, "status", "--short") == "A  x.txt\n?? y.txt\n"
+    staged = await call(root, "git_diff", staged=True)
+    assert "+x" in staged.content
+    await fails(root, "git_show", "unborn_head", rev="HEAD")
+    result = await call(root, "git_commit", message="root commit")
+    assert result.data and result.data["branch"] == "trunk" and result.data["files"] == [{"status": "A", "path": "x.txt"}]
+    created = await call(root, "git_branch", action="create", name="next")
+    assert created.data and created.data["previous"] == "trunk"

@@ -18,7 +18,16 @@ from typing import Any, ClassVar, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
-from toolwire.tools.gitinfo import Status, git_paths, read_status, repo_state, require_commits, verify_rev
+from toolwire.tools.gitinfo import (
+    describe_entry,
+    git_paths,
+    list_lines,
+    read_status,
+    repo_state,
+    require_commits,
+    status_text,
+    verify_rev,
+)
 from toolwire.tools.gitrun import git_argv, run_git
 from toolwire.workspace.errors import ToolError
 
@@ -26,43 +35,6 @@ __all__ = ["GitStatus", "GitLog", "GitAdd", "GitRestore", "GitCommit", "GitBranc
 
 FALLBACK_NAME: Final = "Toolwire"
 FALLBACK_EMAIL: Final = "toolwire@localhost"
-_LIST_CAP: Final = 200
-
-
-def _lines(title: str, items: list[str]) -> list[str]:
-    if not items:
-        return []
-    shown = items[:_LIST_CAP]
-    more = [f"  ... and {len(items) - _LIST_CAP} more"] if len(items) > _LIST_CAP else []
-    return [f"{title}:", *(f"  {i}" for i in shown), *more]
-
-
-def _describe(e: dict[str, str]) -> str:
-    return f"{e['status']} {e['from']} -> {e['path']}" if "from" in e else f"{e['status']} {e['path']}"
-
-
-def status_text(status: Status, merging: bool = False) -> str:
-    """A ``git status``-like summary of a parsed status."""
-    if status.branch is None:
-        head = f"HEAD detached at {(status.head or '')[:12]}"
-    elif status.head is None:
-        head = f"On branch {status.branch} (no commits yet)"
-    else:
-        head = f"On branch {status.branch}"
-    if status.upstream:
-        head += f" (upstream {status.upstream}: ahead {status.ahead}, behind {status.behind})"
-    out = [head]
-    if merging:
-        out.append("A merge is in progress.")
-    out += _lines("Conflicted", [f"{e['status']} {e['path']}" for e in status.conflicted])
-    out += _lines("Staged", [_describe(e) for e in status.staged])
-    out += _lines("Unstaged", [_describe(e) for e in status.unstaged])
-    out += _lines("Untracked", status.untracked)
-    if status.clean:
-        out.append("Working tree clean.")
-    return "\n".join(out)
-
-
 class NoArgs(BaseModel):
     """No arguments."""
 
@@ -174,10 +146,10 @@ class GitAdd(Tool):
         paths = git_paths(ctx, args.paths)
         await run_git(ctx.root, ["add", "--", *paths], read_only=False, timeout=ctx.git_timeout)
         status = await read_status(ctx)
-        staged = [_describe(e) for e in status.staged]
+        staged = [describe_entry(e) for e in status.staged]
         return ToolResult(
             ok=True,
-            content=f"Staged {', '.join(paths)}.\n" + "\n".join(_lines("Now staged", staged)),
+            content=f"Staged {', '.join(paths)}.\n" + "\n".join(list_lines("Now staged", staged)),
             data={"paths": paths, "staged": status.staged},
         )
 

@@ -17,9 +17,11 @@ from toolwire.tools.gitrun import run_git
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.paths import resolve_path
 
-__all__ = ["RepoState", "repo_state", "verify_rev", "verify_range", "git_paths", "Status", "parse_status", "read_status"]
+__all__ = ["RepoState", "repo_state", "verify_rev", "verify_range", "git_paths", "Status", "parse_status", "read_status",
+           "status_text", "list_lines", "describe_entry"]
 
 _BAD_REV = re.compile(r"[\x00-\x20\x7f]")
+_LIST_CAP = 200
 
 
 @dataclass(slots=True)
@@ -271,3 +273,39 @@ async def read_status(ctx: ToolContext) -> Status:
             raise ToolError("not_a_repository", f"the workspace ({ctx.root}) is not inside a git repository")
         raise ToolError("git_failed", f"git status failed: {out.error}", {"stderr": out.error})
     return parse_status(out.stdout)
+
+
+def list_lines(title: str, items: list[str]) -> list[str]:
+    """``["Title:", "  item", ...]`` (at most 200 items, then a count); empty for no items."""
+    if not items:
+        return []
+    shown = items[:_LIST_CAP]
+    more = [f"  ... and {len(items) - _LIST_CAP} more"] if len(items) > _LIST_CAP else []
+    return [f"{title}:", *(f"  {i}" for i in shown), *more]
+
+
+def describe_entry(e: dict[str, str]) -> str:
+    """``"M path"`` or ``"R old -> new"`` for a status entry."""
+    return f"{e['status']} {e['from']} -> {e['path']}" if "from" in e else f"{e['status']} {e['path']}"
+
+
+def status_text(status: Status, merging: bool = False) -> str:
+    """A ``git status``-like summary of a parsed status."""
+    if status.branch is None:
+        head = f"HEAD detached at {(status.head or '')[:12]}"
+    elif status.head is None:
+        head = f"On branch {status.branch} (no commits yet)"
+    else:
+        head = f"On branch {status.branch}"
+    if status.upstream:
+        head += f" (upstream {status.upstream}: ahead {status.ahead}, behind {status.behind})"
+    out = [head]
+    if merging:
+        out.append("A merge is in progress.")
+    out += list_lines("Conflicted", [f"{e['status']} {e['path']}" for e in status.conflicted])
+    out += list_lines("Staged", [describe_entry(e) for e in status.staged])
+    out += list_lines("Unstaged", [describe_entry(e) for e in status.unstaged])
+    out += list_lines("Untracked", status.untracked)
+    if status.clean:
+        out.append("Working tree clean.")
+    return "\n".join(out)

@@ -160,15 +160,18 @@ async def run_git(
     """
     argv = git_argv(args, read_only=read_only, config=config)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=root,
-            env=git_env(read_only=read_only),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        # Shielded: a cancel while asyncio connects the pipes would kill git alone
+        # (not its hooks); once ``proc`` exists, the handler below kills the group.
+        with anyio.CancelScope(shield=True):
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=root,
+                env=git_env(read_only=read_only),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
     except FileNotFoundError:
         raise ToolError("git_missing", "git is not installed or not on PATH") from None
     out: list[bytes] = []

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
