@@ -52,6 +52,9 @@ async def test_read_range_is_numbered_and_inclusive(ws: Path) -> None:
     assert result.data and result.data["bom"] is True and result.data["newline"] == "crlf"
     clamped = await call(ToolContext(ws), "read_file", path="a.txt", start_line=4, end_line=99)
     assert clamped.content == "4\tl4"
+    (ws / "u.txt").write_text("a\u2028b\nc\n")
+    numbered = await call(ToolContext(ws), "read_file", path="u.txt", start_line=2)
+    assert numbered.content == "2\tc"
     await fails(ToolContext(ws), "read_file", "out_of_range", path="a.txt", start_line=9)
 
 

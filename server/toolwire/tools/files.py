@@ -58,10 +58,11 @@ class ReadFile(Tool):
         if target.text is None:
             raise ToolError("not_found", f"{rel} does not exist")
         text = target.text
-        lines = text.splitlines(keepends=True)
-        newline = "crlf" if "\r\n" in text and text.count("\r\n") == text.count("\n") else "lf"
-        if "\r\n" in text and newline == "lf":
-            newline = "mixed"
+        lines = text.split("\n")  # only LF ends a line (as in editors), not U+2028 and the like
+        if lines[-1] == "":
+            lines.pop()
+        crlf = text.count("\r\n")
+        newline = "crlf" if crlf and crlf == text.count("\n") else ("mixed" if crlf else "lf")
         data: dict[str, Any] = {
             "path": rel,
             "lines": len(lines),
@@ -76,7 +77,7 @@ class ReadFile(Tool):
             raise ToolError("out_of_range", f"{rel} has {len(lines)} lines; start_line {start} is past the end")
         end = min(args.end_line or len(lines), len(lines))
         width = len(str(end))
-        shown = [f"{n:>{width}}\t{lines[n - 1].rstrip(chr(10)).rstrip(chr(13))}" for n in range(start, end + 1)]
+        shown = [f"{n:>{width}}\t{lines[n - 1].removesuffix(chr(13))}" for n in range(start, end + 1)]
         data.update(start_line=start, end_line=end)
         return ToolResult(ok=True, content="\n".join(shown), data=data)
 
