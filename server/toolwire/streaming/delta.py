@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ToolCallDelta:
     """A piece of one tool call.
 
@@ -48,6 +48,27 @@ class ToolCallDelta:
     arguments_final: str | None = None
     kind: str | None = None
     new_call: bool = False
+
+
+class ArgumentsDelta:
+    """The hot-path event: argument text for the call with ``key``, and nothing else.
+
+    Normalizers emit it for the most common piece of a stream (a bare argument
+    fragment); it means exactly ``ToolCallDelta(key, arguments=text)`` and is
+    merged the same way, only cheaper (a plain two-slot class).
+    """
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, key: Any, text: str) -> None:
+        self.key = key
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"ArgumentsDelta(key={self.key!r}, text={self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ArgumentsDelta and other.key == self.key and other.text == self.text
 
 
 @dataclass(slots=True, frozen=True)
@@ -92,4 +113,4 @@ class StreamError:
     code: str | None = None
 
 
-StreamEvent = Union[ToolCallDelta, ToolCallEnd, TextDelta, Finish, Usage, StreamError]
+StreamEvent = Union[ToolCallDelta, ArgumentsDelta, ToolCallEnd, TextDelta, Finish, Usage, StreamError]

@@ -39,6 +39,7 @@ from toolwire.streaming.completion import (
     stream_error_sentence,
 )
 from toolwire.streaming.delta import (
+    ArgumentsDelta,
     Finish,
     StreamError,
     StreamEvent,
@@ -56,6 +57,10 @@ __all__ = ["StreamMerger", "TRUNCATING_FINISH"]
 _PATH_SCAN_LIMIT = 16_384
 
 _STRING_FIELDS = ("id", "name", "arguments", "arguments_final", "kind")
+
+
+#: On the hot path the clock is read at most once per this many new argument bytes.
+CLOCK_EVERY = 256
 
 
 class StreamMerger:
@@ -101,6 +106,7 @@ class StreamMerger:
         "_refresh_seconds",
         "_pending",
         "_last_refresh",
+        "_clock_at",
         "_finished",
     )
 
@@ -129,6 +135,7 @@ class StreamMerger:
         self._refresh_seconds = refresh_seconds
         self._pending: dict[int, int] = {}
         self._last_refresh: dict[int, float] = {}
+        self._clock_at: dict[int, int] = {}
         self._finished = False
 
     # ------------------------------------------------------------------ text
@@ -153,6 +160,8 @@ class StreamMerger:
             The call that changed, or None (text, finish, usage, rejected deltas).
         """
         kind = type(event)
+        if kind is ArgumentsDelta:
+            return self._append(event.key, event.text)
         if kind is ToolCallDelta:
             return self._apply_delta(event)
         if kind is TextDelta:
@@ -171,6 +180,13 @@ class StreamMerger:
 
     def feed(self, events: Iterable[StreamEvent]) -> list[ToolCallState]:
         """Apply events in order; return the calls that changed, each once, in call order."""
+        if type(events) is list and len(events) == 1:  # the common case: one event per chunk
+            event = events[0]
+            if type(event) is ArgumentsDelta:
+                call = self._append(event.key, event.text)
+            else:
+                call = self.apply(event)
+            return [] if call is None else [call]
         changed: dict[int, ToolCallState] = {}
         for event in events:
             call = self.apply(event)
@@ -196,7 +212,51 @@ class StreamMerger:
             return None  # a new name after argument text: the key was reused for the next call
         return call
 
+    def _append(self, key: Any, text: Any) -> ToolCallState | None:
+        """Merge an :class:`ArgumentsDelta`: the hot path, a few dict lookups per fragment.
+
+        Anything unusual (unknown key, a finished call, a non-string) takes the
+        general, validating path of :meth:`_apply_delta`.
+        """
+        call = self._by_key.get(key) if (type(key) is int or type(key) is str) else None
+        if (
+            call is None
+            or type(text) is not str
+            or self._finished
+            or call.status is not Status.GENERATING
+            or call.index in self._ended
+        ):
+            return self._apply_delta(ToolCallDelta(key, arguments=text))
+        if text:
+            index = call.index
+            call.fragments.append(text)
+            size = call.arguments_size = call.arguments_size + len(text)
+            pending = self._pending[index] = self._pending[index] + len(text)
+            if pending >= self._refresh_bytes:
+                if pending * 8 >= size:
+                    self._refresh(call, force=True)
+                elif pending >= self._clock_at.get(index, 0):
+                    # The time bound is checked at most once per CLOCK_EVERY new bytes.
+                    self._clock_at[index] = pending + CLOCK_EVERY
+                    if self._clock() - self._last_refresh[index] >= self._refresh_seconds:
+                        self._refresh(call, force=True)
+        call.rev += 1
+        return call
+
     def _apply_delta(self, delta: ToolCallDelta) -> ToolCallState | None:
+        if (
+            delta.id is None
+            and delta.name is None
+            and delta.kind is None
+            and delta.arguments_final is None
+            and delta.arguments_whole is None
+            and not delta.new_call
+            and type(delta.arguments) is str
+            and (type(delta.key) is int or type(delta.key) is str)
+        ):
+            call = self._by_key.get(delta.key)
+            if call is not None and not self._finished and call.status is Status.GENERATING and call.index not in self._ended:
+                return self._append(delta.key, delta.arguments)
         # Decide everything first: a rejected delta must change nothing.
         if self._finished:
             self._reject(delta, "the response already finished")
@@ -284,6 +344,7 @@ class StreamMerger:
         if call.path is None and call.arguments_size <= _PATH_SCAN_LIMIT:
             call.path = complete_path(text)
         self._pending[call.index] = 0
+        self._clock_at[call.index] = 0
         self._last_refresh[call.index] = self._clock()
 
     def refresh_all(self) -> list[ToolCallState]:
@@ -344,6 +405,7 @@ class StreamMerger:
         complete_call(call, cut=cut, explicit_ends=self._explicit_ends)
         self._pending.pop(call.index, None)
         self._last_refresh.pop(call.index, None)
+        self._clock_at.pop(call.index, None)
 
     def _name_anomalies(self) -> None:
         """Named oddities of the whole stream (openai-agents-python habit)."""

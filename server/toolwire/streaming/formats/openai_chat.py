@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.streaming.delta import (
+    ArgumentsDelta,
     Finish,
     StreamError,
     StreamEvent,
@@ -91,15 +92,19 @@ class OpenAIChatNormalizer:
 
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Normalize one chunk (see :class:`~toolwire.streaming.formats.base.Normalizer`)."""
+        fast = self._fast(payload)
+        if fast is not None:
+            return fast
         if not isinstance(payload, dict):
             return [not_an_object(payload)]
         out: list[StreamEvent] = []
         choices = payload.get("choices")
         if isinstance(choices, list):
             for choice in choices:
-                if isinstance(choice, dict) and _index(choice.get("index", 0)) in (0, None):
+                if isinstance(choice, dict) and (choice.get("index", 0) in (0, None) or _index(choice.get("index")) in (0, None)):
                     self._choice(choice, out)
-        usage = usage_from(payload.get("usage"))
+        raw_usage = payload.get("usage")
+        usage = None if raw_usage is None else usage_from(raw_usage)
         if usage is None and isinstance(payload.get("x_groq"), dict):
             usage = usage_from(payload["x_groq"].get("usage"))
         if usage is not None:
@@ -107,6 +112,46 @@ class OpenAIChatNormalizer:
         if payload.get("error"):
             out.append(error_from(payload["error"]))
         return out
+
+    def _fast(self, payload: Any) -> list[StreamEvent] | None:
+        """The most common chunk, a bare argument fragment, without the general walk.
+
+        Matches only ``{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": N,
+        "function": {"arguments": "..."}}]}, "finish_reason": null}], ...}`` with no
+        usage or error; returns None for anything else (the general path decides).
+        """
+        try:
+            choices = payload["choices"]
+            if len(choices) != 1 or len(payload["choices"][0]["delta"]) != 1:
+                return None
+            choice = choices[0]
+            calls = choice["delta"]["tool_calls"]
+            if len(calls) != 1:
+                return None
+            raw = calls[0]
+            if len(raw) != 2:
+                return None
+            index = raw["index"]
+            fn = raw["function"]
+            if len(fn) != 1:
+                return None
+            arguments = fn["arguments"]
+        except (KeyError, TypeError, IndexError):
+            return None
+        if (
+            type(index) is not int
+            or type(arguments) is not str
+            or type(payload) is not dict
+            or type(choice) is not dict
+            or choice.get("finish_reason")
+            or choice.get("index", 0) != 0
+            or payload.get("usage")
+            or payload.get("error")
+            or "x_groq" in payload
+        ):
+            return None
+        self._last_key = index
+        return [ArgumentsDelta(index, arguments)]
 
     def _choice(self, choice: dict, out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
@@ -137,8 +182,12 @@ class OpenAIChatNormalizer:
     def _call(self, raw: dict) -> ToolCallDelta:
         fn = raw.get("function")
         fn = fn if isinstance(fn, dict) else {}
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
-        index = _index(raw.get("index"))
+        call_id = raw.get("id")
+        if not (call_id and isinstance(call_id, str)):
+            call_id = None
+        index = raw.get("index")
+        if type(index) is not int:
+            index = _index(index)
         if index is not None:
             key: Any = index
         elif call_id and call_id not in self._ids:
@@ -153,13 +202,14 @@ class OpenAIChatNormalizer:
         self._last_key = key
         arguments = fn.get("arguments")
         name = fn.get("name")
+        # positional (key, id, name, name_whole, arguments, arguments_whole): cheaper than keywords
         return ToolCallDelta(
-            key=key,
-            id=call_id,
-            name=name if isinstance(name, str) and name else None,
-            name_whole=False,
-            arguments=arguments if isinstance(arguments, str) else None,
-            arguments_whole=arguments if isinstance(arguments, dict) else None,
+            key,
+            call_id,
+            name if name and isinstance(name, str) else None,
+            False,
+            arguments if isinstance(arguments, str) else None,
+            arguments if isinstance(arguments, dict) else None,
         )
 
     @staticmethod
