@@ -382,3 +382,66 @@ async def test_a_broken_event_stream_ends_the_turn_with_an_error(tmp_path):
     outcome = await Turn(session, sink, ScriptedApprover()).run("go")
     assert outcome.stop_reason == "error" and "broken" in (outcome.message or "")
     assert_invariants(session, sink)
+
+
+class HoldingModel:
+    """Anthropic-format model: streams call A, waits until A is running, then streams call B."""
+
+    format = "anthropic"
+    model_id = "test:holding"
+
+    def __init__(self, tool: GatedTool) -> None:
+        self.tool = tool
+        self.requests: list = []
+
+    async def stream(self, request):
+        from toolwire.streaming.framing import Frame
+
+        self.requests.append(request)
+        if len(self.requests) > 1:
+            for event in ({"type": "message_start", "message": {"id": "m2", "usage": {"input_tokens": 1}}},
+                          {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                          {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "done"}},
+                          {"type": "content_block_stop", "index": 0},
+                          {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+                          {"type": "message_stop"}):
+                yield Frame(event["type"], event)
+            return
+
+        def block(index: int, call_id: str, name: str) -> list[dict]:
+            return [
+                {"type": "content_block_start", "index": index,
+                 "content_block": {"type": "tool_use", "id": call_id, "name": "gated", "input": {}}},
+                {"type": "content_block_delta", "index": index,
+                 "delta": {"type": "input_json_delta", "partial_json": '{"name": '}},
+                {"type": "content_block_delta", "index": index,
+                 "delta": {"type": "input_json_delta", "partial_json": f'"{name}"}}'}},
+                {"type": "content_block_stop", "index": index},
+            ]
+
+        yield Frame("message_start", {"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 3}}})
+        for event in block(0, "toolu_a", "a"):
+            yield Frame(event["type"], event)
+        with anyio.fail_after(5):  # A must start while the response is still streaming
+            await self.tool.started_event("a").wait()
+        for event in block(1, "toolu_b", "b"):
+            yield Frame(event["type"], event)
+        for event in ({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}},
+                      {"type": "message_stop"}):
+            yield Frame(event["type"], event)
+
+
+async def test_a_complete_call_runs_while_the_model_is_still_streaming(tmp_path):
+    tool = GatedTool()
+    tool.gate("a").set()
+    tool.gate("b").set()
+    session = Session(root=tmp_path, model=HoldingModel(tool), registry=Registry([tool]),
+                      policy=PermissionPolicy({}), settings=Settings())
+    sink = RecordingSink()
+    turn = Turn(session, sink, ScriptedApprover())
+    outcome = await turn.run("go")
+    assert outcome.stop_reason == "end_turn"
+    assert tool.finished == ["a", "b"]
+    assert [m["tool_call_id"] for m in tool_messages(session)] == ["toolu_a", "toolu_b"]
+    assert (outcome.input_tokens, outcome.output_tokens) == (3 + 1, 9 + 1)  # summed over the turn's requests
+    assert_invariants(session, sink)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,7 @@ class Scheduler:
         self._calls: dict[str, ToolCallState] = {}
         self._in_history: list[ToolCallState] = []
         self._recorded: set[int] = set()
+        self._pending: ResponseRun | None = None
 
     # ------------------------------------------------------------ helpers
     def _set(self, call: ToolCallState, status: Status, **kw: Any) -> None:
@@ -129,19 +131,33 @@ class Scheduler:
                 conversation.add_tool_result(call.id, model_result_text(call, limit))
 
     # --------------------------------------------------------------- main
-    async def run_response(self, merger: StreamMerger, calls: list[ToolCallState]) -> None:
-        """Append the assistant message holding ``calls`` (one response's client calls),
-        run them, then append one result per call, in call order."""
+    def open_response(self) -> "ResponseRun":
+        """Start dispatching a new response's calls (see :class:`ResponseRun`)."""
+        run = ResponseRun(self)
+        self._pending = run
+        return run
+
+    def record_response(self, merger: StreamMerger, calls: list[ToolCallState]) -> None:
+        """Append the assistant message holding ``calls`` and, in call order, the
+        result of every call that is finished (the rest follow as they finish)."""
+        self._pending = None
         self.assign_ids(calls)
         self.session.conversation.add_assistant(
             merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls]
         )
         self._in_history.extend(calls)
-        try:
-            await self.run_calls(calls)
-        finally:
-            with anyio.CancelScope(shield=True):
-                self.record_missing_results()
+        self.record_missing_results()
+
+    def flush_pending(self) -> None:
+        """On cancellation: put the response being streamed into the history, so
+        calls that already ran are never lost from the conversation."""
+        run = self._pending
+        if run is None or run.merger is None:
+            return
+        calls = [c for c in run.merger.calls if c.kind == "function"]
+        if calls:
+            self.record_response(run.merger, calls)
+        self._pending = None
 
     def assign_ids(self, calls: list[ToolCallState]) -> None:
         """Give calls without a provider id a stable one, and index them for :meth:`cancel_call`."""
@@ -151,60 +167,68 @@ class Scheduler:
             self._calls[call.id] = call
 
     async def run_calls(self, calls: list[ToolCallState]) -> None:
-        """Validate, approve and run ``calls`` (already complete: ``generated`` or terminal).
-
-        Every call is terminal when this returns normally.
-        """
-        self.assign_ids(calls)
-        session = self.session
-        planned: list[tuple[ToolCallState, Tool, Any]] = []
+        """Validate, approve and run complete calls (client-fed mode); every call is
+        terminal when this returns normally."""
+        run = ResponseRun(self)
         for call in calls:
-            if call.status is not Status.GENERATED:
-                continue
-            tool = session.registry.get(call.name)
-            if tool is None:
-                known = ", ".join(session.registry.names())
-                self._set(call, Status.ERRORED, error=CallError(
-                    "unknown_tool", f"there is no tool named {call.name!r}; available tools: {known}"))
-                continue
-            try:
-                args = validate_arguments(tool, call.arguments or {})
-            except ArgumentsInvalid as exc:
-                self._set(call, Status.ERRORED, error=CallError("invalid_arguments", str(exc)))
-                continue
-            call.arguments = args.model_dump(mode="json")
-            planned.append((call, tool, args))
-        await self._execute(planned)
+            run.offer(call)
+        run.close()
+        await run.dispatch()
 
-    async def _execute(self, planned: list[tuple[ToolCallState, Tool, Any]]) -> None:
+    def _plan(self, call: ToolCallState) -> tuple[Tool, Any] | None:
+        """Look the tool up and validate the arguments; an error ends the call ``errored``."""
         session = self.session
-        limiter = anyio.CapacityLimiter(session.settings.max_parallel_tools)
-        running: list[anyio.Event] = []
-        async with anyio.create_task_group() as tg:
-            for call, tool, args in planned:
-                if call.status.terminal:  # cancelled while an earlier call was asked about
-                    continue
-                if not await self._approve(call, tool, args):
-                    continue
-                done = anyio.Event()
-                if tool.barrier:
-                    for event in running:
-                        await event.wait()
-                scope = anyio.CancelScope()
-                self._scopes[call.id] = scope
-                tg.start_soon(self._run_one, call, tool, args, limiter, scope, done)
-                running.append(done)
-                if tool.barrier:
-                    await done.wait()
+        tool = session.registry.get(call.name)
+        if tool is None:
+            known = ", ".join(session.registry.names())
+            self._set(call, Status.ERRORED, error=CallError(
+                "unknown_tool", f"there is no tool named {call.name!r}; available tools: {known}"))
+            return None
+        try:
+            args = validate_arguments(tool, call.arguments or {})
+        except ArgumentsInvalid as exc:
+            self._set(call, Status.ERRORED, error=CallError("invalid_arguments", str(exc)))
+            return None
+        call.arguments = args.model_dump(mode="json")
+        return tool, args
 
-    async def _approve(self, call: ToolCallState, tool: Tool, args: Any) -> bool:
+    async def _dispatch(self, call: ToolCallState, run: "ResponseRun", tg: Any,
+                        limiter: anyio.CapacityLimiter, running: list[anyio.Event]) -> None:
+        if call.status is not Status.GENERATED:
+            return
+        self.assign_ids([call])
+        if run.broken is not None:
+            self._set(call, Status.ERRORED, error=CallError(
+                "stream_error", f"not run: the response broke ({run.broken})", retryable=True))
+            return
+        planned = self._plan(call)
+        if planned is None:
+            return
+        tool, args = planned
+        subject = await self._approve(call, tool, args)
+        if subject is None:
+            return
+        done = anyio.Event()
+        if tool.barrier:
+            for event in running:
+                await event.wait()
+        scope = anyio.CancelScope()
+        self._scopes[call.id] = scope
+        tg.start_soon(self._run_one, call, tool, args, subject, limiter, scope, done)
+        running.append(done)
+        if tool.barrier:
+            await done.wait()
+
+    async def _approve(self, call: ToolCallState, tool: Tool, args: Any) -> dict[str, Any] | None:
+        """Apply the permission policy; returns the subject the user approved ({} when
+        no question was needed), or None when the call must not run."""
         session = self.session
         decision = session.policy.decide(tool, args)
         if decision is Decision.DENY:
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.POLICY_DENIED)
-            return False
+            return None
         if decision is Decision.AUTO:
-            return True
+            return {}
         ctx = session.tool_context()
         subject = await build_subject(tool, args, ctx)
         scope = anyio.CancelScope()
@@ -214,19 +238,19 @@ class Scheduler:
             answer = await self.approver.request_permission(call.to_wire(), subject)
         self._scopes.pop(call.id, None)
         if call.status.terminal:
-            return False
+            return None
         if answer is None or scope.cancelled_caught:
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
-            return False
+            return None
         if answer.option in ("reject", "cancelled"):
             call.result = {"reason": answer.reason} if answer.reason else None
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.REJECTED)
-            return False
+            return None
         if answer.option == "allow_always":
             session.policy.remember_always(tool, args, session.root)
-        return True
+        return subject
 
-    async def _run_one(self, call: ToolCallState, tool: Tool, args: Any,
+    async def _run_one(self, call: ToolCallState, tool: Tool, args: Any, subject: dict[str, Any],
                        limiter: anyio.CapacityLimiter, scope: anyio.CancelScope, done: anyio.Event) -> None:
         session = self.session
         started = time.monotonic()
@@ -238,7 +262,7 @@ class Scheduler:
                         if call.status.terminal:
                             return
                         self._set(call, Status.CALLING)
-                        result = await self._invoke(tool, args)
+                        result = await self._still_approved(tool, args, subject) or await self._invoke(tool, args)
                         if result.error_code == "timeout":
                             self._set(call, Status.ERRORED, error=CallError("timeout", result.content, retryable=True))
                             call.result = result.to_wire()
@@ -254,6 +278,17 @@ class Scheduler:
             self._scopes.pop(call.id, None)
             done.set()
             self._log(call, tool, started)
+
+    async def _still_approved(self, tool: Tool, args: Any, subject: dict[str, Any]) -> ToolResult | None:
+        """None when the change about to be made is the one the user approved; a
+        ``stale`` failure when the file changed in between, so the diff would differ."""
+        if subject.get("kind") != "edit" or "diff" not in subject:
+            return None
+        now = await build_subject(tool, args, self.session.tool_context())
+        if now.get("diff") == subject.get("diff"):
+            return None
+        return ToolResult.failure(
+            "stale", f"{subject.get('path')} changed after you approved the edit; nothing was written (read it again)")
 
     async def _invoke(self, tool: Tool, args: Any) -> ToolResult:
         """Run the tool under its timeout; every failure becomes a result."""
@@ -288,3 +323,46 @@ class Scheduler:
                 fh.write(json.dumps(entry) + "\n")
         except OSError as exc:
             log.warning("cannot write the tool-call log %s: %s", path, exc)
+
+
+class ResponseRun:
+    """Dispatches one response's calls as they complete, while the model streams on.
+
+    The stream side calls :meth:`offer` for each call the moment it is complete,
+    then :meth:`close`; :meth:`dispatch` (a task) validates, asks and starts each
+    call in the order offered, and returns when every started call is finished.
+    Calls are handed over through a memory object stream, so the streaming code
+    never waits on tools.
+
+    Attributes:
+        merger: The response's merger, once streaming started (for the history).
+        broken: Set when the stream broke: calls offered but not started yet then
+            end ``errored`` instead of running.
+    """
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+        self._send, self._receive = anyio.create_memory_object_stream[ToolCallState](math.inf)
+        self._offered: set[int] = set()
+        self.merger: StreamMerger | None = None
+        self.broken: str | None = None
+
+    def offer(self, call: ToolCallState) -> None:
+        """Hand over a complete client call (once; later offers are ignored)."""
+        if call.kind != "function" or id(call) in self._offered or call.status is not Status.GENERATED:
+            return
+        self._offered.add(id(call))
+        self._send.send_nowait(call)
+
+    def close(self) -> None:
+        """No more calls will be offered."""
+        self._send.close()
+
+    async def dispatch(self) -> None:
+        """Run offered calls until :meth:`close` and all started calls finished."""
+        scheduler = self._scheduler
+        limiter = anyio.CapacityLimiter(scheduler.session.settings.max_parallel_tools)
+        running: list[anyio.Event] = []
+        async with self._receive, anyio.create_task_group() as tg:
+            async for call in self._receive:
+                await scheduler._dispatch(call, self, tg, limiter, running)

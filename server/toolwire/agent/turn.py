@@ -1,9 +1,11 @@
 """One turn: stream → merge → validate → approve → run → results → next request.
 
 The outer loop only inspects what each model response produced: no client tool
-calls ends the turn; calls are scheduled (:mod:`toolwire.agent.scheduler`) and
-their results appended in call order, then the model is asked again, up to
-``Settings.max_model_requests`` requests.
+calls ends the turn; otherwise their results are appended in call order and the
+model is asked again, up to ``Settings.max_model_requests`` requests. A call is
+handed to the scheduler (:mod:`toolwire.agent.scheduler`) the moment it is
+complete, so it can be approved and run while the model is still streaming the
+rest of the response; if the stream then breaks, calls not started yet do not run.
 
 Invariants (each has a test): every call of the turn is terminal before
 :meth:`Turn.run` returns; every call id the model sent gets exactly one result,
@@ -23,10 +25,10 @@ from dataclasses import dataclass
 import anyio
 
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
-from toolwire.agent.scheduler import Scheduler, model_result_text
+from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.llm.base import ModelError, ModelRequest
-from toolwire.streaming.delta import TextDelta
+from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
@@ -103,6 +105,7 @@ class Turn:
         self._started = time.monotonic()
         self._last_push: dict[int, float] = {}
         self._failures: list[tuple[str, str]] = []
+        self._response_usage: list[int | None] = [None, None]
 
     # ----------------------------------------------------------- control
     def cancel(self) -> None:
@@ -169,6 +172,7 @@ class Turn:
             if not call.status.terminal:
                 call.transition(Status.CANCELED, cancel_reason=reason)
                 self._push(call, force=True)
+        self.scheduler.flush_pending()
         self.scheduler.record_missing_results()
 
     async def _loop(self) -> TurnOutcome:
@@ -178,19 +182,26 @@ class Turn:
             budget = int(session.settings.context_window * CHARS_PER_TOKEN * CONTEXT_FILL)
             if shrunk := session.conversation.fit(budget):
                 log.info("dropped %d old tool results to fit the context window", shrunk)
-            response = await self._request()
-            merger = response.merger
-            client_calls = [c for c in merger.calls if c.kind == "function"]
+            run = self.scheduler.open_response()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run.dispatch)
+                try:
+                    response = await self._request(run)
+                finally:
+                    run.close()
+                merger = response.merger
+                client_calls = [c for c in merger.calls if c.kind == "function"]
+                if client_calls:
+                    self.sink.emit(TurnUpdate("running_tools"))
+            # every call of the response is terminal here: ran, refused, or errored
             self.scheduler.settle_provider_calls([c for c in merger.calls if c.kind != "function"])
+            self.scheduler.record_response(merger, client_calls)
             if not client_calls:
-                session.conversation.add_assistant(merger.text, [])
                 if response.stream_error:
                     return TurnOutcome("error", message=response.stream_error)
                 if any(r in TRUNCATING_FINISH for r in merger.finish_reasons):
                     return TurnOutcome("max_tokens")
                 return TurnOutcome("end_turn")
-            self.sink.emit(TurnUpdate("running_tools"))
-            await self.scheduler.run_response(merger, client_calls)
             if response.stream_error:
                 return TurnOutcome("error", message=response.stream_error)
             repeated = self._failure_streak(client_calls)
@@ -215,7 +226,7 @@ class Turn:
         return None
 
     # ---------------------------------------------------------- streaming
-    async def _request(self) -> _Response:
+    async def _request(self, run: ResponseRun) -> _Response:
         session = self.session
         request = ModelRequest(
             messages=[dict(m) for m in session.conversation.messages],
@@ -225,22 +236,35 @@ class Turn:
         self.sink.emit(TurnUpdate("model_request"))
         attempt = 0
         while True:
-            merger, received, error = await self._stream_once(request)
+            merger, received, error = await self._stream_once(request, run)
             if error is None or received or not error.retryable or attempt >= MODEL_RETRIES:
                 break
             attempt += 1
             delay = min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
             log.warning("model request failed (%s); retry %d in %.1fs", error, attempt, delay)
             await anyio.sleep(delay)
+        self._add_usage()
+        if error is not None:
+            run.broken = str(error)
         changed = merger.finish(stream_error=str(error) if error else None)
         for call in changed:
             self._push(call, force=True)
+            run.offer(call)
         return _Response(merger, str(error) if error else None)
 
-    async def _stream_once(self, request: ModelRequest) -> tuple[StreamMerger, bool, ModelError | None]:
+    def _add_usage(self) -> None:
+        """Add the response's token counts to the turn's (unknown stays None)."""
+        inp, out = self._response_usage
+        if inp is not None:
+            self._input_tokens = (self._input_tokens or 0) + inp
+        if out is not None:
+            self._output_tokens = (self._output_tokens or 0) + out
+        self._response_usage = [None, None]
+
+    async def _stream_once(self, request: ModelRequest, run: ResponseRun) -> tuple[StreamMerger, bool, ModelError | None]:
         model = self.session.model
         normalizer = make_normalizer(model.format) if model.format else None
-        merger = StreamMerger(explicit_ends=normalizer.explicit_ends if normalizer else False)
+        merger = run.merger = StreamMerger(explicit_ends=normalizer.explicit_ends if normalizer else False)
         held: list = []
         received = False
         error: ModelError | None = None
@@ -261,14 +285,14 @@ class Turn:
                     if fmt is None:
                         continue
                     normalizer = make_normalizer(fmt)
-                    merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
+                    merger = run.merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
                     frames, held = held, []
                 else:
                     frames = [frame]
                 for item in frames:
-                    self._absorb(merger, normalizer.feed(item.payload, item.event))
+                    self._absorb(merger, normalizer.feed(item.payload, item.event), run)
             if normalizer is not None:
-                self._absorb(merger, normalizer.close())
+                self._absorb(merger, normalizer.close(), run)
         except ModelError as exc:
             error = exc
         finally:
@@ -278,7 +302,7 @@ class Turn:
             log.warning("stream anomaly: %s", anomaly)
         return merger, received, error
 
-    def _absorb(self, merger: StreamMerger, events: list) -> None:
+    def _absorb(self, merger: StreamMerger, events: list, run: ResponseRun) -> None:
         changed: dict[int, ToolCallState] = {}
         for event in events:
             if type(event) is TextDelta:
@@ -289,11 +313,16 @@ class Turn:
             call = merger.apply(event)
             if call is not None:
                 changed[id(call)] = call
-        if merger.usage is not None:
-            self._input_tokens = merger.usage.input_tokens if merger.usage.input_tokens is not None else self._input_tokens
-            self._output_tokens = merger.usage.output_tokens if merger.usage.output_tokens is not None else self._output_tokens
+        for event in events:
+            if type(event) is Usage:  # within one response, later figures replace earlier ones
+                if event.input_tokens is not None:
+                    self._response_usage[0] = event.input_tokens
+                if event.output_tokens is not None:
+                    self._response_usage[1] = event.output_tokens
         for call in changed.values():
             self._push(call)
+            if call.status is Status.GENERATED:
+                run.offer(call)  # complete: it may run while the model streams on
 
     def _push(self, call: ToolCallState, *, force: bool = False) -> None:
         """Send the call's snapshot; while it streams, at most every :data:`PUSH_INTERVAL` s."""
