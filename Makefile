@@ -24,7 +24,7 @@ $(NODE_STAMP): client-vscode/package.json client-vscode/package-lock.json
 demo: $(STAMP)
 	$(BIN)/toolwire demo
 
-test: test-python test-client
+test: test-client test-python
 
 test-python: $(STAMP)
 	$(BIN)/python -m pytest -q
