@@ -33,6 +33,7 @@ class ToolwireTestClient(LanguageClient):
         self.permission_requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.answers: dict[str, list[dict[str, Any]] | dict[str, Any]] = {}
         self.waiters: list[tuple[Any, asyncio.Event]] = []
+        self.before_permission: Any = None  # called with the params before answering
 
     def on_update(self, params: dict[str, Any]) -> None:
         self.updates[params["sessionId"]].append(params["update"])
@@ -52,6 +53,8 @@ class ToolwireTestClient(LanguageClient):
     def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         sid = params["sessionId"]
         self.permission_requests[sid].append(params)
+        if self.before_permission is not None:
+            self.before_permission(params)
         answer = self.answers.get(sid, {"optionId": "allow_once"})
         if isinstance(answer, list):
             answer = answer.pop(0) if answer else {"optionId": "allow_once"}
@@ -83,8 +86,9 @@ class ToolwireTestClient(LanguageClient):
         return out
 
 
-def make_client() -> ToolwireTestClient:
-    client = ToolwireTestClient()
+def make_client(cls: type[ToolwireTestClient] = ToolwireTestClient) -> ToolwireTestClient:
+    """A test client of class ``cls`` with the toolwire handlers registered."""
+    client = cls()
     register_lsp_features(client)
     client.feature("toolwire/session/update")(lambda params: client.on_update(params))
     client.feature("toolwire/session/requestPermission")(lambda params: client.on_permission(params))

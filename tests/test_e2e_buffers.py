@@ -1,0 +1,132 @@
+"""Open buffers win: tools read the editor's text and edit it through ``workspace/applyEdit``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig
+
+from conftest import ToolwireTestClient, make_client, new_session, prompt, write_script
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class EditorClient(ToolwireTestClient):
+    """Behaves like VS Code for open documents: applies versioned workspace edits to its
+    buffers (refusing a stale version), then reports the change with ``didChange``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffers: dict[str, tuple[str, int]] = {}
+        self.refuse_edits = False
+        self.edits_seen = 0
+
+    def open(self, path: Path, text: str, version: int = 1) -> str:
+        uri = path.as_uri()
+        self.buffers[uri] = (text, version)
+        self.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+        return uri
+
+    def type_into(self, uri: str, text: str) -> None:
+        _, version = self.buffers[uri]
+        self.buffers[uri] = (text, version + 1)
+        self.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.edits_seen += 1
+        if self.refuse_edits:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused by the test")
+        for change in params.edit.document_changes or []:
+            uri = change.text_document.uri
+            text, version = self.buffers[uri]
+            if change.text_document.version != version:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version moved")
+            [edit] = change.edits
+            assert (edit.range.start.line, edit.range.start.character) == (0, 0)
+            self.type_into(uri, edit.new_text)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+
+def make_editor() -> EditorClient:
+    client = make_client(EditorClient)
+    client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: client.apply_edit(params))
+    return client
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+        client_factory=make_editor,
+    ),
+)
+async def editor(lsp_client: EditorClient):
+    capabilities = types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)))
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_edit_goes_to_the_open_buffer_not_the_disk(editor, repo, tmp_path):
+    disk = b"x = 1\n"
+    (repo / "a.py").write_bytes(disk)
+    uri = editor.open(repo / "a.py", "x = 1\ny = 2  # unsaved\n", version=5)
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "r"}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "a.py", "old_string": "y = 2", "new_string": "y = 3"}, "id": "e"}]},
+        {"text": "ok"},
+    ])
+    sid = await new_session(editor, repo, script)
+    result = await prompt(editor, sid)
+    assert result["stopReason"] == "end_turn"
+    finals = {cid: snaps[-1] for cid, snaps in editor.tool_calls(sid).items()}
+    assert "unsaved" in finals["r"]["result"]["content"]  # the tool saw the buffer
+    assert finals["e"]["status"] == "done"
+    assert editor.buffers[uri] == ("x = 1\ny = 3  # unsaved\n", 6)
+    assert (repo / "a.py").read_bytes() == disk  # the disk is the editor's business
+
+
+async def test_a_refused_workspace_edit_is_stale_and_nothing_is_written(editor, repo, tmp_path):
+    (repo / "b.py").write_bytes(b"keep\n")
+    uri = editor.open(repo / "b.py", "keep\nedit me\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "b.py", "old_string": "edit me", "new_string": "edited"}, "id": "e"}]},
+        {"text": "ok"},
+    ])
+    sid = await new_session(editor, repo, script)
+    editor.refuse_edits = True
+    try:
+        await prompt(editor, sid)
+    finally:
+        editor.refuse_edits = False
+    final = editor.tool_calls(sid)["e"][-1]
+    assert final["status"] == "errored" and final["error"]["code"] == "stale"
+    assert editor.buffers[uri] == ("keep\nedit me\n", 1)
+    assert (repo / "b.py").read_bytes() == b"keep\n"
+
+
+async def test_typing_between_approval_and_run_makes_the_approved_edit_stale(editor, repo, tmp_path):
+    (repo / "c.py").write_bytes(b"")
+    uri = editor.open(repo / "c.py", "alpha\nbeta\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "c.py", "old_string": "beta", "new_string": "gamma"}, "id": "e"}]},
+        {"text": "ok"},
+    ])
+    sid = await new_session(editor, repo, script)
+
+    editor.before_permission = lambda params: editor.type_into(uri, "alpha\nbeta\nuser typed this\n")
+    try:
+        await prompt(editor, sid)
+    finally:
+        editor.before_permission = None
+    final = editor.tool_calls(sid)["e"][-1]
+    assert final["status"] == "errored" and final["error"]["code"] == "stale"
+    assert editor.buffers[uri][0] == "alpha\nbeta\nuser typed this\n"  # the user's text is untouched
