@@ -130,3 +130,25 @@ async def test_typing_between_approval_and_run_makes_the_approved_edit_stale(edi
     final = editor.tool_calls(sid)["e"][-1]
     assert final["status"] == "errored" and final["error"]["code"] == "stale"
     assert editor.buffers[uri][0] == "alpha\nbeta\nuser typed this\n"  # the user's text is untouched
+
+
+async def test_external_changes_are_reported_and_named_to_the_model_but_our_writes_are_not(editor, repo, tmp_path):
+    import json
+
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "ours.txt", "content": "mine\n"}, "id": "c"}]},
+        {"text": "created"},
+        {"text": "noted"},
+    ])
+    sid = await new_session(editor, repo, script, replayLog=str(log), permissions={"create_file": "auto"})
+    await prompt(editor, sid, "create it")
+    (repo / "theirs.txt").write_text("user's file\n")  # an external change
+    await editor.wait_for(lambda p: p["sessionId"] == sid and p["update"]["sessionUpdate"] == "workspace_change"
+                          and "theirs.txt" in p["update"]["paths"])
+    reported = [p for u in editor.updates[sid] if u["sessionUpdate"] == "workspace_change" for p in u["paths"]]
+    assert "ours.txt" not in reported  # our own write is never reported back
+    await prompt(editor, sid, "next")
+    last = json.loads(log.read_text().splitlines()[-1])
+    user = [m for m in last["messages"] if m["role"] == "user"][-1]["content"]
+    assert user.startswith("next") and "theirs.txt" in user and "ours.txt" not in user

@@ -41,7 +41,14 @@ class UsageUpdate:
     duration_ms: int | None = None
 
 
-AgentEvent = Union[ToolCallUpdate, MessageChunk, TurnUpdate, UsageUpdate]
+@dataclass(slots=True, frozen=True)
+class WorkspaceChange:
+    """Files changed outside Toolwire (workspace-relative paths, sorted)."""
+
+    paths: tuple[str, ...]
+
+
+AgentEvent = Union[ToolCallUpdate, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange]
 
 
 class Sink(Protocol):

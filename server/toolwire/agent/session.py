@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolwire.agent.conversation import Conversation
@@ -17,6 +18,9 @@ from toolwire.workspace.locks import PathLocks
 
 if TYPE_CHECKING:
     from toolwire.agent.turn import Turn
+
+#: At most this many externally changed files are named to the model.
+MAX_NOTED_CHANGES = 20
 
 #: The system prompt every session starts with.
 SYSTEM_PROMPT = (
@@ -43,6 +47,10 @@ class Session:
         turn: The running turn, if any (one at a time).
         turns: Number of turns started so far.
         streams: Client-fed streams by stream id (:class:`toolwire.agent.fed.FedStream`).
+        external_changes: Workspace-relative paths changed outside Toolwire since
+            the last turn began (fed by the workspace watcher).
+        write_listener: Told about each write Toolwire is about to make, so the
+            watcher does not report it back as an external change.
     """
 
     root: Path
@@ -57,7 +65,36 @@ class Session:
     turn: "Turn | None" = None
     turns: int = 0
     streams: dict[str, Any] = field(default_factory=dict)
+    external_changes: set[str] = field(default_factory=set)
+    write_listener: Callable[[Path, bytes | None], None] | None = None
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
-        return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout)
+        return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
+                           write_listener=self.write_listener)
+
+    def note_external_changes(self, paths: list[Path]) -> list[str]:
+        """Record files changed outside Toolwire (absolute paths under :attr:`root`).
+
+        Returns:
+            The workspace-relative paths recorded, sorted.
+        """
+        recorded = set()
+        for path in paths:
+            try:
+                recorded.add(path.relative_to(self.root).as_posix())
+            except ValueError:
+                continue
+        self.external_changes |= recorded
+        return sorted(recorded)
+
+    def take_external_note(self) -> str:
+        """A note for the model naming the files changed outside Toolwire since the
+        last turn (at most :data:`MAX_NOTED_CHANGES`), then forget them; ``""`` if none."""
+        if not self.external_changes:
+            return ""
+        names = sorted(self.external_changes)
+        self.external_changes.clear()
+        shown = ", ".join(names[:MAX_NOTED_CHANGES])
+        more = f" and {len(names) - MAX_NOTED_CHANGES} more" if len(names) > MAX_NOTED_CHANGES else ""
+        return f"\n\n[Files changed outside the assistant since the last turn: {shown}{more}. Read them again before editing.]"

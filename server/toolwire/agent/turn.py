@@ -131,7 +131,7 @@ class Turn:
         """
         session = self.session
         session.turns += 1
-        session.conversation.add_user(prompt)
+        session.conversation.add_user(prompt + session.take_external_note())
         self.sink.emit(TurnUpdate("started"))
         outcome: TurnOutcome
         try:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate
+from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
 
 SESSION_NEW = "toolwire/session/new"
 SESSION_PROMPT = "toolwire/session/prompt"
@@ -170,7 +170,8 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     Shapes (``sessionUpdate`` is the discriminator):
     ``tool_call`` {toolCall}; ``agent_message_chunk`` / ``agent_thought_chunk``
     {content: {type: "text", text}}; ``turn`` {state, stopReason?, message?};
-    ``usage`` {usage: {inputTokens, outputTokens, durationMs}}.
+    ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
+    ``workspace_change`` {paths}.
     """
     if type(event) is ToolCallUpdate:
         return {"sessionUpdate": "tool_call", "toolCall": event.call}
@@ -190,6 +191,8 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
             "usage": {"inputTokens": event.input_tokens, "outputTokens": event.output_tokens,
                       "durationMs": event.duration_ms},
         }
+    if type(event) is WorkspaceChange:
+        return {"sessionUpdate": "workspace_change", "paths": list(event.paths)}
     raise TypeError(f"not an agent event: {event!r}")
 
 

@@ -22,13 +22,14 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.permissions import PermissionPolicy
-from toolwire.agent.events import ToolCallUpdate
+from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
 from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
+from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
@@ -69,6 +70,7 @@ class ToolwireServer(LanguageServer):
     Attributes:
         settings: Server-wide settings (from ``initializationOptions``).
         sessions: Open sessions by id.
+        watchers: One workspace watcher per workspace folder.
     """
 
     def __init__(self) -> None:
@@ -80,6 +82,9 @@ class ToolwireServer(LanguageServer):
         )
         self.settings: Settings = Settings()
         self.sessions: dict[str, Session] = {}
+        self.watchers = WatchHub(
+            lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
+        )
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
@@ -111,6 +116,15 @@ def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
     ls.settings = settings
     for problem in problems:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"Toolwire: {problem}"))
+
+
+@server.feature(types.SHUTDOWN)
+def on_shutdown(ls: ToolwireServer, params: None) -> None:
+    """Stop the watchers and cancel running turns (each ends its calls ``canceled``)."""
+    ls.watchers.close()
+    for session in ls.sessions.values():
+        if session.turn is not None:
+            session.turn.cancel()
 
 
 @server.feature(P.SESSION_NEW)
@@ -146,6 +160,7 @@ def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         documents=LspDocuments(ls),
     )
     ls.sessions[session.id] = session
+    ls.watchers.attach(session)
     log.info("session %s: %s on %s", session.id, model.model_id, session.root)
     return P.SessionNewResult(session_id=session.id, model=model.model_id, tools=registry.names()).dump()
 
