@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from endpoint import FakeEndpoint
 from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.llm.openai_model import OpenAIModel
 from toolwire.streaming.merge import merge_frames
@@ -25,49 +24,6 @@ EXPECTED = [
     ("GetWeatherArgs", "call_JMW1whyEaYG438VE1OIflxA2", {"city": "Edinburgh", "country": "GB", "units": "c"}),
     ("get_stock_price", "call_DNYTawLBoN8fj3KN6qU9N1Ou", {"ticker": "AAPL", "exchange": "NASDAQ"}),
 ]
-TEXT_ONLY = (
-    b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}\n\n'
-    b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
-    b"data: [DONE]\n\n"
-)
-
-
-class FakeEndpoint:
-    """An OpenAI-compatible endpoint on 127.0.0.1 that answers each POST with the next body."""
-
-    def __init__(self, bodies: list[tuple[int, bytes]]) -> None:
-        self.bodies = list(bodies)
-        self.requests: list[dict] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("Content-Length", 0))
-                endpoint.requests.append(json.loads(self.rfile.read(length)))
-                status, body = endpoint.bodies.pop(0) if endpoint.bodies else (200, TEXT_ONLY)
-                self.send_response(status)
-                self.send_header("Content-Type", "text/event-stream" if status == 200 else "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> "FakeEndpoint":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 async def collect(model: OpenAIModel, request: ModelRequest) -> list:
