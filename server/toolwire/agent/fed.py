@@ -30,15 +30,27 @@ class FedStreamError(ValueError):
     """A chunk or a request that cannot be applied (bad chunk text, stream already ended)."""
 
 
+#: The OpenAI end-of-stream sentinel; skipped when fed as text.
+_DONE = "[DONE]"
+
+
 @dataclass(slots=True)
 class FedStream:
     """One client-fed response.
 
+    Every request is all or nothing: the whole batch is decoded and checked
+    before any of it is merged, so a refused request changes nothing and can
+    be sent again, corrected.
+
     Attributes:
         stream_id: The client's name for the response.
-        fmt: Format name, or None until detected from the chunks.
-        merger: The merger (replaced once, when the format is detected).
+        fmt: Canonical format name, or None until given or detected.
+        normalizer: The format's normalizer, once the format is known.
+        merger: The merger (replaced once, when the format becomes known).
+        held: Payloads received before the format was known, replayed then.
         ended: True after ``end``; further chunks are refused.
+        run_lock: Serializes ``toolCalls/run`` requests of this stream, so a
+            call is never asked about or run twice (created on first use).
     """
 
     stream_id: str
@@ -47,41 +59,77 @@ class FedStream:
     merger: StreamMerger = field(default_factory=StreamMerger)
     held: list[tuple[Any, str | None]] = field(default_factory=list)
     ended: bool = False
+    run_lock: anyio.Lock | None = None
 
     def __post_init__(self) -> None:
         if self.fmt:
-            self.normalizer = make_normalizer(self.fmt)
-            self.merger = StreamMerger(explicit_ends=self.normalizer.explicit_ends)
+            self._adopt(make_normalizer(self.fmt))
 
-    def feed(self, chunks: list[Any], sink: Sink | None = None) -> list[ToolCallState]:
-        """Merge a batch of chunks, in order.
+    def _adopt(self, normalizer: Normalizer) -> None:
+        self.normalizer = normalizer
+        self.fmt = normalizer.format
+        self.merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
+
+    def merge(self, chunks: list[Any], sink: Sink | None = None, *, fmt: str | None = None,
+              end: bool = False) -> list[ToolCallState]:
+        """Apply one ``toolwire/toolCalls/merge`` request: chunks, then optionally the end.
 
         Args:
-            chunks: Parsed payloads (objects), or JSON text of one payload each.
-                A payload may be wrapped as ``{"event": NAME, "data": PAYLOAD}`` to
-                carry an SSE event name (or an AWS ``:event-type``).
+            chunks: Parsed payloads (objects), or JSON text of one payload each
+                (a leading ``data:`` is stripped; ``[DONE]`` is skipped). A payload
+                may be wrapped as ``{"event": NAME, "data": PAYLOAD}`` to carry an
+                SSE event name (or an AWS ``:event-type``); ``PAYLOAD`` may be JSON text.
             sink: Receives text chunks as they are merged.
+            fmt: The stream's format. Applied when the format is not known yet
+                (chunks held so far are replayed); must agree with it otherwise.
+            end: Complete the stream after the chunks (see :meth:`end`).
 
         Returns:
-            The calls that changed, in call order.
+            The calls that changed, each once, in call order.
 
         Raises:
-            FedStreamError: the stream already ended, or a string chunk is not JSON
-                (nothing of the batch after the bad chunk is applied).
+            FedStreamError: chunks after the end, a chunk that is not JSON, a
+                format contradicting the stream's, or ``end`` while no chunk told
+                the format. Nothing of the request is applied then.
+            UnknownFormat: ``fmt`` is not a known format name (nothing applied).
         """
         if self.ended:
-            raise FedStreamError(f"stream {self.stream_id!r} already ended")
+            if chunks:
+                raise FedStreamError(f"stream {self.stream_id!r} already ended; no more chunks")
+            return []
+        payloads = [item for item in (_unwrap(chunk, n) for n, chunk in enumerate(chunks)) if item is not None]
+        normalizer = make_normalizer(fmt) if fmt else None
+        if normalizer is not None and self.normalizer is not None and normalizer.format != self.fmt:
+            raise FedStreamError(
+                f"stream {self.stream_id!r} is {self.fmt!r} (given or detected earlier), not {fmt!r}")
+        if end and self.normalizer is None and normalizer is None and not any(
+                detect_format(payload, event) for payload, event in (*self.held, *payloads)):
+            raise FedStreamError(
+                f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
         changed: dict[int, ToolCallState] = {}
-        for position, chunk in enumerate(chunks):
-            payload, event = _unwrap(chunk, position)
+        if normalizer is not None and self.normalizer is None:
+            self._adopt(normalizer)
+            held, self.held = self.held, []
+            self._apply(held, sink, changed)
+        self._apply(payloads, sink, changed)
+        if end:
+            for call in self.end():
+                changed[call.index] = call
+        return [changed[i] for i in sorted(changed)]
+
+    def feed(self, chunks: list[Any], sink: Sink | None = None) -> list[ToolCallState]:
+        """Merge a batch of chunks, in order (:meth:`merge` without a format or the end)."""
+        return self.merge(chunks, sink)
+
+    def _apply(self, payloads: list[tuple[Any, str | None]], sink: Sink | None,
+               changed: dict[int, ToolCallState]) -> None:
+        for payload, event in payloads:
             if self.normalizer is None:
                 self.held.append((payload, event))
                 found = detect_format(payload, event)
                 if found is None:
                     continue
-                self.fmt = found
-                self.normalizer = make_normalizer(found)
-                self.merger = StreamMerger(explicit_ends=self.normalizer.explicit_ends)
+                self._adopt(make_normalizer(found))
                 pending, self.held = self.held, []
             else:
                 pending = [(payload, event)]
@@ -95,37 +143,68 @@ class FedStream:
                     call = self.merger.apply(ev)
                     if call is not None:
                         changed[call.index] = call
-        return [changed[i] for i in sorted(changed)]
 
     def end(self) -> list[ToolCallState]:
-        """Complete the stream under the merger's completion rules; returns the calls that changed."""
+        """Complete the stream under the merger's completion rules.
+
+        Calls still without an id get a stable one (``<streamId>-<index>``), so
+        every call can be named in ``toolwire/toolCalls/run``.
+
+        Returns:
+            The calls that changed, in call order.
+
+        Raises:
+            FedStreamError: chunks were held but none told the format.
+        """
         if self.ended:
             return []
+        if self.normalizer is None and self.held:
+            raise FedStreamError(
+                f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
         self.ended = True
-        if self.normalizer is not None:
-            self.merger.feed(self.normalizer.close())
-        elif self.held:
-            raise FedStreamError(f"stream {self.stream_id!r}: no chunk matched a known format; pass format")
-        return self.merger.finish()
+        changed = {call.index: call for call in (
+            self.merger.feed(self.normalizer.close()) if self.normalizer is not None else [])}
+        changed.update({call.index: call for call in self.merger.finish()})
+        for call in self.merger.calls:
+            if not call.id:
+                call.id = f"{self.stream_id}-{call.index}"
+                call.rev += 1
+                changed[call.index] = call
+        return [changed[i] for i in sorted(changed)]
 
 
-def _unwrap(chunk: Any, position: int) -> tuple[Any, str | None]:
+def _unwrap(chunk: Any, position: int) -> tuple[Any, str | None] | None:
+    """Decode one fed chunk into ``(payload, event)``; None for the ``[DONE]`` sentinel."""
     if isinstance(chunk, str):
         text = chunk.strip()
         if text.startswith("data:"):
             text = text[5:].strip()
-        try:
-            chunk = json.loads(text)
-        except ValueError as exc:
-            raise FedStreamError(f"chunk {position} is not JSON: {exc}") from None
+        if text == _DONE:
+            return None
+        chunk = _json(text, position)
     if isinstance(chunk, dict) and set(chunk) == {"event", "data"} and isinstance(chunk["event"], str):
-        return chunk["data"], chunk["event"]
+        data = chunk["data"]
+        return (_json(data.strip(), position) if isinstance(data, str) else data), chunk["event"]
     return chunk, None
+
+
+def _json(text: str, position: int) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise FedStreamError(f"chunk {position} of the batch is not JSON ({exc}): {text[:80]!r}") from None
 
 
 async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str] | None,
                         sink: Sink, approver: Approver) -> list[dict[str, Any]]:
     """Run a fed stream's completed calls; one result per call, in call order.
+
+    "Call order" is the order of the calls in the stream, whatever the order of
+    ``call_ids`` (the order the model needs its tool messages in); an id named
+    twice gets one result. A call that already reached a terminal status (it
+    ran in an earlier request, or the stream ended it ``errored``) is not run
+    again: its recorded result is answered. Requests on one stream are
+    serialized, so concurrent requests never ask about or run a call twice.
 
     Args:
         session: The session (tools, policy, settings).
@@ -139,31 +218,35 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         the text to send back to the model as the tool message.
 
     Raises:
-        FedStreamError: the stream has not ended, or an id names no call of it.
+        FedStreamError: the stream has not ended, or an id names no client call of it.
     """
     if not stream.ended:
         raise FedStreamError(f"stream {stream.stream_id!r} has not ended: send end: true first")
     calls = [c for c in stream.merger.calls if c.kind == "function"]
     if call_ids is not None:
-        by_id = {c.id: c for c in calls}
-        missing = [cid for cid in call_ids if cid not in by_id]
+        known = {c.id for c in calls}
+        missing = [cid for cid in dict.fromkeys(call_ids) if cid not in known]
         if missing:
-            raise FedStreamError(f"stream {stream.stream_id!r} has no calls {missing}")
-        calls = [by_id[cid] for cid in call_ids]
+            raise FedStreamError(f"stream {stream.stream_id!r} has no client calls {missing}")
+        wanted = set(call_ids)
+        calls = [c for c in calls if c.id in wanted]
 
     def push(call: ToolCallState, *, force: bool = False) -> None:
         sink.emit(ToolCallUpdate(call.to_wire()))
 
-    scheduler = Scheduler(session, push, approver)
-    try:
-        await scheduler.run_calls(calls)
-    except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            for call in calls:
-                if not call.status.terminal:
-                    call.transition(Status.CANCELED, cancel_reason=CancelReason.TURN_CANCELLED)
-                    push(call)
-        raise
+    if stream.run_lock is None:
+        stream.run_lock = anyio.Lock()
+    async with stream.run_lock:
+        scheduler = Scheduler(session, push, approver)
+        try:
+            await scheduler.run_calls(calls)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                for call in calls:
+                    if not call.status.terminal:
+                        call.transition(Status.CANCELED, cancel_reason=CancelReason.TURN_CANCELLED)
+                        push(call)
+            raise
     limit = session.settings.result_limit
     return [
         {

@@ -224,16 +224,13 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     req = parse(P.TOOL_CALLS_MERGE, P.ToolCallsMergeParams, params)
     session = session_of(ls, req.session_id)
     sink = LspSink(ls, session.id)
+    stream = session.streams.get(req.stream_id) or FedStream(req.stream_id)
     try:
-        stream = session.streams.get(req.stream_id)
-        if stream is None:
-            stream = session.streams[req.stream_id] = FedStream(req.stream_id, req.format)
-        changed = {call.index: call for call in stream.feed(req.chunks, sink)}
-        if req.end:
-            changed.update({call.index: call for call in stream.end()})
-    except (FedStreamError, UnknownFormat) as exc:
+        changed = stream.merge(req.chunks, sink, fmt=req.format, end=req.end)
+    except (FedStreamError, UnknownFormat) as exc:  # nothing of the request was applied
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_MERGE}: {exc}") from None
-    snapshots = [changed[i].to_wire() for i in sorted(changed)]
+    session.streams[req.stream_id] = stream  # a refused first batch opens no stream
+    snapshots = [call.to_wire() for call in changed]
     for snapshot in snapshots:
         sink.emit(ToolCallUpdate(snapshot))
     return {"toolCalls": snapshots, "format": stream.fmt, "ended": stream.ended}
