@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import tempfile
 import subprocess
 import sys
 from collections import defaultdict
@@ -18,6 +20,20 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 DATA = Path(__file__).parent / "data"
+
+# Every illegal status transition, in this process or in any server it starts, is
+# appended here; the autouse fixture below fails the test that caused one.
+_ILLEGAL = Path(tempfile.mkdtemp(prefix="toolwire-tests-")) / "illegal-transitions.log"
+os.environ["TOOLWIRE_ILLEGAL_TRANSITIONS_LOG"] = str(_ILLEGAL)
+
+
+@pytest.fixture(autouse=True)
+def no_illegal_transitions():
+    """Fail any test during which an illegal status transition happened anywhere."""
+    before = _ILLEGAL.read_text() if _ILLEGAL.exists() else ""
+    yield
+    after = _ILLEGAL.read_text() if _ILLEGAL.exists() else ""
+    assert after == before, f"illegal status transitions: {after[len(before):]}"
 
 
 class ToolwireTestClient(LanguageClient):

@@ -13,6 +13,8 @@ raises :class:`IllegalTransition` and is never applied silently.
 from __future__ import annotations
 
 import enum
+import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +57,22 @@ class CancelReason(str, enum.Enum):
     POLICY_DENIED = "policy_denied"
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
+
+
+#: When set, every illegal transition is also appended to this file (the test suite
+#: sets it, for this process and the servers it starts, and fails if the file grows).
+ILLEGAL_TRANSITIONS_LOG_ENV = "TOOLWIRE_ILLEGAL_TRANSITIONS_LOG"
+
+_log = logging.getLogger(__name__)
+
+
+def report_illegal_transition(message: str) -> None:
+    """Log an illegal transition (a bug) and, under test, record it for the suite."""
+    _log.error("illegal status transition: %s", message)
+    target = os.environ.get(ILLEGAL_TRANSITIONS_LOG_ENV)
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(message + "\n")
 
 
 class IllegalTransition(RuntimeError):
@@ -162,10 +180,12 @@ class ToolCallState:
             IllegalTransition: the table does not allow ``self.status -> status``.
         """
         if status not in TRANSITIONS[self.status]:
-            raise IllegalTransition(
+            message = (
                 f"tool call {self.id or self.index!r} ({self.name or '?'}): "
                 f"{self.status.value} -> {status.value} is not allowed"
             )
+            report_illegal_transition(message)
+            raise IllegalTransition(message)
         self.status = status
         if status is Status.ERRORED:
             self.error = error or CallError("errored", "the call failed")
