@@ -30,6 +30,9 @@ class Settings(BaseModel):
     max_parallel_tools: int = Field(4, ge=1, le=64, description="Tool calls running at once.")
     result_limit: int = Field(5000, ge=200, description="Characters of a tool result sent to the model.")
     context_window: int = Field(128_000, ge=1000, description="The model's context window, in tokens.")
+    tool_calling: Literal["native", "text"] = Field(
+        "native", description="native: the API's tool calls; text: calls and results written as plain text."
+    )
     permissions: dict[str, PermissionMode] = Field(
         default_factory=dict, description="Per-tool override: tool name -> auto | ask | deny."
     )

@@ -27,6 +27,7 @@ import anyio
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
 from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
 from toolwire.agent.session import Session
+from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
 from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
@@ -38,7 +39,10 @@ log = logging.getLogger(__name__)
 #: Seconds between two pushes of a call that is still streaming its arguments.
 PUSH_INTERVAL = 0.05
 #: Retries of a model request that failed before any of its response arrived.
+#: The turn is the only retry layer (the openai SDK's own retries are off).
 MODEL_RETRIES = 3
+#: Longest ``Retry-After`` the turn waits for; an endpoint asking for more ends the turn.
+MAX_RETRY_AFTER = 60.0
 #: Rough characters per token, for the context budget (OpenAI's rule of thumb for English and code).
 CHARS_PER_TOKEN = 4
 #: Fraction of the context window the history may fill before old tool results are dropped.
@@ -47,6 +51,18 @@ CONTEXT_FILL = 0.8
 FAILURE_STREAK = 3
 #: Arguments at least this similar (difflib ratio of their sorted JSON) count as "similar".
 SIMILAR_ARGUMENTS = 0.9
+
+
+def retry_delay(error: ModelError, attempt: int) -> float | None:
+    """Seconds to wait before retry number ``attempt`` (1-based), or None not to retry.
+
+    The endpoint's ``Retry-After`` wins when it gave one (None when it is over
+    :data:`MAX_RETRY_AFTER`); otherwise exponential backoff from 1 s, capped at
+    8 s, with jitter (a random 50-100 % of it) so clients do not retry in step.
+    """
+    if error.retry_after is not None:
+        return error.retry_after if error.retry_after <= MAX_RETRY_AFTER else None
+    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
 
 
 def similar_arguments(a: str, b: str) -> bool:
@@ -228,19 +244,21 @@ class Turn:
     # ---------------------------------------------------------- streaming
     async def _request(self, run: ResponseRun) -> _Response:
         session = self.session
-        request = ModelRequest(
-            messages=[dict(m) for m in session.conversation.messages],
-            tools=session.registry.definitions(),
-            temperature=session.settings.temperature,
-        )
+        messages = [dict(m) for m in session.conversation.messages]
+        tools = session.registry.definitions()
+        if session.settings.tool_calling == "text":
+            messages, tools = to_text_messages(messages, tools), []
+        request = ModelRequest(messages=messages, tools=tools, temperature=session.settings.temperature)
         self.sink.emit(TurnUpdate("model_request"))
         attempt = 0
         while True:
             merger, received, error = await self._stream_once(request, run)
             if error is None or received or not error.retryable or attempt >= MODEL_RETRIES:
                 break
+            delay = retry_delay(error, attempt + 1)
+            if delay is None:
+                break
             attempt += 1
-            delay = min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
             log.warning("model request failed (%s); retry %d in %.1fs", error, attempt, delay)
             await anyio.sleep(delay)
         self._add_usage()
@@ -251,6 +269,13 @@ class Turn:
             self._push(call, force=True)
             run.offer(call)
         return _Response(merger, str(error) if error else None)
+
+    def _normalizer(self, fmt: str):
+        """The response's normalizer; in text tool-calling mode, wrapped to read calls from the text."""
+        normalizer = make_normalizer(fmt)
+        if self.session.settings.tool_calling == "text":
+            return TextToolCallReader(normalizer)
+        return normalizer
 
     def _add_usage(self) -> None:
         """Add the response's token counts to the turn's (unknown stays None)."""
@@ -263,7 +288,7 @@ class Turn:
 
     async def _stream_once(self, request: ModelRequest, run: ResponseRun) -> tuple[StreamMerger, bool, ModelError | None]:
         model = self.session.model
-        normalizer = make_normalizer(model.format) if model.format else None
+        normalizer = self._normalizer(model.format) if model.format else None
         merger = run.merger = StreamMerger(explicit_ends=normalizer.explicit_ends if normalizer else False)
         held: list = []
         received = False
@@ -284,7 +309,7 @@ class Turn:
                     held.append(frame)
                     if fmt is None:
                         continue
-                    normalizer = make_normalizer(fmt)
+                    normalizer = self._normalizer(fmt)
                     merger = run.merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
                     frames, held = held, []
                 else:

@@ -1,0 +1,191 @@
+"""Tool calling for models without native tool calls (``toolCalling: "text"``).
+
+Requests: the tool definitions go into the system message with the convention
+below, assistant tool calls are written back as text blocks, and tool results
+become user messages, so the history is plain chat any model accepts.
+
+Responses: :class:`TextToolCallReader` wraps the response's normalizer and reads
+the blocks back out of the streamed text, as canonical tool-call events; text
+outside the blocks stays text. The convention (one block per call)::
+
+    <tool_call>
+    {"name": "read_file", "arguments": {"path": "a.py"}}
+    </tool_call>
+
+A block that is not a JSON object with a string ``name`` still becomes a call (its
+raw text kept as the arguments), so it ends ``errored`` and the model sees why; a
+block left open when the response ends is cut off (``truncated``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolwire.streaming.delta import StreamEvent, TextDelta, ToolCallDelta, ToolCallEnd
+from toolwire.streaming.formats.base import Normalizer
+
+OPEN = "<tool_call>"
+CLOSE = "</tool_call>"
+
+INSTRUCTIONS = """You can use tools. To call one, write a block like this, alone on its lines, and then stop and wait for the result:
+<tool_call>
+{"name": "TOOL_NAME", "arguments": {...}}
+</tool_call>
+You may write several blocks in one answer. Each result comes back in a <tool_result> block.
+Available tools (name, description, JSON Schema of the arguments):
+"""
+
+
+def render_call(name: str, arguments_text: str) -> str:
+    """One call as a text block (arguments kept verbatim when they are not JSON)."""
+    try:
+        arguments: Any = json.loads(arguments_text) if arguments_text.strip() else {}
+    except ValueError:
+        arguments = arguments_text
+    return f"{OPEN}\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}\n{CLOSE}"
+
+
+def to_text_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rewrite a Chat Completions history for a model without native tool calls.
+
+    Args:
+        messages: The history (system, user, assistant with ``tool_calls``, tool).
+        tools: OpenAI-style tool definitions.
+
+    Returns:
+        A new list: the tools described in the (first) system message, assistant
+        calls appended to their text as blocks, each tool result a user message
+        ``<tool_result id=... name=...>...</tool_result>``; consecutive results are
+        joined into one user message.
+    """
+    catalogue = "\n".join(
+        json.dumps({"name": t["function"]["name"], "description": t["function"].get("description", ""),
+                    "parameters": t["function"].get("parameters", {})}, ensure_ascii=False)
+        for t in tools
+    )
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    added_tools = False
+    for message in messages:
+        role = message.get("role")
+        if role == "system" and not added_tools:
+            out.append({"role": "system", "content": f"{message.get('content') or ''}\n\n{INSTRUCTIONS}{catalogue}"})
+            added_tools = True
+        elif role == "assistant":
+            parts = [message["content"]] if message.get("content") else []
+            for call in message.get("tool_calls") or []:
+                names[call["id"]] = call["function"]["name"]
+                parts.append(render_call(call["function"]["name"], call["function"]["arguments"]))
+            out.append({"role": "assistant", "content": "\n".join(parts)})
+        elif role == "tool":
+            call_id = message.get("tool_call_id", "")
+            block = (f'<tool_result id="{call_id}" name="{names.get(call_id, "")}">\n'
+                     f"{message.get('content', '')}\n</tool_result>")
+            if out and out[-1].get("role") == "user" and out[-1].get("_results"):
+                out[-1]["content"] += "\n" + block
+            else:
+                out.append({"role": "user", "content": block, "_results": True})
+        else:
+            out.append(dict(message))
+    if not added_tools:
+        out.insert(0, {"role": "system", "content": INSTRUCTIONS + catalogue})
+    for message in out:
+        message.pop("_results", None)
+    return out
+
+
+class TextToolCallReader:
+    """Wraps a normalizer: ``<tool_call>`` blocks in the assistant text become calls.
+
+    Args:
+        inner: The provider's normalizer.
+
+    The scan is incremental: tags may be split across chunks anywhere; text that
+    could be the start of a tag is held back until it is known not to be one.
+    """
+
+    explicit_ends = False
+
+    def __init__(self, inner: Normalizer) -> None:
+        self.inner = inner
+        self.format = f"{inner.format}+text-tools"
+        self._inside = False
+        self._buffer = ""
+        self._count = 0
+
+    def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for item in self.inner.feed(payload, event):
+            if type(item) is TextDelta and item.channel == "text":
+                self._scan(item.text, out)
+            else:
+                out.append(item)
+        return out
+
+    def close(self) -> list[StreamEvent]:
+        out = self.inner.close()
+        if self._inside:
+            # an open block: the call was cut off; the merger reports it truncated
+            out.append(self._piece(self._buffer))
+        elif self._buffer:
+            out.append(TextDelta(self._buffer))
+        self._buffer = ""
+        return out
+
+    def _key(self) -> tuple[str, int]:
+        return ("text-call", self._count)
+
+    def _piece(self, text: str) -> ToolCallDelta:
+        return ToolCallDelta(self._key(), arguments=text)
+
+    def _scan(self, text: str, out: list[StreamEvent]) -> None:
+        buffer = self._buffer + text
+        while buffer:
+            if not self._inside:
+                at = buffer.find(OPEN)
+                if at < 0:
+                    keep = _partial_tag_suffix(buffer, OPEN)
+                    if len(buffer) > keep:
+                        out.append(TextDelta(buffer[: len(buffer) - keep]))
+                    buffer = buffer[len(buffer) - keep :]
+                    break
+                if at:
+                    out.append(TextDelta(buffer[:at]))
+                buffer = buffer[at + len(OPEN) :]
+                self._inside = True
+                self._count += 1
+                out.append(ToolCallDelta(self._key(), id=f"call_text_{self._count}"))
+            else:
+                at = buffer.find(CLOSE)
+                if at < 0:
+                    break  # the block is emitted whole at its close tag (or cut off at the end)
+                out.extend(self._block(buffer[:at]))
+                buffer = buffer[at + len(CLOSE) :]
+                self._inside = False
+        self._buffer = buffer
+
+    def _block(self, body: str) -> list[StreamEvent]:
+        key = self._key()
+        text = body.strip()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
+            arguments = value.get("arguments", {})
+            if isinstance(arguments, str):
+                arguments_text = arguments  # kept verbatim: valid JSON or not
+            else:
+                arguments_text = json.dumps(arguments, ensure_ascii=False)
+            return [ToolCallDelta(key, name=value["name"], arguments=arguments_text), ToolCallEnd(key)]
+        # not a well-formed block: keep what the model wrote so the error shows it
+        return [ToolCallDelta(key, name="(unreadable tool call)", arguments=text), ToolCallEnd(key)]
+
+
+def _partial_tag_suffix(text: str, tag: str) -> int:
+    """Length of the longest suffix of ``text`` that is a proper prefix of ``tag``."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:size]):
+            return size
+    return 0
