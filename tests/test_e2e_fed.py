@@ -480,3 +480,41 @@ async def test_many_small_batches_of_a_long_stream_then_run(client, repo):
     assert [r["status"] for r in out["results"]] == ["done"]
     assert (repo / "big.txt").read_text(encoding="utf-8") == content
     assert client.permission_requests[sid] == []
+
+
+async def test_calls_without_ids_get_stable_ids_at_end_and_can_be_run(client, repo):
+    """Servers that send no call ids: the end names every call ``<streamId>-<index>``."""
+    sid = await open_session(client, repo)
+    stream = [
+        chat_chunk({"tool_calls": [{"index": 0, "function": {"name": "read_file", "arguments": '{"path": '}}]}),
+        chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"hello.txt"}'}}]}),
+        chat_chunk({"tool_calls": [{"index": 1, "function": {"name": "git_status", "arguments": ""}}]}),
+        chat_chunk({}, finish="tool_calls"),
+    ]
+    results = await feed(client, sid, "noids", stream, random.Random(23))
+    calls = final_states(results)
+    assert [c["toolCallId"] for c in calls] == ["noids-0", "noids-1"]
+    assert [c["status"] for c in calls] == ["generated", "generated"]
+    out = await client.call(RUN, {"sessionId": sid, "streamId": "noids", "toolCallIds": ["noids-1"]})
+    assert [(r["toolCallId"], r["status"]) for r in out["results"]] == [("noids-1", "done")]
+
+
+async def test_provider_executed_calls_are_shown_but_never_run(client, repo):
+    sid = await open_session(client, repo)
+    name = "anthropic__server-tool-then-client-tool-interleaved-text.sse"
+    results = await feed(client, sid, "s", corpus_items(name), random.Random(29))
+    server_call, client_call = final_states(results)
+    assert server_call["kind"] == "server_tool_use" and client_call["kind"] == "function"
+    with pytest.raises(JsonRpcInvalidParams, match="no client calls"):
+        await client.call(RUN, {"sessionId": sid, "streamId": "s", "toolCallIds": [server_call["toolCallId"]]})
+    out = await client.call(RUN, {"sessionId": sid, "streamId": "s"})
+    [only] = out["results"]
+    assert only["toolCallId"] == client_call["toolCallId"] and only["status"] == "errored"
+    assert only["content"].startswith("Error (unknown_tool):")  # get_exchange_rate is not a Toolwire tool
+
+
+async def test_an_empty_stream_ends_with_no_calls(client, tmp_path):
+    sid = await open_session(client, tmp_path)
+    result = await client.call(MERGE, {"sessionId": sid, "streamId": "empty", "chunks": ["data: [DONE]"], "end": True})
+    assert result == {"toolCalls": [], "format": None, "ended": True}
+    assert (await client.call(RUN, {"sessionId": sid, "streamId": "empty"})) == {"results": []}

@@ -102,8 +102,8 @@ class FedStream:
         if normalizer is not None and self.normalizer is not None and normalizer.format != self.fmt:
             raise FedStreamError(
                 f"stream {self.stream_id!r} is {self.fmt!r} (given or detected earlier), not {fmt!r}")
-        if end and self.normalizer is None and normalizer is None and not any(
-                detect_format(payload, event) for payload, event in (*self.held, *payloads)):
+        undecided = [*self.held, *payloads] if self.normalizer is None and normalizer is None else []
+        if end and undecided and not any(detect_format(payload, event) for payload, event in undecided):
             raise FedStreamError(
                 f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
         changed: dict[int, ToolCallState] = {}
