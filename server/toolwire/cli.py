@@ -90,14 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
     demo.set_defaults(func=_demo)
 
-    try:
-        from toolwire import merge_cli
-    except ImportError:  # pragma: no cover - present in every release
-        merge_cli = None
-    if merge_cli is not None:
-        merge = sub.add_parser("merge", help="merge a recorded provider stream and print its tool calls")
-        merge_cli.configure(merge)
-        merge.set_defaults(func=merge_cli.run)
+    from toolwire import merge_cli  # pure: no server, no openai
+
+    merge = sub.add_parser("merge", help="merge a recorded provider stream and print its tool calls")
+    merge_cli.configure(merge)
+    merge.set_defaults(func=merge_cli.run)
     return parser
 
 
