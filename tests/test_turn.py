@@ -445,3 +445,27 @@ async def test_a_complete_call_runs_while_the_model_is_still_streaming(tmp_path)
     assert [m["tool_call_id"] for m in tool_messages(session)] == ["toolu_a", "toolu_b"]
     assert (outcome.input_tokens, outcome.output_tokens) == (3 + 1, 9 + 1)  # summed over the turn's requests
     assert_invariants(session, sink)
+
+
+async def test_cancel_a_call_while_its_arguments_still_stream(tmp_path):
+    tool = GatedTool()
+    tool.gate("b").set()
+    line = {"tool_calls": [{"name": "gated", "arguments": {"name": "a" * 200}, "id": "ca"},
+                           {"name": "gated", "arguments": {"name": "b"}, "id": "cb"}], "chunk_size": 4}
+    session = make_session(tmp_path, [line, {"text": "ok"}], [tool])
+
+    class CancelOnFirstSight(RecordingSink):
+        def emit(self, event) -> None:
+            super().emit(event)
+            if isinstance(event, ToolCallUpdate) and event.call["toolCallId"] == "ca" and event.call["status"] == "generating":
+                turn.cancel_call("ca")
+
+    sink = CancelOnFirstSight()
+    turn = Turn(session, sink, ScriptedApprover())
+    outcome = await turn.run("go")
+    assert outcome.stop_reason == "end_turn"
+    finals = {cid: snaps[-1] for cid, snaps in call_updates(sink).items()}
+    assert finals["ca"]["status"] == "canceled" and finals["ca"]["cancelReason"] == "call_cancelled"
+    assert finals["cb"]["status"] == "done" and tool.finished == ["b"]
+    assert [m["tool_call_id"] for m in tool_messages(session)] == ["ca", "cb"]
+    assert_invariants(session, sink)

@@ -64,7 +64,12 @@ class Conversation:
             text: Assistant text (may be empty).
             calls: ``(call id, tool name, argument text)`` per call, in call order;
                 argument text that is empty becomes ``"{}"``.
+
+        An empty response (no text, no calls) adds nothing: OpenAI-compatible APIs
+        refuse an assistant message with neither content nor tool calls.
         """
+        if not text and not calls:
+            return
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             message["tool_calls"] = [

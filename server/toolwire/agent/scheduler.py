@@ -20,6 +20,7 @@ Policy, in call order:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -309,8 +310,6 @@ class Scheduler:
         path = self.session.settings.tool_call_log
         if not path:
             return
-        import hashlib
-
         entry = {
             "callId": call.id,
             "tool": tool.name,

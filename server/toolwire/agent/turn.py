@@ -132,8 +132,20 @@ class Turn:
             self._scope.cancel()
 
     def cancel_call(self, call_id: str) -> bool:
-        """Cancel one call; the turn goes on. Returns False for an unknown or finished call."""
-        return self.scheduler.cancel_call(call_id)
+        """Cancel one call, even one still streaming; the turn goes on.
+
+        Returns:
+            False for an unknown or already finished call.
+        """
+        if self.scheduler.cancel_call(call_id):
+            return True
+        for call in self.calls:
+            if call.id == call_id and call.status in (Status.GENERATING, Status.GENERATED):
+                # not handed to the scheduler yet: the merger refuses its later deltas
+                call.transition(Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+                self._push(call, force=True)
+                return True
+        return False
 
     # -------------------------------------------------------------- run
     async def run(self, prompt: str) -> TurnOutcome:
