@@ -99,12 +99,14 @@ class Tool(ABC):
     barrier: ClassVar[bool] = False
 
     def paths(self, args: BaseModel) -> list[str]:
-        """The workspace-relative paths the call touches (for per-path locks)."""
+        """The workspace-relative paths the call touches (for per-path locks):
+        the ``path`` and ``new_path`` arguments and every entry of ``paths``."""
         out = []
         for key in ("path", "new_path"):
             value = getattr(args, key, None)
             if isinstance(value, str):
                 out.append(value)
+        out.extend(p for p in getattr(args, "paths", None) or [] if isinstance(p, str))
         return out
 
     @abstractmethod

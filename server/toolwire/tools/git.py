@@ -133,10 +133,6 @@ class GitAdd(Tool):
     description: ClassVar[str] = "Stage changes of the given paths (new, modified and deleted files) for the next commit."
     Args: ClassVar[type[BaseModel]] = PathsArgs
 
-    def paths(self, args: BaseModel) -> list[str]:
-        """The path arguments."""
-        return list(getattr(args, "paths", []))
-
     def git_argv(self, args: PathsArgs) -> list[str]:
         """The git argv, for the permission prompt."""
         return git_argv(["add", "--", *args.paths], read_only=False)
@@ -175,10 +171,6 @@ class GitRestore(Tool):
         "discard the unstaged changes of the given paths (restore them from the index)."
     )
     Args: ClassVar[type[BaseModel]] = RestoreArgs
-
-    def paths(self, args: BaseModel) -> list[str]:
-        """The path arguments."""
-        return list(getattr(args, "paths", []))
 
     def git_argv(self, args: RestoreArgs) -> list[str]:
         """The git argv, for the permission prompt."""
@@ -239,10 +231,6 @@ class GitCommit(Tool):
     )
     Args: ClassVar[type[BaseModel]] = CommitArgs
     barrier: ClassVar[bool] = True
-
-    def paths(self, args: BaseModel) -> list[str]:
-        """The path arguments."""
-        return list(getattr(args, "paths", None) or [])
 
     def git_argv(self, args: CommitArgs) -> list[str]:
         """The git argv, for the permission prompt."""

@@ -151,10 +151,6 @@ class GitDiff(Tool):
     Args: ClassVar[type[BaseModel]] = GitDiffArgs
     read_only: ClassVar[bool] = True
 
-    def paths(self, args: BaseModel) -> list[str]:
-        """The path arguments."""
-        return list(getattr(args, "paths", None) or [])
-
     def git_argv(self, args: GitDiffArgs) -> list[str]:
         """The main git argv, for the permission prompt."""
         cmd = ["diff", *(["--cached"] if args.staged else []), *([args.ref] if args.ref else [])]
