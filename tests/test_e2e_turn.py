@@ -163,3 +163,16 @@ async def test_cancel_while_arguments_stream(client, repo, tmp_path):
     assert not (repo / "new.txt").exists()
     # the session is usable afterwards
     assert (await client.call("toolwire/session/snapshot", {"sessionId": sid}))["running"] is False
+
+
+async def test_several_edits_to_one_file_in_one_response_all_land_in_order(client, repo, tmp_path):
+    (repo / "a.txt").write_text("one\ntwo\nthree\nfour\n")
+    edits = [{"name": "edit_file", "arguments": {"path": "a.txt", "old_string": w, "new_string": w.upper()}, "id": f"e{i}"}
+             for i, w in enumerate(["one", "two", "three", "four"])]
+    script = write_script(tmp_path / "s.jsonl", [{"tool_calls": edits}, {"text": "ok"}])
+    sid = await new_session(client, repo, script)
+    await prompt(client, sid)
+    assert {cid: seq[-1] for cid, seq in client.statuses(sid).items()} == {f"e{i}": "done" for i in range(4)}
+    assert (repo / "a.txt").read_text() == "ONE\nTWO\nTHREE\nFOUR\n"
+    diffs = [p["subject"]["diff"] for p in client.permission_requests[sid]]
+    assert "+ONE" in diffs[0] and "+TWO" in diffs[1] and " ONE" in diffs[1]  # each diff is against the edited file

@@ -13,7 +13,9 @@ Policy, in call order:
 4. Execution: calls run in parallel (at most ``max_parallel_tools``) unless they
    touch the same path (per-path locks, taken in call order) or the tool is a
    barrier (commit, branch switch), which waits for every earlier call and runs
-   alone. Each call runs under ``tool_timeout``.
+   alone. A call that changes a path is asked about only after the earlier
+   calls on that path finished, so the diff it shows is the one it will make.
+   Each call runs under ``tool_timeout``.
 5. Results are appended to the conversation in call order, whatever order the
    tools finished in.
 """
@@ -194,7 +196,7 @@ class Scheduler:
         return tool, args
 
     async def _dispatch(self, call: ToolCallState, run: "ResponseRun", tg: Any,
-                        limiter: anyio.CapacityLimiter, running: list[anyio.Event]) -> None:
+                        limiter: anyio.CapacityLimiter, running: list[tuple[frozenset[str], anyio.Event]]) -> None:
         if call.status is not Status.GENERATED:
             return
         self.assign_ids([call])
@@ -206,17 +208,24 @@ class Scheduler:
         if planned is None:
             return
         tool, args = planned
+        keys = frozenset(self.session.locks.key(self.session.root / p) for p in tool.paths(args))
+        if not tool.read_only:
+            # The approval shows the exact change, so it is computed on the file as
+            # the earlier calls on the same paths leave it: wait for them first.
+            for other_keys, event in running:
+                if other_keys & keys:
+                    await event.wait()
         subject = await self._approve(call, tool, args)
         if subject is None:
             return
         done = anyio.Event()
         if tool.barrier:
-            for event in running:
+            for _, event in running:
                 await event.wait()
         scope = anyio.CancelScope()
         self._scopes[call.id] = scope
         tg.start_soon(self._run_one, call, tool, args, subject, limiter, scope, done)
-        running.append(done)
+        running.append((keys, done))
         if tool.barrier:
             await done.wait()
 
@@ -361,7 +370,7 @@ class ResponseRun:
         """Run offered calls until :meth:`close` and all started calls finished."""
         scheduler = self._scheduler
         limiter = anyio.CapacityLimiter(scheduler.session.settings.max_parallel_tools)
-        running: list[anyio.Event] = []
+        running: list[tuple[frozenset[str], anyio.Event]] = []
         async with self._receive, anyio.create_task_group() as tg:
             async for call in self._receive:
                 await scheduler._dispatch(call, self, tg, limiter, running)
