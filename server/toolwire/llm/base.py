@@ -32,12 +32,16 @@ class ModelError(Exception):
         retryable: True for failures worth retrying (HTTP 429, 5xx, connection reset),
             per the OpenAI API's documented error codes.
         status: HTTP status when there was one.
+        retry_after: Seconds the endpoint asked us to wait before retrying
+            (``Retry-After`` / ``retry-after-ms``), when it said so.
     """
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after = retry_after
 
 
 class Model(Protocol):
