@@ -354,3 +354,44 @@ async def test_first_commit_on_unborn_branch(tmp_path: Path) -> None:
     assert result.data and result.data["branch"] == "trunk" and result.data["files"] == [{"status": "A", "path": "x.txt"}]
     created = await call(root, "git_branch", action="create", name="next")
     assert created.data and created.data["previous"] == "trunk"
+
+
+async def test_read_only_git_never_runs_a_configured_filter(tmp_path):
+    """A repository's ``filter.<x>.clean`` would run during ``git status``/``git diff``
+    on a touched file; read-only tools blank every configured filter first."""
+    import os
+    import subprocess
+
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import ToolContext, validate_arguments
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    marker = tmp_path / "filter-ran"
+    script = tmp_path / "clean.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    script.chmod(0o755)
+
+    def g(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+
+    g("init", "-q")
+    (repo / ".gitattributes").write_text("*.txt filter=evil.drv\n")
+    (repo / "a.txt").write_text("hi\n")
+    g("add", "-A")
+    g("commit", "-qm", "init")
+    g("config", "filter.evil.drv.clean", str(script))
+    g("config", "diff.noprefix", "true")
+    marker.unlink(missing_ok=True)
+    os.utime(repo / "a.txt", (1, 1))  # stat info changed: git would re-clean the file
+    (repo / "a.txt").write_text("hi there\n")
+    registry = default_registry()
+    ctx = ToolContext(root=repo)
+    for name, args in (("git_status", {}), ("git_diff", {}), ("git_diff", {"ref": "HEAD"})):
+        tool = registry.get(name)
+        result = await tool.run(validate_arguments(tool, args), ctx)
+        assert result.ok, result.content
+        assert not marker.exists(), f"{name} {args} ran the repository's filter"
+    diff = await registry.get("git_diff").run(validate_arguments(registry.get("git_diff"), {}), ctx)
+    assert "--- a/a.txt" in diff.content  # diff.noprefix is pinned off

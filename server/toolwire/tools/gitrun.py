@@ -2,14 +2,20 @@
 
 Every run is ``git --no-pager -c core.pager=cat -c core.editor=true
 -c core.fsmonitor=false ... <args>`` with stdin closed, in its own session
-(process group). On timeout or cancellation the whole group is killed
-(``os.killpg``), so hooks and their children die with git, and the process is
-reaped before the exception propagates.
+(process group). On timeout or cancellation the whole group is stopped
+(``os.killpg``: SIGTERM, so git removes its lock files, then SIGKILL), so hooks
+and their children die with git, and the process is reaped before the exception
+propagates.
 
 Read-only runs also set ``core.hooksPath=/dev/null`` and
 ``GIT_OPTIONAL_LOCKS=0`` and take no repository-configured helper programs:
-the diff/log/show callers pass ``--no-ext-diff --no-textconv``, and
-``GIT_EXTERNAL_DIFF`` is dropped from the environment.
+the diff/log/show callers pass ``--no-ext-diff --no-textconv``,
+``GIT_EXTERNAL_DIFF`` is dropped from the environment, and every configured
+filter driver (``filter.<driver>.clean/smudge/process``, which ``git status``
+and ``git diff`` would run on changed files, per gitattributes(5) "filter") is
+blanked with ``-c filter.<driver>.clean=`` and so on; an empty command means no
+filter. Diff output settings that change its shape (``diff.noprefix``,
+``diff.mnemonicPrefix``, ``diff.relative``) are pinned to git's defaults.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ __all__ = ["GitOutput", "git_argv", "git_env", "run_git", "MAX_OUTPUT_BYTES"]
 MAX_OUTPUT_BYTES: Final = 8 * 1024 * 1024
 """stdout kept per run (bytes); the rest is drained and dropped (``truncated``)."""
 
+TERM_GRACE: Final = 2.0
+"""Seconds git gets after SIGTERM (to remove its lock files) before its group is killed."""
+
 _COMMON: Final = (
     "--no-pager",
     "--literal-pathspecs",
@@ -44,7 +53,14 @@ _COMMON: Final = (
     "-c", "maintenance.auto=false",
     "-c", "advice.detachedHead=false",
 )  # fmt: skip
-_READ_ONLY: Final = ("-c", "core.hooksPath=/dev/null", "-c", "diff.external=")
+_READ_ONLY: Final = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "diff.external=",
+    "-c", "diff.noprefix=false",
+    "-c", "diff.mnemonicPrefix=false",
+    "-c", "diff.relative=false",
+)  # fmt: skip
+_FILTER_KEYS: Final = ("clean", "smudge", "process")
 _DROPPED_ENV: Final = (
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -111,11 +127,27 @@ def git_env(*, read_only: bool) -> dict[str, str]:
     return env
 
 
-def _kill_group(pid: int) -> None:
+def _signal_group(pid: int, sig: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+async def _stop_group(proc: asyncio.subprocess.Process) -> None:
+    """Stop git and everything in its process group, and reap git (shielded).
+
+    SIGTERM first: git's signal handler removes the lock files it holds
+    (``index.lock`` during a commit's hooks), which SIGKILL would leave behind,
+    locking the repository. After :data:`TERM_GRACE` seconds, or as soon as git
+    is gone, SIGKILL takes whatever is left of the group (hooks ignoring TERM).
+    """
+    _signal_group(proc.pid, signal.SIGTERM)
+    with anyio.CancelScope(shield=True):
+        with anyio.move_on_after(TERM_GRACE):
+            await proc.wait()
+        _signal_group(proc.pid, signal.SIGKILL)
+        await proc.wait()
 
 
 async def _drain(stream: asyncio.StreamReader, cap: int, sink: list[bytes]) -> bool:
@@ -140,6 +172,7 @@ async def run_git(
     timeout: float,
     config: Sequence[str] = (),
     check: bool = True,
+    _listing_filters: bool = False,
 ) -> GitOutput:
     """Run ``git <args>`` in ``root`` and wait for it.
 
@@ -158,6 +191,8 @@ async def run_git(
             ``returncode``) on a non-zero exit when ``check``.
         Cancellation: re-raised after the process group is killed and reaped.
     """
+    if read_only and not _listing_filters:
+        config = [*await _blank_filters(root, timeout), *config]
     argv = git_argv(args, read_only=read_only, config=config)
     try:
         # Shielded: a cancel while asyncio connects the pipes would kill git alone
@@ -185,14 +220,10 @@ async def run_git(
                 truncated = await _drain(proc.stdout, MAX_OUTPUT_BYTES, out)
             returncode = await proc.wait()
     except TimeoutError:
-        _kill_group(proc.pid)
-        with anyio.CancelScope(shield=True):
-            await proc.wait()
+        await _stop_group(proc)
         raise ToolError("timeout", f"git {args[0] if args else ''} did not finish within {timeout:g} s and was stopped") from None
     except BaseException:
-        _kill_group(proc.pid)
-        with anyio.CancelScope(shield=True):
-            await proc.wait()
+        await _stop_group(proc)
         raise
     result = GitOutput(argv, returncode, b"".join(out), b"".join(err), truncated)
     if check and returncode != 0:
@@ -202,3 +233,26 @@ async def run_git(
             {"argv": argv, "stderr": result.error, "returncode": returncode},
         )
     return result
+
+
+async def _blank_filters(root: Path, timeout: float) -> list[str]:
+    """``key=`` settings that switch off every filter driver git is configured with.
+
+    ``git config`` itself runs no filter. Driver names may contain dots
+    (``filter.a.b.clean``): the name is everything between the first and last dot.
+    """
+    listed = await run_git(
+        root, ["config", "--name-only", "--get-regexp", r"^filter\."],
+        read_only=True, timeout=timeout, check=False, _listing_filters=True,
+    )
+    drivers = set()
+    for line in listed.text.splitlines():
+        section, _, rest = line.partition(".")
+        name, _, key = rest.rpartition(".")
+        if section.lower() == "filter" and name:
+            drivers.add(name)
+    out = []
+    for name in sorted(drivers):
+        out += [f"filter.{name}.{key}=" for key in _FILTER_KEYS]
+        out.append(f"filter.{name}.required=false")
+    return out
