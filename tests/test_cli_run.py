@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -95,13 +96,14 @@ def test_ctrl_c_cancels_the_turn_prints_everything_and_exits_130(repo, tmp_path)
     proc = subprocess.Popen(
         [*TOOLWIRE, "run", "--workspace", str(repo), "--model", f"replay:{script}", "--json", "--approve", "yes", "go"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        start_new_session=True,  # its own process group, like a job in a terminal
     )
     assert proc.stdout is not None
     lines = []
     for raw in proc.stdout:  # wait for the call to start streaming, then interrupt
         lines.append(json.loads(raw))
         if lines[-1].get("update", {}).get("sessionUpdate") == "tool_call":
-            proc.send_signal(signal.SIGINT)
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
             break
     rest, err = proc.communicate(timeout=30)
     lines += [json.loads(line) for line in rest.splitlines()]

@@ -153,7 +153,9 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
             printer.approval(params.get("toolCall", {}), answer["outcome"].get("optionId", "reject"))
         return answer
 
-    await client.start_io(sys.executable, "-m", "toolwire", "serve", *options.server_args)
+    # Its own session: a Ctrl-C at the terminal signals our process group, and the
+    # server must live on to cancel the turn cleanly when we tell it to.
+    await client.start_io(sys.executable, "-m", "toolwire", "serve", *options.server_args, start_new_session=True)
     proc = client._server
     assert proc is not None and proc.stderr is not None
     stderr_lines: list[str] = []
@@ -222,8 +224,13 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         try:
             if proc.returncode is None:
                 with anyio.move_on_after(5):
-                    await client.protocol.send_request_async("shutdown", None)
-                client.protocol.notify("exit", None)
+                    try:
+                        await client.protocol.send_request_async("shutdown", None)
+                        client.protocol.notify("exit", None)
+                    except Exception as exc:  # the server went away meanwhile: nothing to shut down
+                        if proc.returncode not in (None, 0):
+                            err.write(f"toolwire run: the server failed while shutting down: {exc}\n")
+                            code = code or 1
                 with anyio.move_on_after(5):
                     await proc.wait()
             if proc.returncode is None:
