@@ -72,7 +72,8 @@ class LspApprover:
         try:
             raw = await future
         except anyio.get_cancelled_exc_class():
-            protocol.notify("$/cancelRequest", {"id": msg_id})
+            # typed params: pygls cannot serialize a plain dict for this LSP method
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             protocol._request_futures.pop(msg_id, None)
             raise
         except Exception as exc:  # the client answered with an error
