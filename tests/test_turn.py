@@ -469,3 +469,29 @@ async def test_cancel_a_call_while_its_arguments_still_stream(tmp_path):
     assert finals["cb"]["status"] == "done" and tool.finished == ["b"]
     assert [m["tool_call_id"] for m in tool_messages(session)] == ["ca", "cb"]
     assert_invariants(session, sink)
+
+
+async def test_an_error_event_in_the_stream_ends_the_turn_with_error(tmp_path):
+    stream = Path(__file__).parent / "data" / "corpus" / "groq__gpt-oss-tool-use-failed-error-event.sse"
+    session = make_session(tmp_path, [{"stream": str(stream)}], [GatedTool()])
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, ScriptedApprover()).run("go")
+    assert outcome.stop_reason == "error"
+    assert "tool_use_failed" in (outcome.message or "") or "validation failed" in (outcome.message or "")
+    assert_invariants(session, sink)
+
+
+async def test_two_calls_with_the_same_id_stay_two_calls_with_their_own_results(tmp_path):
+    tool = GatedTool()
+    for name in ("a", "b"):
+        tool.gate(name).set()
+    calls = [{"name": "gated", "arguments": {"name": n}, "id": "dup"} for n in ("a", "b")]
+    session = make_session(tmp_path, [{"tool_calls": calls}, {"text": "ok"}], [tool])
+    sink = RecordingSink()
+    await Turn(session, sink, ScriptedApprover()).run("go")
+    assert sorted(tool.finished) == ["a", "b"]
+    assistant = next(m for m in session.conversation.messages if m.get("tool_calls"))
+    ids = [c["id"] for c in assistant["tool_calls"]]
+    assert ids == ["dup", "dup_2"]
+    assert [m["tool_call_id"] for m in tool_messages(session)] == ids
+    assert_invariants(session, sink)

@@ -163,10 +163,18 @@ class Scheduler:
         self._pending = None
 
     def assign_ids(self, calls: list[ToolCallState]) -> None:
-        """Give calls without a provider id a stable one, and index them for :meth:`cancel_call`."""
+        """Give calls without a provider id a stable one, make ids unique within the
+        turn (a model may repeat one; each call needs its own result), and index
+        them for :meth:`cancel_call`."""
         for position, call in enumerate(calls):
             if not call.id:
                 call.id = f"call_{self.session.turns}_{len(self._calls)}_{position}"
+            if self._calls.get(call.id, call) is not call:
+                base, n = call.id, 2
+                while f"{base}_{n}" in self._calls:
+                    n += 1
+                log.warning("call id %r used twice; the later call is %r", base, f"{base}_{n}")
+                call.id = f"{base}_{n}"
             self._calls[call.id] = call
 
     async def run_calls(self, calls: list[ToolCallState]) -> None:

@@ -29,6 +29,7 @@ from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
 from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.streaming.completion import stream_error_sentence
 from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
@@ -280,7 +281,10 @@ class Turn:
         for call in changed:
             self._push(call, force=True)
             run.offer(call)
-        return _Response(merger, str(error) if error else None)
+        failure = str(error) if error else None
+        if failure is None and merger.errors:  # an error event inside an otherwise readable stream
+            failure = stream_error_sentence(merger.errors[0])
+        return _Response(merger, failure)
 
     def _normalizer(self, fmt: str):
         """The response's normalizer; in text tool-calling mode, wrapped to read calls from the text."""

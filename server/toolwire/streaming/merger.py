@@ -201,7 +201,10 @@ class StreamMerger:
         """The call a delta belongs to, or None when it opens a new one."""
         if delta.id and not delta.new_call:
             known = self._by_id.get(delta.id)
-            if known is not None:
+            # A known id finds its call even under another key (parallel calls that
+            # share an index), unless the delta opens a new key with a name: that is
+            # a second call that reuses the id, not more of the first.
+            if known is not None and not (delta.name and delta.key not in self._by_key):
                 return known
         if delta.new_call:
             return None
