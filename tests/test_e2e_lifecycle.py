@@ -502,8 +502,10 @@ async def test_cancel_kills_a_blocking_commit_hook_and_commits_nothing(client, r
 
 
 # ------------------------------------------------ 7. cancel during an edit
-@pytest.mark.parametrize("when", ["generated", "calling"])
+@pytest.mark.parametrize("when", ["asking", "calling"])
 async def test_cancel_during_a_large_edit_never_half_writes(client, tmp_path, when):
+    """Cancel while the edit waits for approval (it must not run) or right after
+    ``calling`` arrives (it may have finished: a disk write has no await point)."""
     root = tmp_path / "ws"
     root.mkdir()
     lines = [f"line {i:07d} {'abcdefghij' * 8}\n" for i in range(17000)]  # ~1.5 MB
@@ -515,16 +517,23 @@ async def test_cancel_during_a_large_edit_never_half_writes(client, tmp_path, wh
             {"old_string": "line 0000001 ", "new_string": "FIRST "},
             {"old_string": "line 0016999 ", "new_string": "LAST "}]}, "id": "c_big"}]},
     ])
-    sid = await replay_session(client, root, script, log, permissions={"multi_edit": "auto"})
+    sid = await replay_session(client, root, script, log)
+    cancel = lambda: client.protocol.notify("toolwire/session/cancel", {"sessionId": sid})  # noqa: E731
+    if when == "asking":
+        client.held.add(sid)
+        turn = start_prompt(client, sid)
+        await asyncio.wait_for(client.opened[sid].wait(), WAIT)
+        cancel()
+    else:
+        def cancel_on_calling(count: int) -> None:
+            if is_call(cid="c_big", status="calling")(client.updates[sid][-1]):
+                cancel()  # sent from the notification handler: as early as the client can
+                client.hooks.pop(sid)
 
-    def cancel_on(count: int) -> None:
-        update = client.updates[sid][-1]
-        if is_call(cid="c_big", status=when)(update):
-            client.protocol.notify("toolwire/session/cancel", {"sessionId": sid})
-            client.hooks.pop(sid)
-
-    client.hooks[sid] = cancel_on
-    result = await answer(start_prompt(client, sid))
+        client.hooks[sid] = cancel_on_calling
+        turn = start_prompt(client, sid)
+    result = await answer(turn)
+    client.held.discard(sid)
     final = final_calls(client, sid)["c_big"]
     data = (root / "big.txt").read_bytes()
     expected = original.replace(b"line 0000001 ", b"FIRST ").replace(b"line 0016999 ", b"LAST ")
@@ -533,6 +542,8 @@ async def test_cancel_during_a_large_edit_never_half_writes(client, tmp_path, wh
     else:
         assert final["status"] == "canceled" and final["cancelReason"] == "turn_cancelled"
         assert data == original  # byte for byte
+    if when == "asking":
+        assert final["status"] == "canceled" and result["stopReason"] == "cancelled"
     assert result["stopReason"] in ("cancelled", "end_turn")
     assert_lifecycle(client, sid, result["stopReason"])
     assert [p.name for p in root.iterdir()] == ["big.txt"]  # no temporary file left
