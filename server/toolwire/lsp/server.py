@@ -29,6 +29,7 @@ from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
+from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.formats.registry import UnknownFormat
@@ -78,6 +79,7 @@ class ToolwireServer(LanguageServer):
             "toolwire",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=ToolwireProtocol,
             converter_factory=make_converter,
         )
         self.settings: Settings = Settings()
@@ -85,6 +87,13 @@ class ToolwireServer(LanguageServer):
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Answer a body that is not JSON with -32700; log everything else (no pop-ups)."""
+        if answer_parse_error(self.protocol, error):
+            log.warning("a message was not valid JSON: %s", error)
+            return
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
