@@ -29,14 +29,23 @@ def test_json_output_has_exactly_the_listed_keys(name: str, capsys: pytest.Captu
     assert code == 0 and err == ""
     result = json.loads(out)
     assert out.count("\n") == 1
-    assert {"calls", "finishReasons", "text"} <= set(result)
+    assert set(result) == {"calls", "finishReasons", "text"}
     assert result["finishReasons"] == EXPECTED[name]["finish"]
     for call, want in zip(result["calls"], EXPECTED[name]["calls"], strict=True):
-        assert {"id", "name", "arguments", "argumentsText", "status", "error"} <= set(call)
+        assert set(call) == {"id", "name", "arguments", "argumentsText", "status", "error"}
         assert (call["name"], call["arguments"]) == (want["name"], want["arguments"])
         assert call["status"] == ("errored" if want["arguments"] is None else "generated")
         if call["error"] is not None:
             assert set(call["error"]) == {"code", "message", "retryable"}
+
+
+def test_details_adds_the_extra_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    name = "anthropic__server-tool-then-client-tool-interleaved-text.sse"
+    code, out, _ = run([str(CORPUS / name), "--json", "--details"], capsys)
+    result = json.loads(out)
+    assert code == 0 and {"format", "reasoning", "usage", "errors", "anomalies"} <= set(result)
+    assert result["format"] == "anthropic"
+    assert [c["kind"] for c in result["calls"]] == ["server_tool_use", "function"]
 
 
 def test_errored_calls_still_exit_zero_and_summary_is_readable(capsys: pytest.CaptureFixture[str]) -> None:

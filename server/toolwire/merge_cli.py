@@ -7,11 +7,14 @@ the payloads unless ``--format`` names it. Any tool name is accepted.
 Exit status: 0 when the stream was read (even if some calls ended ``errored``);
 2 when the file cannot be read or no known format matches (message on stderr).
 
-``--json`` prints exactly one JSON object::
+``--json`` prints exactly one JSON object, with exactly these keys::
 
-    {"calls": [{"id", "name", "kind", "arguments", "argumentsText", "status", "error"}],
-     "finishReasons": [...], "text": "...", "format": "...", "reasoning": "...",
-     "usage": {"inputTokens", "outputTokens"} | null, "errors": [...], "anomalies": [...]}
+    {"calls": [{"id", "name", "arguments", "argumentsText", "status", "error"}],
+     "finishReasons": [...], "text": "..."}
+
+``--json --details`` adds ``kind`` to each call and ``format``, ``reasoning``,
+``usage`` ({inputTokens, outputTokens} or null), ``errors`` (provider error
+events) and ``anomalies`` (rejected or skipped pieces) to the object.
 
 ``arguments`` is the parsed object, or null when the text is not valid JSON;
 ``status`` is ``generated`` or ``errored``; ``error`` is null or
@@ -43,6 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="provider format (default: detected from the payloads)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    parser.add_argument("--details", action="store_true",
+                        help="with --json: add kind, format, reasoning, usage, errors and anomalies")
 
 
 def _read(path: str) -> bytes:
@@ -61,26 +66,32 @@ def _detected(frames: list[Frame]) -> str | None:
     return None
 
 
-def call_to_json(call: ToolCallState) -> dict[str, Any]:
-    """One call as ``--json`` prints it."""
-    return {
+def call_to_json(call: ToolCallState, details: bool = False) -> dict[str, Any]:
+    """One call as ``--json`` prints it (``kind`` too with ``details``)."""
+    out: dict[str, Any] = {
         "id": call.id,
         "name": call.name,
-        "kind": call.kind,
         "arguments": call.arguments,
         "argumentsText": call.arguments_text,
         "status": call.status.value,
         "error": call.error.to_wire() if call.error else None,
     }
+    if details:
+        out["kind"] = call.kind
+    return out
 
 
-def result_to_json(merger: StreamMerger, fmt: str | None) -> dict[str, Any]:
-    """The whole ``--json`` object."""
-    usage = merger.usage
-    return {
-        "calls": [call_to_json(c) for c in merger.calls],
+def result_to_json(merger: StreamMerger, fmt: str | None, details: bool = False) -> dict[str, Any]:
+    """The whole ``--json`` object (the extra keys only with ``details``)."""
+    out: dict[str, Any] = {
+        "calls": [call_to_json(c, details) for c in merger.calls],
         "finishReasons": list(merger.finish_reasons),
         "text": merger.text,
+    }
+    if not details:
+        return out
+    usage = merger.usage
+    return out | {
         "format": fmt,
         "reasoning": merger.reasoning,
         "usage": {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens} if usage else None,
@@ -142,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"toolwire merge: {source}: {exc}; give --format (one of: {known})", file=sys.stderr)
         return 2
     if args.json:
-        sys.stdout.write(json.dumps(result_to_json(merger, ALIASES.get(fmt, fmt)), ensure_ascii=False) + "\n")
+        result = result_to_json(merger, ALIASES.get(fmt, fmt), details=args.details)
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
         print(summary(merger, ALIASES.get(fmt, fmt), source))
     return 0
