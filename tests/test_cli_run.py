@@ -112,3 +112,21 @@ def test_ctrl_c_cancels_the_turn_prints_everything_and_exits_130(repo, tmp_path)
     final = final_calls(lines[:-1])["slow"]
     assert final["status"] == "canceled" and final["cancelReason"] == "turn_cancelled"
     assert not (repo / "slow.txt").exists()
+
+
+def test_settings_and_a_relative_script_path(repo, tmp_path):
+    import os as _os
+
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "hello.txt"}, "id": "r"}]}, {"text": "ok"}])
+    log = tmp_path / "requests.jsonl"
+    done = subprocess.run(
+        [*TOOLWIRE, "run", "--workspace", str(repo), "--model", "replay:s.jsonl", "--json",
+         "--settings", json.dumps({"replayLog": str(log)}), "go"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(requests) == 2 and requests[1]["messages"][-1]["tool_call_id"] == "r"
+    bad = run(repo, script, "--settings", "[1]")
+    assert bad.returncode == 2 and "JSON object" in bad.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
@@ -47,9 +48,22 @@ def _run(args: argparse.Namespace) -> int:
         print(f"toolwire run: --workspace {workspace} is not a folder", file=sys.stderr)
         return 2
     approve = args.approve or ("ask" if sys.stdin.isatty() else "no")
+    try:
+        settings = json.loads(args.settings) if args.settings else {}
+    except ValueError as exc:
+        print(f"toolwire run: --settings is not JSON: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(settings, dict):
+        print("toolwire run: --settings must be a JSON object", file=sys.stderr)
+        return 2
+    model = args.model
+    kind, sep, script = model.partition(":")
+    if kind == "replay" and sep and not Path(script).expanduser().is_absolute():
+        model = f"replay:{Path(script).expanduser().resolve()}"  # relative to where the user typed it
     options = RunOptions(
         workspace=workspace,
-        model=args.model,
+        model=model,
+        settings=settings,
         prompt=args.prompt,
         approve=approve,
         json=args.json,
@@ -81,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", default="replay", help="replay, replay:SCRIPT or openai:MODEL")
     run.add_argument("--approve", choices=["yes", "no", "ask"], help="answer permission requests (default: ask on a terminal, else no)")
     run.add_argument("--json", action="store_true", help="print every update as one JSON line, then the stop reason")
+    run.add_argument("--settings", metavar="JSON", help='server settings as a JSON object, e.g. \'{"replayLog": "req.jsonl"}\'')
     run.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.add_argument("--server-log", help="the server's log file")
     run.add_argument("prompt", help="the prompt")
