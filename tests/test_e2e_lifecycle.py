@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import random
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -30,8 +31,6 @@ from pytest_lsp.client import register_lsp_features
 from conftest import ToolwireTestClient, git, write_script
 from endpoint import FakeEndpoint, Reply, Reset, Stall, Truncated, chat_body, chat_stream
 from toolwire.streaming.state import TRANSITIONS, Status
-
-import sys
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
