@@ -65,6 +65,8 @@ class SessionNewParams(Wire):
 
 
 class SessionNewResult(Wire):
+    """``toolwire/session/new`` result: the session id, the model spec in use, the tool names."""
+
     session_id: str
     model: str
     tools: list[str]
@@ -98,6 +100,8 @@ class PromptParams(Wire):
 
 
 class Usage(Wire):
+    """Token counts of a turn (null when the model reported none)."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
 
@@ -117,6 +121,8 @@ class SessionRef(Wire):
 
 
 class ToolCallCancelParams(Wire):
+    """``toolwire/toolCall/cancel`` params."""
+
     session_id: str = Field(min_length=1)
     tool_call_id: str = Field(min_length=1)
 
@@ -140,6 +146,8 @@ class ToolCallsRunParams(Wire):
 
 
 class PermissionOptionModel(Wire):
+    """One option of a permission request (ACP ``PermissionOption``)."""
+
     option_id: str
     name: str
     kind: Literal["allow_once", "allow_always", "reject_once"]
@@ -153,6 +161,8 @@ PERMISSION_OPTIONS = [
 
 
 class PermissionOutcome(Wire):
+    """The outcome inside a permission answer: ``selected`` with an option id (and a reason), or ``cancelled``."""
+
     outcome: Literal["selected", "cancelled"]
     option_id: str | None = None
     reason: str | None = None

@@ -121,6 +121,7 @@ server = ToolwireServer()
 
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
+    """``initialize``: read settings from ``initializationOptions``; report bad ones, keep defaults."""
     settings, problems = parse_settings(params.initialization_options)
     ls.settings = settings
     for problem in problems:
@@ -138,6 +139,7 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
 
 @server.feature(P.SESSION_NEW)
 def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
     root = Path(req.cwd).expanduser()
     if not root.is_absolute() or not root.is_dir():
@@ -176,6 +178,7 @@ def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.SESSION_PROMPT)
 async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/prompt``: run one turn → ``{stopReason, usage}``; a cancel answers ``cancelled``."""
     req = parse(P.SESSION_PROMPT, P.PromptParams, params)
     session = session_of(ls, req.session_id)
     if session.turn is not None:
@@ -195,6 +198,7 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.SESSION_CANCEL)
 def session_cancel(ls: ToolwireServer, params: Any) -> None:
+    """``toolwire/session/cancel``: cancel the session's running turn, if any."""
     req = parse(P.SESSION_CANCEL, P.SessionRef, params)
     session = ls.sessions.get(req.session_id)
     if session is not None and session.turn is not None:
@@ -203,6 +207,7 @@ def session_cancel(ls: ToolwireServer, params: Any) -> None:
 
 @server.feature(P.TOOL_CALL_CANCEL)
 def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/toolCall/cancel`` → ``{cancelled}``: cancel one call; the turn goes on."""
     req = parse(P.TOOL_CALL_CANCEL, P.ToolCallCancelParams, params)
     session = session_of(ls, req.session_id)
     cancelled = session.turn.cancel_call(req.tool_call_id) if session.turn is not None else False
@@ -211,11 +216,13 @@ def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.TOOLS_LIST)
 def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/tools/list`` → ``{tools}``: the definitions and JSON Schemas the model sees."""
     return {"tools": default_registry().definitions()}
 
 
 @server.feature(P.SESSION_SNAPSHOT)
 def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/snapshot``: the session's full state, for a reloaded panel."""
     req = parse(P.SESSION_SNAPSHOT, P.SessionRef, params)
     session = session_of(ls, req.session_id)
     turn = session.turn
@@ -230,6 +237,7 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.TOOL_CALLS_MERGE)
 def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/toolCalls/merge``: merge client-fed chunks → ``{toolCalls, format, ended}``."""
     req = parse(P.TOOL_CALLS_MERGE, P.ToolCallsMergeParams, params)
     session = session_of(ls, req.session_id)
     sink = LspSink(ls, session.id)
@@ -247,6 +255,7 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.TOOL_CALLS_RUN)
 async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/toolCalls/run``: run an ended fed stream's calls → ``{results}`` in call order."""
     req = parse(P.TOOL_CALLS_RUN, P.ToolCallsRunParams, params)
     session = session_of(ls, req.session_id)
     stream = session.streams.get(req.stream_id)
