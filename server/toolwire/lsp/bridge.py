@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Seconds to wait for the editor's answer to ``workspace/applyEdit``.
+APPLY_EDIT_TIMEOUT = 30.0
+
 
 class LspSink:
     """Sends each agent event of one session as a ``toolwire/session/update`` notification."""
@@ -129,13 +132,17 @@ class LspDocuments:
                 )
             ]
         )
-        try:
-            result = await self._server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label="Toolwire edit")
-            )
-        except Exception as exc:
-            log.warning("workspace/applyEdit failed: %s", exc)
-            return False
+        # Once sent, the edit is the editor's to apply: wait for its answer even if
+        # the call is cancelled meanwhile, so the call's status says what happened.
+        with anyio.CancelScope(shield=True):
+            try:
+                with anyio.fail_after(APPLY_EDIT_TIMEOUT):
+                    result = await self._server.workspace_apply_edit_async(
+                        types.ApplyWorkspaceEditParams(edit=edit, label="Toolwire edit")
+                    )
+            except Exception as exc:
+                log.warning("workspace/applyEdit failed: %s", exc)
+                return False
         return bool(getattr(result, "applied", False))
 
 
