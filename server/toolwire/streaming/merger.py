@@ -59,6 +59,10 @@ _PATH_SCAN_LIMIT = 16_384
 _STRING_FIELDS = ("id", "name", "arguments", "arguments_final", "kind")
 
 
+#: While the arguments are at most this long and no path is known yet, every fragment
+#: that holds a quote is checked for a complete path value (a parse of at most 1 KB).
+EAGER_PATH_LIMIT = 1024
+
 #: On the hot path the clock is read at most once per this many new argument bytes.
 CLOCK_EVERY = 256
 
@@ -234,6 +238,9 @@ class StreamMerger:
             index = call.index
             call.fragments.append(text)
             size = call.arguments_size = call.arguments_size + len(text)
+            if call.path is None and size <= EAGER_PATH_LIMIT and '"' in text:
+                # a closing quote may have completed a path value: show it now
+                call.path = complete_path(call.arguments_text)
             pending = self._pending[index] = self._pending[index] + len(text)
             if pending >= self._refresh_bytes:
                 if pending * 8 >= size:
@@ -309,6 +316,8 @@ class StreamMerger:
             call.fragments.append(delta.arguments)
             call.arguments_size += len(delta.arguments)
             self._pending[call.index] += len(delta.arguments)
+            if call.path is None and call.arguments_size <= EAGER_PATH_LIMIT and '"' in delta.arguments:
+                call.path = complete_path(call.arguments_text)
             self._refresh(call)
         call.rev += 1
         return call
