@@ -280,7 +280,13 @@ class Scheduler:
                         if call.status.terminal:
                             return
                         self._set(call, Status.CALLING)
-                        result = await self._still_approved(tool, args, subject) or await self._invoke(tool, args)
+                        if tool.writes_tree:
+                            session.tree_write_started()
+                        try:
+                            result = await self._still_approved(tool, args, subject) or await self._invoke(tool, args)
+                        finally:
+                            if tool.writes_tree:
+                                session.tree_write_finished()
                         if result.error_code == "timeout":
                             self._set(call, Status.ERRORED, error=CallError("timeout", result.content, retryable=True))
                             call.result = result.to_wire()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,10 @@ from toolwire.workspace.locks import PathLocks
 
 if TYPE_CHECKING:
     from toolwire.agent.turn import Turn
+
+#: Seconds after a tree-writing git tool during which watcher reports are its own
+#: (the watcher debounces for 0.2 s; this leaves room for a slow machine).
+QUIET_AFTER = 1.5
 
 #: At most this many externally changed files are named to the model.
 MAX_NOTED_CHANGES = 20
@@ -51,6 +56,10 @@ class Session:
             the last turn began (fed by the workspace watcher).
         write_listener: Told about each write Toolwire is about to make, so the
             watcher does not report it back as an external change.
+        tree_writers: Tools running now that change the working tree behind the
+            workspace layer's back (git restore, branch switch, commit hooks).
+        quiet_until: Until this time (``time.monotonic``) watcher reports are taken
+            as Toolwire's own: the window of such a tool plus :data:`QUIET_AFTER`.
     """
 
     root: Path
@@ -67,20 +76,39 @@ class Session:
     streams: dict[str, Any] = field(default_factory=dict)
     external_changes: set[str] = field(default_factory=set)
     write_listener: Callable[[Path, bytes | None], None] | None = None
+    tree_writers: int = 0
+    quiet_until: float = 0.0
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
                            write_listener=self.write_listener)
 
+    def tree_write_started(self) -> None:
+        """A tool that changes the working tree through git starts."""
+        self.tree_writers += 1
+
+    def tree_write_finished(self) -> None:
+        """Such a tool finished: its changes may still be reported for a moment."""
+        self.tree_writers -= 1
+        self.quiet_until = time.monotonic() + QUIET_AFTER
+
     def note_external_changes(self, paths: list[Path]) -> list[str]:
         """Record files changed outside Toolwire (absolute paths under :attr:`root`).
+
+        Reports that arrive while a tree-writing git tool runs, or within
+        :data:`QUIET_AFTER` seconds after it, are Toolwire's own and dropped, as
+        are folders (the files in them are reported on their own).
 
         Returns:
             The workspace-relative paths recorded, sorted.
         """
+        if self.tree_writers or time.monotonic() < self.quiet_until:
+            return []
         recorded = set()
         for path in paths:
+            if path.is_dir():
+                continue
             try:
                 recorded.add(path.relative_to(self.root).as_posix())
             except ValueError:

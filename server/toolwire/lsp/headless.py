@@ -138,8 +138,12 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
     printer = _Printer(out)
     session_id: str | None = None
 
+    turn_over = False
+
     @client.feature(P.SESSION_UPDATE)
     def on_update(params: Any) -> None:
+        if turn_over:  # e.g. a late workspace_change: the turn's output already ended
+            return
         if options.json:
             out.write(json.dumps(params, ensure_ascii=False) + "\n")
             out.flush()
@@ -203,6 +207,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         new = await call(P.SESSION_NEW, {"cwd": str(root), "model": options.model})
         session_id = new["sessionId"]
         result = await call(P.SESSION_PROMPT, {"sessionId": session_id, "prompt": [{"type": "text", "text": options.prompt}]})
+        turn_over = True
         final = {"stopReason": result.get("stopReason"), "usage": result.get("usage")}
         if options.json:
             out.write(json.dumps(final) + "\n")

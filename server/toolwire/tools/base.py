@@ -90,6 +90,9 @@ class Tool(ABC):
         read_only: True when the tool changes nothing (runs without asking by default).
         barrier: True when the tool affects the whole tree (commit, branch
             switch): it runs alone, after the calls before it.
+        writes_tree: True when the tool changes working-tree files other than
+            through the workspace layer (git restore, branch switch), so the
+            workspace watcher must not report those changes as external.
     """
 
     name: ClassVar[str]
@@ -97,6 +100,7 @@ class Tool(ABC):
     Args: ClassVar[type[BaseModel]]
     read_only: ClassVar[bool] = False
     barrier: ClassVar[bool] = False
+    writes_tree: ClassVar[bool] = False
 
     def paths(self, args: BaseModel) -> list[str]:
         """The workspace-relative paths the call touches (for per-path locks):

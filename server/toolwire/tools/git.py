@@ -171,6 +171,7 @@ class GitRestore(Tool):
         "discard the unstaged changes of the given paths (restore them from the index)."
     )
     Args: ClassVar[type[BaseModel]] = RestoreArgs
+    writes_tree: ClassVar[bool] = True
 
     def git_argv(self, args: RestoreArgs) -> list[str]:
         """The git argv, for the permission prompt."""
@@ -231,6 +232,7 @@ class GitCommit(Tool):
     )
     Args: ClassVar[type[BaseModel]] = CommitArgs
     barrier: ClassVar[bool] = True
+    writes_tree: ClassVar[bool] = True
 
     def git_argv(self, args: CommitArgs) -> list[str]:
         """The git argv, for the permission prompt."""
@@ -325,6 +327,7 @@ class GitBranch(Tool):
     )
     Args: ClassVar[type[BaseModel]] = BranchArgs
     barrier: ClassVar[bool] = True
+    writes_tree: ClassVar[bool] = True
 
     def git_argv(self, args: BranchArgs) -> list[str]:
         """The git argv, for the permission prompt."""
