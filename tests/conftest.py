@@ -46,13 +46,17 @@ class ToolwireTestClient(LanguageClient):
 
         super().__init__(converter_factory=make_converter)
         self.updates: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.raw_updates: dict[str, list[dict[str, Any]]] = defaultdict(list)  # whole params objects
         self.permission_requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.answers: dict[str, list[dict[str, Any]] | dict[str, Any]] = {}
         self.waiters: list[tuple[Any, asyncio.Event]] = []
         self.before_permission: Any = None  # called with the params before answering
+        self.permission_hold: asyncio.Event | None = None  # when set, answers wait for it
+        self.permission_asked = asyncio.Event()  # set whenever a permission request arrives
 
     def on_update(self, params: dict[str, Any]) -> None:
         self.updates[params["sessionId"]].append(params["update"])
+        self.raw_updates[params["sessionId"]].append(params)
         for predicate, event in list(self.waiters):
             if predicate(params):
                 event.set()
@@ -107,7 +111,13 @@ def make_client(cls: type[ToolwireTestClient] = ToolwireTestClient) -> ToolwireT
     client = cls()
     register_lsp_features(client)
     client.feature("toolwire/session/update")(lambda params: client.on_update(params))
-    client.feature("toolwire/session/requestPermission")(lambda params: client.on_permission(params))
+    @client.feature("toolwire/session/requestPermission")
+    async def answer(params):
+        client.permission_asked.set()
+        if client.permission_hold is not None:
+            await client.permission_hold.wait()
+        return client.on_permission(params)
+
     return client
 
 

@@ -518,3 +518,28 @@ async def test_an_empty_stream_ends_with_no_calls(client, tmp_path):
     result = await client.call(MERGE, {"sessionId": sid, "streamId": "empty", "chunks": ["data: [DONE]"], "end": True})
     assert result == {"toolCalls": [], "format": None, "ended": True}
     assert (await client.call(RUN, {"sessionId": sid, "streamId": "empty"})) == {"results": []}
+
+
+async def test_a_fed_call_can_be_cancelled_alone_and_updates_name_their_stream(client, repo):
+    sid = await open_session(client, repo)
+    stream = chat_stream([
+        ("call_new", "create_file", json.dumps({"path": "new.txt", "content": "x\n"})),
+        ("call_read", "read_file", json.dumps({"path": "hello.txt"})),
+    ])
+    await feed(client, sid, "resp-c", stream, random.Random(3))
+    client.permission_asked.clear()
+    client.permission_hold = asyncio.Event()
+    try:
+        running = asyncio.ensure_future(client.call(RUN, {"sessionId": sid, "streamId": "resp-c"}))
+        await asyncio.wait_for(client.permission_asked.wait(), 20)
+        assert await client.call("toolwire/toolCall/cancel", {"sessionId": sid, "toolCallId": "call_new"}) == {"cancelled": True}
+        client.permission_hold.set()
+        out = (await asyncio.wait_for(running, 20))["results"]
+    finally:
+        client.permission_hold = None
+    assert [(r["toolCallId"], r["status"]) for r in out] == [("call_new", "canceled"), ("call_read", "done")]
+    assert out[0]["content"].startswith("Canceled by the user")
+    assert not (repo / "new.txt").exists()
+    assert client.tool_calls(sid)["call_new"][-1]["cancelReason"] == "call_cancelled"
+    fed = [p for p in client.raw_updates[sid] if p["update"]["sessionUpdate"] == "tool_call"]
+    assert fed and all(p.get("streamId") == "resp-c" for p in fed)

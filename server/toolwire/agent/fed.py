@@ -238,6 +238,7 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         stream.run_lock = anyio.Lock()
     async with stream.run_lock:
         scheduler = Scheduler(session, push, approver)
+        session.fed_schedulers.append(scheduler)  # reachable by toolwire/toolCall/cancel
         try:
             await scheduler.run_calls(calls)
         except anyio.get_cancelled_exc_class():
@@ -247,6 +248,8 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
                         call.transition(Status.CANCELED, cancel_reason=CancelReason.TURN_CANCELLED)
                         push(call)
             raise
+        finally:
+            session.fed_schedulers.remove(scheduler)
     limit = session.settings.result_limit
     return [
         {

@@ -56,6 +56,7 @@ class Session:
             the last turn began (fed by the workspace watcher).
         write_listener: Told about each write Toolwire is about to make, so the
             watcher does not report it back as an external change.
+        fed_schedulers: Schedulers of client-fed runs in progress (for per-call cancel).
         tree_writers: Tools running now that change the working tree behind the
             workspace layer's back (git restore, branch switch, commit hooks).
         quiet_until: Until this time (``time.monotonic``) watcher reports are taken
@@ -77,6 +78,7 @@ class Session:
     external_changes: set[str] = field(default_factory=set)
     write_listener: Callable[[Path, bytes | None], None] | None = None
     tree_writers: int = 0
+    fed_schedulers: list[Any] = field(default_factory=list)
     quiet_until: float = 0.0
 
     def tool_context(self) -> ToolContext:

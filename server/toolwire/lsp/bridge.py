@@ -39,16 +39,23 @@ APPLY_EDIT_TIMEOUT = 30.0
 
 
 class LspSink:
-    """Sends each agent event of one session as a ``toolwire/session/update`` notification."""
+    """Sends each agent event of one session as a ``toolwire/session/update`` notification.
 
-    def __init__(self, server: "ToolwireServer", session_id: str) -> None:
+    Args:
+        server: The server.
+        session_id: The session the updates belong to.
+        stream_id: For client-fed streams, added to each notification as ``streamId``.
+    """
+
+    def __init__(self, server: "ToolwireServer", session_id: str, stream_id: str | None = None) -> None:
         self._server = server
-        self._session_id = session_id
+        self._params: dict[str, Any] = {"sessionId": session_id}
+        if stream_id is not None:
+            self._params["streamId"] = stream_id
 
     def emit(self, event: AgentEvent) -> None:
-        self._server.protocol.notify(
-            SESSION_UPDATE, {"sessionId": self._session_id, "update": update_payload(event)}
-        )
+        """Send one update (notifications keep the order of the calls)."""
+        self._server.protocol.notify(SESSION_UPDATE, {**self._params, "update": update_payload(event)})
 
 
 class LspApprover:

@@ -211,6 +211,8 @@ def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     req = parse(P.TOOL_CALL_CANCEL, P.ToolCallCancelParams, params)
     session = session_of(ls, req.session_id)
     cancelled = session.turn.cancel_call(req.tool_call_id) if session.turn is not None else False
+    for scheduler in list(session.fed_schedulers):  # calls of client-fed runs
+        cancelled = cancelled or scheduler.cancel_call(req.tool_call_id)
     return {"cancelled": cancelled}
 
 
@@ -240,7 +242,7 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCalls/merge``: merge client-fed chunks → ``{toolCalls, format, ended}``."""
     req = parse(P.TOOL_CALLS_MERGE, P.ToolCallsMergeParams, params)
     session = session_of(ls, req.session_id)
-    sink = LspSink(ls, session.id)
+    sink = LspSink(ls, session.id, req.stream_id)
     stream = session.streams.get(req.stream_id) or FedStream(req.stream_id)
     try:
         changed = stream.merge(req.chunks, sink, fmt=req.format, end=req.end)
@@ -262,7 +264,7 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     if stream is None:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: invalid params: streamId: unknown stream {req.stream_id!r}")
     try:
-        results = await run_fed_calls(session, stream, req.tool_call_ids, LspSink(ls, session.id),
+        results = await run_fed_calls(session, stream, req.tool_call_ids, LspSink(ls, session.id, req.stream_id),
                                       LspApprover(ls, session.id))
     except FedStreamError as exc:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: {exc}") from None
