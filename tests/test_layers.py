@@ -1,0 +1,53 @@
+"""Dependencies point one way: lsp → agent → {llm, streaming, tools} → workspace (DESIGN.md, "Layers")."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "server" / "toolwire"
+
+#: For each layer, the packages (and foreign libraries) it must not import.
+FORBIDDEN = {
+    "streaming": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "toolwire.tools", "toolwire.workspace",
+                  "anyio", "asyncio", "subprocess", "pygls", "lsprotocol", "openai"},
+    "workspace": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "toolwire.tools", "pygls", "lsprotocol", "openai"},
+    "tools": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "pygls", "lsprotocol", "openai"},
+    "llm": {"toolwire.agent", "toolwire.lsp", "toolwire.tools", "pygls", "lsprotocol"},
+    "agent": {"toolwire.lsp", "pygls", "lsprotocol", "openai"},
+}
+
+
+def imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports_point_one_way(layer):
+    bad = []
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        for name in imports(path):
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[layer]):
+                if not (layer == "llm" and path.name == "openai_model.py" and name == "openai"):
+                    bad.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not bad, bad
+
+
+def test_only_the_openai_model_imports_openai():
+    users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                   if any(n == "openai" or n.startswith("openai.") for n in imports(p)))
+    assert users == ["llm/openai_model.py"]
+
+
+def test_only_the_lsp_package_imports_pygls():
+    users = {p.relative_to(PACKAGE).parts[0] for p in PACKAGE.rglob("*.py")
+             if any(n.split(".")[0] in ("pygls", "lsprotocol") for n in imports(p))}
+    assert users == {"lsp"}
