@@ -81,7 +81,14 @@ export interface ToolCall {
 }
 
 /** Why a turn ended. The server may add reasons; unknown ones are shown as they are. */
-export type StopReason = "end_turn" | "max_tokens" | "max_turn_requests" | "cancelled" | "error" | (string & {});
+export type StopReason =
+  | "end_turn"
+  | "max_tokens"
+  | "max_turn_requests"
+  | "repeated_tool_failure"
+  | "cancelled"
+  | "error"
+  | (string & {});
 
 /** What the turn is doing. */
 export type TurnState = "started" | "model_request" | "running_tools" | "ended";
@@ -98,7 +105,9 @@ export type SessionUpdate =
   | { sessionUpdate: "agent_message_chunk"; content: TextContent }
   | { sessionUpdate: "agent_thought_chunk"; content: TextContent }
   | { sessionUpdate: "turn"; state: TurnState; stopReason?: StopReason; message?: string }
-  | { sessionUpdate: "usage"; usage: Usage & { durationMs?: number | null } };
+  | { sessionUpdate: "usage"; usage: Usage & { durationMs?: number | null } }
+  /** Files changed outside Toolwire (workspace-relative paths). */
+  | { sessionUpdate: "workspace_change"; paths: string[] };
 
 /** Params of `toolwire/session/new`. */
 export interface SessionNewParams {
@@ -141,6 +150,8 @@ export interface SessionCancelParams {
 /** Params of `toolwire/session/update`. */
 export interface SessionUpdateParams {
   sessionId: string;
+  /** Set on updates caused by a client-fed stream (`toolwire/toolCalls/merge` and `/run`). */
+  streamId?: string;
   update: SessionUpdate;
 }
 

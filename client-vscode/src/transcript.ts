@@ -97,9 +97,13 @@ export class Transcript {
           this.calls.newResponse();
         }
         return this.flushText();
+      case "workspace_change":
+        return [...this.flushText(), `  (changed outside Toolwire: ${update.paths.join(", ")})`];
       case "agent_thought_chunk":
       case "usage":
         return [];
+      default:
+        return []; // a kind this client does not know yet
     }
   }
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { automaticAnswer, choicesFor, permissionOutcome, permissionPrompt } from "../src/permission";
-import type { PermissionOption, ToolCall } from "../src/protocol";
+import type { PermissionOption, SessionUpdate, ToolCall } from "../src/protocol";
 import { Transcript } from "../src/transcript";
 
 function call(fields: Partial<ToolCall>): ToolCall {
@@ -101,4 +101,13 @@ test("the permission dialog shows the diff or the git command line", () => {
     message: "Toolwire wants to git_commit",
     detail: "git -c core.pager=cat commit -m 'it'\\''s done'\nin /repo",
   });
+});
+
+test("workspace changes are shown and unknown update kinds are ignored", () => {
+  const transcript = new Transcript();
+  assert.deepEqual(transcript.update({ sessionUpdate: "workspace_change", paths: ["a.py", "b.py"] }), [
+    "  (changed outside Toolwire: a.py, b.py)",
+  ]);
+  const unknown = { sessionUpdate: "something_new" } as unknown as SessionUpdate;
+  assert.deepEqual(transcript.update(unknown), []);
 });
