@@ -29,3 +29,24 @@ def test_every_status_and_cancel_reason_is_documented():
         assert f"`{status.value}`" in DOC
     for reason in CancelReason:
         assert f"`{reason.value}`" in DOC
+
+
+TS = (Path(__file__).parent.parent / "client-vscode" / "src" / "protocol.ts").read_text()
+
+
+def test_the_client_types_name_every_method_update_status_and_stop_reason():
+    from toolwire.agent.events import MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
+    from toolwire.lsp.protocol import update_payload
+    from toolwire.streaming.state import CancelReason, Status
+
+    for method in METHODS:
+        assert f'"{method}"' in TS, method
+    samples = [ToolCallUpdate({}), MessageChunk("x"), MessageChunk("x", "reasoning"), TurnUpdate("ended", "end_turn"),
+               UsageUpdate(1, 2, 3), WorkspaceChange(("a",))]
+    for event in samples:
+        assert f'sessionUpdate: "{update_payload(event)["sessionUpdate"]}"' in TS
+    for value in [*(s.value for s in Status), *(r.value for r in CancelReason)]:
+        assert f'"{value}"' in TS, value
+    for reason in ("end_turn", "max_tokens", "max_turn_requests", "repeated_tool_failure", "cancelled", "error"):
+        assert f'"{reason}"' in TS, reason
+        assert f"`{reason}`" in DOC, reason

@@ -220,3 +220,86 @@ export const SessionUpdateNotification = new NotificationType<SessionUpdateParam
 export const RequestPermission = new RequestType<RequestPermissionParams, RequestPermissionResult, void>(
   "toolwire/session/requestPermission",
 );
+
+/** Params naming only a session (`toolwire/session/snapshot`). */
+export interface SessionRef {
+  sessionId: string;
+}
+
+/** Result of `toolwire/session/snapshot`: the full state, for a reloaded panel. */
+export interface SessionSnapshot {
+  sessionId: string;
+  model: string;
+  running: boolean;
+  toolCalls: ToolCall[];
+  /** The conversation in OpenAI Chat Completions shape. */
+  messages: unknown[];
+}
+
+/** Params of `toolwire/toolCall/cancel`. */
+export interface ToolCallCancelParams {
+  sessionId: string;
+  toolCallId: string;
+}
+
+/** An OpenAI-style tool definition, as `toolwire/tools/list` returns it. */
+export interface ToolDefinition {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** Params of `toolwire/toolCalls/merge` (client-fed mode). */
+export interface ToolCallsMergeParams {
+  sessionId: string;
+  streamId: string;
+  format?: string;
+  /** Parsed payloads, JSON text of one payload each, or `{event, data}` wrappers. */
+  chunks: unknown[];
+  end?: boolean;
+}
+
+/** Result of `toolwire/toolCalls/merge`: the calls that changed in this batch. */
+export interface ToolCallsMergeResult {
+  toolCalls: ToolCall[];
+  format: string | null;
+  ended: boolean;
+}
+
+/** Params of `toolwire/toolCalls/run` (client-fed mode). */
+export interface ToolCallsRunParams {
+  sessionId: string;
+  streamId: string;
+  toolCallIds?: string[];
+}
+
+/** One result of `toolwire/toolCalls/run`, shaped to be sent back to the model. */
+export interface ToolCallRunResult {
+  toolCallId: string;
+  name: string;
+  status: ToolCallStatus;
+  content: string;
+  isError: boolean;
+}
+
+/** client→server: the full state of a session. */
+export const SessionSnapshotRequest = new RequestType<SessionRef, SessionSnapshot, void>("toolwire/session/snapshot");
+
+/** client→server: cancel one call; the turn goes on. */
+export const ToolCallCancel = new RequestType<ToolCallCancelParams, { cancelled: boolean }, void>(
+  "toolwire/toolCall/cancel",
+);
+
+/** client→server: the tool definitions with their JSON Schemas. */
+export const ToolsList = new RequestType<Record<string, never>, { tools: ToolDefinition[] }, void>(
+  "toolwire/tools/list",
+);
+
+/** client→server: merge client-fed provider chunks. */
+export const ToolCallsMerge = new RequestType<ToolCallsMergeParams, ToolCallsMergeResult, void>(
+  "toolwire/toolCalls/merge",
+);
+
+/** client→server: run an ended client-fed stream's calls. */
+export const ToolCallsRun = new RequestType<ToolCallsRunParams, { results: ToolCallRunResult[] }, void>(
+  "toolwire/toolCalls/run",
+);
