@@ -123,3 +123,37 @@ async def test_exclusive_waits_for_everyone_and_blocks_later(tmp_path: Path) -> 
             assert order == []
             release.set()
     assert order == ["edit", "barrier", "after"]
+
+
+async def test_a_folder_lock_conflicts_with_the_files_below_it(tmp_path):
+    import anyio
+
+    from toolwire.workspace.locks import PathLocks, overlaps
+
+    (tmp_path / "src").mkdir()
+    assert overlaps([str(tmp_path / "src")], [str(tmp_path / "src" / "a.py")])
+    assert overlaps([str(tmp_path)], [str(tmp_path / "x")])
+    assert not overlaps([str(tmp_path / "src")], [str(tmp_path / "src2" / "a.py")])  # components, not prefixes
+    locks = PathLocks(tmp_path)
+    order: list[str] = []
+    first_in = anyio.Event()
+    release = anyio.Event()
+
+    async def folder() -> None:
+        async with locks.hold(["src"]):
+            order.append("folder in")
+            first_in.set()
+            await release.wait()
+            order.append("folder out")
+
+    async def file() -> None:
+        async with locks.hold(["src/a.py"]):
+            order.append("file in")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(folder)
+        await first_in.wait()
+        tg.start_soon(file)
+        await anyio.lowlevel.checkpoint()
+        release.set()
+    assert order == ["folder in", "folder out", "file in"]

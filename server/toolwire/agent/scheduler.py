@@ -40,6 +40,7 @@ from toolwire.agent.session import Session
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 from toolwire.tools.base import ArgumentsInvalid, Tool, ToolError, ToolResult, validate_arguments
+from toolwire.workspace.locks import overlaps
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +222,7 @@ class Scheduler:
             # The approval shows the exact change, so it is computed on the file as
             # the earlier calls on the same paths leave it: wait for them first.
             for other_keys, event in running:
-                if other_keys & keys:
+                if overlaps(other_keys, keys):
                     await event.wait()
         subject = await self._approve(call, tool, args)
         if subject is None:

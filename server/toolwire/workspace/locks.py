@@ -6,7 +6,8 @@ with it (or is exclusive). Because the oldest live holder is never blocked,
 this cannot deadlock, and two calls on the same path run in the order their
 ``hold`` began, even when one of them also takes other paths. Keys are the
 resolved, sorted paths, so ``a.py`` and ``./sub/../a.py`` or a symlink to it
-share one lock.
+share one lock; a folder's key conflicts with every path below it (compared by
+path components), so ``git restore .`` and an edit of ``src/a.py`` never overlap.
 """
 
 from __future__ import annotations
@@ -19,7 +20,23 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["PathLocks"]
+__all__ = ["PathLocks", "overlaps"]
+
+
+def _contains(folder: str, path: str) -> bool:
+    """True when ``path`` is ``folder`` or lies below it, by path components."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
+    """True when a key of ``a`` and a key of ``b`` are the same path or one holds the other.
+
+    Args:
+        a: Lock keys (see :meth:`PathLocks.key`).
+        b: Lock keys.
+    """
+    b = list(b)
+    return any(_contains(x, y) or _contains(y, x) for x in a for y in b)
 
 
 @dataclass(eq=False, slots=True)
@@ -55,7 +72,7 @@ class PathLocks:
         for other in self._live:
             if other is holder:
                 return False
-            if other.exclusive or holder.exclusive or other.keys & holder.keys:
+            if other.exclusive or holder.exclusive or overlaps(other.keys, holder.keys):
                 return True
         return False
 
