@@ -395,3 +395,42 @@ async def test_read_only_git_never_runs_a_configured_filter(tmp_path):
         assert not marker.exists(), f"{name} {args} ran the repository's filter"
     diff = await registry.get("git_diff").run(validate_arguments(registry.get("git_diff"), {}), ctx)
     assert "--- a/a.txt" in diff.content  # diff.noprefix is pinned off
+
+
+async def test_read_only_git_never_runs_a_configured_gpg_program(tmp_path):
+    import subprocess
+
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import ToolContext, validate_arguments
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    marker = tmp_path / "gpg-ran"
+    script = tmp_path / "gpg.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    script.chmod(0o755)
+
+    def g(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+
+    g("init", "-q")
+    (repo / "a.txt").write_text("hi\n")
+    g("add", "-A")
+    g("commit", "-qm", "init")
+    # a commit that carries a signature, so showing it would call the gpg program
+    tree = subprocess.run(["git", "rev-parse", "HEAD^{tree}"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    body = (f"tree {tree}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n"
+            "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned\n")
+    signed = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=repo, input=body,
+                            capture_output=True, text=True, check=True).stdout.strip()
+    g("update-ref", "HEAD", signed)
+    g("config", "log.showSignature", "true")
+    g("config", "gpg.program", str(script))
+    registry = default_registry()
+    ctx = ToolContext(root=repo)
+    for name, args in (("git_log", {}), ("git_show", {"rev": "HEAD"}), ("git_status", {})):
+        tool = registry.get(name)
+        result = await tool.run(validate_arguments(tool, args), ctx)
+        assert result.ok, result.content
+    assert not marker.exists()

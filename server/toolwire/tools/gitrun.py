@@ -14,7 +14,8 @@ the diff/log/show callers pass ``--no-ext-diff --no-textconv``,
 filter driver (``filter.<driver>.clean/smudge/process``, which ``git status``
 and ``git diff`` would run on changed files, per gitattributes(5) "filter") is
 blanked with ``-c filter.<driver>.clean=`` and so on; an empty command means no
-filter. Diff output settings that change its shape (``diff.noprefix``,
+filter. Signature checks (``log.showSignature``, whose ``gpg.program`` the
+repository could name), ssh, credential and askpass helpers are switched off. Diff output settings that change its shape (``diff.noprefix``,
 ``diff.mnemonicPrefix``, ``diff.relative``) are pinned to git's defaults.
 """
 
@@ -59,6 +60,13 @@ _READ_ONLY: Final = (
     "-c", "diff.noprefix=false",
     "-c", "diff.mnemonicPrefix=false",
     "-c", "diff.relative=false",
+    "-c", "log.showSignature=false",
+    "-c", "gpg.program=false",
+    "-c", "gpg.ssh.program=false",
+    "-c", "gpg.x509.program=false",
+    "-c", "core.sshCommand=false",
+    "-c", "credential.helper=",
+    "-c", "core.askPass=",
 )  # fmt: skip
 _FILTER_KEYS: Final = ("clean", "smudge", "process")
 _DROPPED_ENV: Final = (
