@@ -495,3 +495,26 @@ async def test_two_calls_with_the_same_id_stay_two_calls_with_their_own_results(
     assert ids == ["dup", "dup_2"]
     assert [m["tool_call_id"] for m in tool_messages(session)] == ids
     assert_invariants(session, sink)
+
+
+async def test_a_malformed_event_after_a_valid_call_does_not_end_the_turn(tmp_path):
+    events = [
+        {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_ok", "name": "gated", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"name": "x"}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": ["content_block_start"], "index": 1, "content_block": {"type": {"bad": 1}}},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}},
+        {"type": "message_stop"},
+    ]
+    stream = tmp_path / "bad.sse"
+    stream.write_text("".join(f"event: x\ndata: {json.dumps(e)}\n\n" for e in events))
+    tool = GatedTool()
+    tool.gate("x").set()
+    session = make_session(tmp_path, [{"stream": str(stream)}, {"text": "fine"}], [tool])
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, ScriptedApprover()).run("go")
+    assert outcome.stop_reason == "end_turn" and tool.finished == ["x"]
+    assert call_updates(sink)["toolu_ok"][-1]["status"] == "done"
+    assert_invariants(session, sink)

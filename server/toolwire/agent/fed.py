@@ -11,7 +11,7 @@ answers exactly one result per call, in call order.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import anyio
@@ -20,7 +20,7 @@ from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate
 from toolwire.agent.scheduler import Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.streaming.delta import TextDelta
-from toolwire.streaming.formats.base import Normalizer
+from toolwire.streaming.decoding import PayloadDecoder
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
@@ -44,31 +44,29 @@ class FedStream:
 
     Attributes:
         stream_id: The client's name for the response.
-        fmt: Canonical format name, or None until given or detected.
-        normalizer: The format's normalizer, once the format is known.
-        merger: The merger (replaced once, when the format becomes known).
-        held: Payloads received before the format was known, replayed then.
+        decoder: Picks the format (given or detected), holds payloads until it
+            is known, and skips payloads the normalizer cannot read.
+        merger: The merger of the response.
         ended: True after ``end``; further chunks are refused.
         run_lock: Serializes ``toolCalls/run`` requests of this stream, so a
             call is never asked about or run twice (created on first use).
     """
 
     stream_id: str
-    fmt: str | None = None
-    normalizer: Normalizer | None = None
+    initial_format: InitVar[str | None] = None
+    decoder: PayloadDecoder = field(default_factory=PayloadDecoder)
     merger: StreamMerger = field(default_factory=StreamMerger)
-    held: list[tuple[Any, str | None]] = field(default_factory=list)
     ended: bool = False
     run_lock: anyio.Lock | None = None
 
-    def __post_init__(self) -> None:
-        if self.fmt:
-            self._adopt(make_normalizer(self.fmt))
+    def __post_init__(self, initial_format: str | None) -> None:
+        if initial_format:
+            self.decoder.adopt(initial_format)
 
-    def _adopt(self, normalizer: Normalizer) -> None:
-        self.normalizer = normalizer
-        self.fmt = normalizer.format
-        self.merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
+    @property
+    def fmt(self) -> str | None:
+        """Canonical format name, or None until given or detected."""
+        return self.decoder.format
 
     def merge(self, chunks: list[Any], sink: Sink | None = None, *, fmt: str | None = None,
               end: bool = False) -> list[ToolCallState]:
@@ -98,20 +96,20 @@ class FedStream:
                 raise FedStreamError(f"stream {self.stream_id!r} already ended; no more chunks")
             return []
         payloads = [item for item in (_unwrap(chunk, n) for n, chunk in enumerate(chunks)) if item is not None]
-        normalizer = make_normalizer(fmt) if fmt else None
-        if normalizer is not None and self.normalizer is not None and normalizer.format != self.fmt:
+        wanted = make_normalizer(fmt).format if fmt else None  # UnknownFormat before anything is applied
+        if wanted is not None and self.fmt is not None and wanted != self.fmt:
             raise FedStreamError(
                 f"stream {self.stream_id!r} is {self.fmt!r} (given or detected earlier), not {fmt!r}")
-        undecided = [*self.held, *payloads] if self.normalizer is None and normalizer is None else []
+        undecided = [*self.decoder.held, *payloads] if self.fmt is None and wanted is None else []
         if end and undecided and not any(detect_format(payload, event) for payload, event in undecided):
             raise FedStreamError(
                 f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
         changed: dict[int, ToolCallState] = {}
-        if normalizer is not None and self.normalizer is None:
-            self._adopt(normalizer)
-            held, self.held = self.held, []
-            self._apply(held, sink, changed)
-        self._apply(payloads, sink, changed)
+        if wanted is not None and self.fmt is None:
+            self._apply(self.decoder.adopt(wanted), sink, changed)
+        for payload, event in payloads:
+            self._apply(self.decoder.feed(payload, event), sink, changed)
+        self.merger.explicit_ends = self.decoder.explicit_ends
         if end:
             for call in self.end():
                 changed[call.index] = call
@@ -121,28 +119,16 @@ class FedStream:
         """Merge a batch of chunks, in order (:meth:`merge` without a format or the end)."""
         return self.merge(chunks, sink)
 
-    def _apply(self, payloads: list[tuple[Any, str | None]], sink: Sink | None,
-               changed: dict[int, ToolCallState]) -> None:
-        for payload, event in payloads:
-            if self.normalizer is None:
-                self.held.append((payload, event))
-                found = detect_format(payload, event)
-                if found is None:
-                    continue
-                self._adopt(make_normalizer(found))
-                pending, self.held = self.held, []
-            else:
-                pending = [(payload, event)]
-            for item, item_event in pending:
-                for ev in self.normalizer.feed(item, item_event):
-                    if type(ev) is TextDelta:
-                        if sink is not None and ev.text:
-                            sink.emit(MessageChunk(ev.text, ev.channel))
-                        self.merger.apply(ev)
-                        continue
-                    call = self.merger.apply(ev)
-                    if call is not None:
-                        changed[call.index] = call
+    def _apply(self, events: list[Any], sink: Sink | None, changed: dict[int, ToolCallState]) -> None:
+        for ev in events:
+            if type(ev) is TextDelta:
+                if sink is not None and ev.text:
+                    sink.emit(MessageChunk(ev.text, ev.channel))
+                self.merger.apply(ev)
+                continue
+            call = self.merger.apply(ev)
+            if call is not None:
+                changed[call.index] = call
 
     def end(self) -> list[ToolCallState]:
         """Complete the stream under the merger's completion rules.
@@ -158,12 +144,13 @@ class FedStream:
         """
         if self.ended:
             return []
-        if self.normalizer is None and self.held:
+        if self.fmt is None and self.decoder.held:
             raise FedStreamError(
                 f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
         self.ended = True
-        changed = {call.index: call for call in (
-            self.merger.feed(self.normalizer.close()) if self.normalizer is not None else [])}
+        changed = {call.index: call for call in self.merger.feed(self.decoder.close())}
+        self.merger.anomalies.extend(self.decoder.anomalies)
+        self.merger.explicit_ends = self.decoder.explicit_ends
         changed.update({call.index: call for call in self.merger.finish()})
         for call in self.merger.calls:
             if not call.id:

@@ -31,7 +31,7 @@ from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
 from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.streaming.completion import stream_error_sentence
 from toolwire.streaming.delta import TextDelta, Usage
-from toolwire.streaming.formats.registry import detect_format, make_normalizer
+from toolwire.streaming.decoding import PayloadDecoder
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
 
@@ -286,12 +286,9 @@ class Turn:
             failure = stream_error_sentence(merger.errors[0])
         return _Response(merger, failure)
 
-    def _normalizer(self, fmt: str):
-        """The response's normalizer; in text tool-calling mode, wrapped to read calls from the text."""
-        normalizer = make_normalizer(fmt)
-        if self.session.settings.tool_calling == "text":
-            return TextToolCallReader(normalizer)
-        return normalizer
+    def _text_tools(self):
+        """In text tool-calling mode, the wrapper that reads calls out of the text; else None."""
+        return TextToolCallReader if self.session.settings.tool_calling == "text" else None
 
     def _add_usage(self) -> None:
         """Add the response's token counts to the turn's (unknown stays None)."""
@@ -304,9 +301,8 @@ class Turn:
 
     async def _stream_once(self, request: ModelRequest, run: ResponseRun) -> tuple[StreamMerger, bool, ModelError | None]:
         model = self.session.model
-        normalizer = self._normalizer(model.format) if model.format else None
-        merger = run.merger = StreamMerger(explicit_ends=normalizer.explicit_ends if normalizer else False)
-        held: list = []
+        decoder = PayloadDecoder(model.format, wrap=self._text_tools())
+        merger = run.merger = StreamMerger()
         received = False
         error: ModelError | None = None
         stream = model.stream(request)
@@ -320,25 +316,18 @@ class Turn:
                         raise ModelError(f"the stream is broken: {frame.error}")
                     merger.anomalies.append(f"skipped a payload: {frame.error}")
                     continue
-                if normalizer is None:
-                    fmt = detect_format(frame.payload, frame.event)
-                    held.append(frame)
-                    if fmt is None:
-                        continue
-                    normalizer = self._normalizer(fmt)
-                    merger = run.merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
-                    frames, held = held, []
-                else:
-                    frames = [frame]
-                for item in frames:
-                    self._absorb(merger, normalizer.feed(item.payload, item.event), run)
-            if normalizer is not None:
-                self._absorb(merger, normalizer.close(), run)
+                events = decoder.feed(frame.payload, frame.event)
+                merger.explicit_ends = decoder.explicit_ends
+                self._absorb(merger, events, run)
+            if decoder.format is None and decoder.held:
+                raise ModelError("the model's stream matched no known format")
+            self._absorb(merger, decoder.close(), run)
         except ModelError as exc:
             error = exc
         finally:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
+        merger.anomalies.extend(decoder.anomalies)
         for anomaly in merger.anomalies:
             log.warning("stream anomaly: %s", anomaly)
         return merger, received, error

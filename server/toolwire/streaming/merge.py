@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolwire.streaming.formats.base import Normalizer
-from toolwire.streaming.formats.registry import UnknownFormat, detect_format, make_normalizer
+from toolwire.streaming.decoding import PayloadDecoder
+from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.streaming.framing import Frame, frames_from_bytes
 from toolwire.streaming.merger import StreamMerger
 
@@ -32,9 +32,8 @@ def merge_frames(frames: Iterable[Frame], fmt: str | None = None) -> StreamMerge
     Raises:
         UnknownFormat: ``fmt`` is unknown, or no payload revealed the format.
     """
-    normalizer: Normalizer | None = make_normalizer(fmt) if fmt else None
-    merger = StreamMerger(explicit_ends=normalizer.explicit_ends if normalizer else False)
-    undecided: list[Frame] = []
+    decoder = PayloadDecoder(fmt)
+    merger = StreamMerger()
     broken: str | None = None
     for frame in frames:
         if frame.done:
@@ -42,23 +41,17 @@ def merge_frames(frames: Iterable[Frame], fmt: str | None = None) -> StreamMerge
         if frame.fatal:
             broken = frame.error or "the stream broke"
             break
-        if normalizer is None:
-            undecided.append(frame)
-            found = detect_format(frame.payload, frame.event) if frame.error is None else None
-            if found is None:
-                continue
-            normalizer = make_normalizer(found)
-            merger = StreamMerger(explicit_ends=normalizer.explicit_ends)
-            pending, undecided = undecided, []
-            for early in pending:
-                _feed(normalizer, merger, early)
+        if frame.error is not None:
+            merger.anomalies.append(f"skipped a payload: {frame.error}")
             continue
-        _feed(normalizer, merger, frame)
-    if normalizer is None:
+        merger.feed(decoder.feed(frame.payload, frame.event))
+    if decoder.format is None:
         if broken is not None:
             raise UnknownFormat(f"the stream could not be read: {broken}")
         raise UnknownFormat("no payload in the stream matched a known format")
-    merger.feed(normalizer.close())
+    merger.feed(decoder.close())
+    merger.anomalies.extend(decoder.anomalies)
+    merger.explicit_ends = decoder.explicit_ends
     merger.finish(stream_error=f"the stream broke ({broken})" if broken else None)
     return merger
 
@@ -92,10 +85,3 @@ def merge_bytes(body: bytes, fmt: str | None = None) -> StreamMerger:
         UnknownFormat: see :func:`merge_frames`.
     """
     return merge_frames(frames_from_bytes(body), fmt)
-
-
-def _feed(normalizer: Normalizer, merger: StreamMerger, frame: Frame) -> None:
-    if frame.error is not None:
-        merger.anomalies.append(f"skipped a payload: {frame.error}")
-        return
-    merger.feed(normalizer.feed(frame.payload, frame.event))

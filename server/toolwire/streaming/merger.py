@@ -142,6 +142,16 @@ class StreamMerger:
         self._clock_at: dict[int, int] = {}
         self._finished = False
 
+    @property
+    def explicit_ends(self) -> bool:
+        """True when the format closes each call; may be set until :meth:`finish`
+        (a format detected after the first payloads)."""
+        return self._explicit_ends
+
+    @explicit_ends.setter
+    def explicit_ends(self, value: bool) -> None:
+        self._explicit_ends = value
+
     # ------------------------------------------------------------------ text
     @property
     def text(self) -> str:
