@@ -543,3 +543,25 @@ async def test_a_fed_call_can_be_cancelled_alone_and_updates_name_their_stream(c
     assert client.tool_calls(sid)["call_new"][-1]["cancelReason"] == "call_cancelled"
     fed = [p for p in client.raw_updates[sid] if p["update"]["sessionUpdate"] == "tool_call"]
     assert fed and all(p.get("streamId") == "resp-c" for p in fed)
+
+
+async def test_a_queued_fed_call_can_be_cancelled_before_it_is_asked_about(client, repo):
+    sid = await open_session(client, repo)
+    stream = chat_stream([
+        ("call_one", "create_file", json.dumps({"path": "one.txt", "content": "1\n"})),
+        ("call_two", "create_file", json.dumps({"path": "two.txt", "content": "2\n"})),
+    ])
+    await feed(client, sid, "resp-q", stream, random.Random(5))
+    client.permission_asked.clear()
+    client.permission_hold = asyncio.Event()
+    try:
+        running = asyncio.ensure_future(client.call(RUN, {"sessionId": sid, "streamId": "resp-q"}))
+        await asyncio.wait_for(client.permission_asked.wait(), 20)  # asking about call_one
+        assert await client.call("toolwire/toolCall/cancel", {"sessionId": sid, "toolCallId": "call_two"}) == {"cancelled": True}
+        client.permission_hold.set()
+        out = (await asyncio.wait_for(running, 20))["results"]
+    finally:
+        client.permission_hold = None
+    assert [(r["toolCallId"], r["status"]) for r in out] == [("call_one", "done"), ("call_two", "canceled")]
+    assert [p["toolCall"]["toolCallId"] for p in client.permission_requests[sid]] == ["call_one"]
+    assert (repo / "one.txt").exists() and not (repo / "two.txt").exists()

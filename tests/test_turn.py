@@ -518,3 +518,28 @@ async def test_a_malformed_event_after_a_valid_call_does_not_end_the_turn(tmp_pa
     assert outcome.stop_reason == "end_turn" and tool.finished == ["x"]
     assert call_updates(sink)["toolu_ok"][-1]["status"] == "done"
     assert_invariants(session, sink)
+
+
+async def test_a_call_cancelled_while_it_waits_for_an_earlier_call_is_never_asked_about(tmp_path):
+    tool = AskingTool()
+    tool.gate("b").set()
+    calls = [{"name": "asking", "arguments": {"name": n}, "id": f"c{n}"} for n in ("a", "b")]
+
+    class SamePath(AskingTool):
+        def paths(self, args):  # both calls touch one file, so b waits for a
+            return ["same.txt"]
+
+    same = SamePath()
+    same.gates, same.started = tool.gates, tool.started
+    session = make_session(tmp_path, [{"tool_calls": calls}, {"text": "ok"}], [same])
+    approver = ScriptedApprover()
+    turn = Turn(session, RecordingSink(), approver)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(turn.run, "go")
+        with anyio.fail_after(5):
+            await same.started_event("a").wait()  # a runs; b waits for it
+        assert turn.cancel_call("cb") is True
+        same.gate("a").set()
+    assert approver.asked == ["ca"]  # b was never put to the user
+    assert [m["tool_call_id"] for m in tool_messages(session)] == ["ca", "cb"]
+    assert "Canceled by the user" in tool_messages(session)[1]["content"]

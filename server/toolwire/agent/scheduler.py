@@ -106,8 +106,9 @@ class Scheduler:
             return False
         scope = self._scopes.get(call_id)
         if scope is not None:
-            scope.cancel()
+            scope.cancel()  # asking or running: the owner of the scope settles the call
         else:
+            # queued (waiting for an earlier call, or not dispatched yet): it never starts
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
         return True
 
@@ -181,6 +182,7 @@ class Scheduler:
     async def run_calls(self, calls: list[ToolCallState]) -> None:
         """Validate, approve and run complete calls (client-fed mode); every call is
         terminal when this returns normally."""
+        self.assign_ids(calls)  # every call can be cancelled from now on, queued ones too
         run = ResponseRun(self)
         for call in calls:
             run.offer(call)
@@ -224,6 +226,8 @@ class Scheduler:
             for other_keys, event in running:
                 if overlaps(other_keys, keys):
                     await event.wait()
+        if call.status.terminal:  # cancelled while it waited
+            return
         subject = await self._approve(call, tool, args)
         if subject is None:
             return
@@ -231,6 +235,8 @@ class Scheduler:
         if tool.barrier:
             for _, event in running:
                 await event.wait()
+        if call.status.terminal:
+            return
         scope = anyio.CancelScope()
         self._scopes[call.id] = scope
         tg.start_soon(self._run_one, call, tool, args, subject, limiter, scope, done)
@@ -250,6 +256,8 @@ class Scheduler:
             return {}
         ctx = session.tool_context()
         subject = await build_subject(tool, args, ctx)
+        if call.status.terminal:  # cancelled while the subject was built: do not ask
+            return None
         scope = anyio.CancelScope()
         self._scopes[call.id] = scope
         answer = None
