@@ -324,3 +324,35 @@ def test_definitions_are_what_the_model_sees() -> None:
     assert all("description" in p for p in edit["properties"].values())
     assert "line numbers" in defs["read_file"]["description"]
     assert REG.get("read_file").read_only and not REG.get("edit_file").read_only  # type: ignore[union-attr]
+
+
+async def test_delete_and_rename_refuse_a_file_open_in_the_editor(tmp_path):
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import ToolContext, ToolError, validate_arguments
+    from toolwire.workspace.documents import MemoryDocuments
+
+    (tmp_path / "a.py").write_text("saved\n")
+    docs = MemoryDocuments()
+    docs.open((tmp_path / "a.py").resolve(), "unsaved work\n", version=7)
+    ctx = ToolContext(root=tmp_path.resolve(), documents=docs)
+    registry = default_registry()
+    for name, args in (("delete_file", {"path": "a.py"}), ("rename_file", {"path": "a.py", "new_path": "b.py"})):
+        tool = registry.get(name)
+        with pytest.raises(ToolError) as info:
+            await tool.run(validate_arguments(tool, args), ctx)
+        assert info.value.code == "open_in_editor" and "a.py" in info.value.message
+    assert (tmp_path / "a.py").read_text() == "saved\n" and not (tmp_path / "b.py").exists()
+
+
+async def test_rename_never_replaces_a_destination_that_appears_meanwhile(tmp_path):
+    from toolwire.tools.files import _move_no_replace
+    from toolwire.tools.base import ToolError
+
+    (tmp_path / "src.txt").write_text("mine\n")
+    (tmp_path / "dst.txt").write_text("theirs\n")  # appeared after the check
+    with pytest.raises(ToolError) as info:
+        _move_no_replace(tmp_path / "src.txt", tmp_path / "dst.txt", "dst.txt")
+    assert info.value.code == "exists"
+    assert (tmp_path / "dst.txt").read_text() == "theirs\n" and (tmp_path / "src.txt").read_text() == "mine\n"
+    _move_no_replace(tmp_path / "src.txt", tmp_path / "new.txt", "new.txt")
+    assert (tmp_path / "new.txt").read_text() == "mine\n" and not (tmp_path / "src.txt").exists()

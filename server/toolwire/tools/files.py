@@ -7,7 +7,9 @@ atomic (:mod:`toolwire.workspace.fs`).
 
 from __future__ import annotations
 
+import errno
 import os
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -149,8 +151,10 @@ class DeleteFile(FileTool):
     Args: ClassVar[type[BaseModel]] = DeleteFileArgs
 
     async def plan(self, args: DeleteFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        """The dry run: the diff of the deletion (refused while the file is open in the editor)."""
         wp = resolve_path(ctx.root, args.path)
         rel, entry = wp.rel, wp.entry
+        _refuse_if_open(ctx, wp, "delete")
         if os.path.islink(entry):
             diff = f"deleted symlink {rel} -> {os.readlink(entry)}\n"
         elif not os.path.exists(entry):
@@ -178,6 +182,42 @@ class DeleteFile(FileTool):
             return ToolResult(ok=True, content=f"Deleted {rel}", data=result_data(rel, diff, "disk"))
 
         return FileChange(rel=rel, diff=diff, apply=apply, data={})
+
+
+def _refuse_if_open(ctx: ToolContext, wp: Any, verb: str) -> None:
+    """Refuse to delete or move a file that is open in the editor: its buffer (maybe
+    with unsaved work) would be left behind on a path that no longer exists.
+
+    Raises:
+        ToolError: ``open_in_editor``.
+    """
+    for path in {Path(wp.entry), Path(wp.resolved)}:
+        if ctx.documents.get(path) is not None:
+            raise ToolError("open_in_editor",
+                            f"{wp.rel} is open in the editor; cannot {verb} it (ask the user to close it first)")
+
+
+def _move_no_replace(src: Path, dst: Path, dst_rel: str) -> None:
+    """Move ``src`` to ``dst`` without ever replacing a ``dst`` that appeared meanwhile.
+
+    A hard link fails atomically when ``dst`` exists; where hard links are not
+    supported the move falls back to a checked rename.
+
+    Raises:
+        ToolError: ``exists``; OSError for other failures.
+    """
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:
+        raise ToolError("exists", f"{dst_rel} already exists") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.EOPNOTSUPP):
+            raise
+        if os.path.lexists(dst):
+            raise ToolError("exists", f"{dst_rel} already exists") from None
+        os.rename(src, dst)
+        return
+    os.unlink(src)
 
 
 def _announce_move(ctx: ToolContext, src: os.PathLike[str], dst: os.PathLike[str]) -> None:
@@ -210,8 +250,11 @@ class RenameFile(FileTool):
     Args: ClassVar[type[BaseModel]] = RenameFileArgs
 
     async def plan(self, args: RenameFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
+        """The dry run: which file moves where (refused while either path is open in the editor)."""
         src = resolve_path(ctx.root, args.path)
         dst = resolve_path(ctx.root, args.new_path)
+        _refuse_if_open(ctx, src, "rename")
+        _refuse_if_open(ctx, dst, "rename onto")
         if not os.path.lexists(src.entry):
             raise ToolError("not_found", f"{src.rel} does not exist")
         if os.path.isdir(src.entry) and not os.path.islink(src.entry):
@@ -227,7 +270,7 @@ class RenameFile(FileTool):
                 dst.entry.parent.mkdir(parents=True, exist_ok=True)
                 if ctx.write_listener is not None:
                     _announce_move(ctx, src.entry, dst.entry)
-                os.rename(src.entry, dst.entry)
+                _move_no_replace(src.entry, dst.entry, dst.rel)
             except FileNotFoundError:
                 raise ToolError("stale", f"{src.rel} was removed since it was read") from None
             except OSError as exc:
