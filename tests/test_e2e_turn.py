@@ -176,3 +176,33 @@ async def test_several_edits_to_one_file_in_one_response_all_land_in_order(clien
     assert (repo / "a.txt").read_text() == "ONE\nTWO\nTHREE\nFOUR\n"
     diffs = [p["subject"]["diff"] for p in client.permission_requests[sid]]
     assert "+ONE" in diffs[0] and "+TWO" in diffs[1] and " ONE" in diffs[1]  # each diff is against the edited file
+
+
+async def test_session_permissions_merge_over_the_servers_key_by_key(tmp_path):
+    import sys
+
+    from lsprotocol import types
+    from pytest_lsp import ClientServerConfig
+
+    from conftest import make_client
+
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+                                client_factory=make_client)
+    client = await config.start()
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options={"permissions": {"git_commit": "deny"}}))
+        root = tmp_path / "ws"
+        root.mkdir()
+        script = write_script(tmp_path / "s.jsonl", [
+            {"tool_calls": [{"name": "create_file", "arguments": {"path": "n.txt", "content": "n"}, "id": "c"},
+                            {"name": "git_commit", "arguments": {"message": "m"}, "id": "g"}]},
+            {"text": "ok"}])
+        sid = await new_session(client, root, script, permissions={"create_file": "auto"})
+        await prompt(client, sid)
+        finals = {cid: snaps[-1] for cid, snaps in client.tool_calls(sid).items()}
+        assert finals["c"]["status"] == "done" and client.permission_requests[sid] == []  # session: auto
+        assert finals["g"]["status"] == "canceled" and finals["g"]["cancelReason"] == "policy_denied"  # server: deny
+    finally:
+        await client.shutdown_session()
+        await client.stop()

@@ -146,7 +146,10 @@ def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: cwd: {req.cwd!r} is not an existing absolute folder")
     settings = ls.settings
     if req.settings:
-        merged = {**ls.settings.model_dump(by_alias=True), **req.settings}
+        base = ls.settings.model_dump(by_alias=True)
+        merged = {**base, **req.settings}
+        if isinstance(req.settings.get("permissions"), dict):  # merged key by key, not replaced
+            merged["permissions"] = {**base["permissions"], **req.settings["permissions"]}
         settings, problems = parse_settings(merged)
         if problems:
             raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
