@@ -152,3 +152,21 @@ async def test_external_changes_are_reported_and_named_to_the_model_but_our_writ
     last = json.loads(log.read_text().splitlines()[-1])
     user = [m for m in last["messages"] if m["role"] == "user"][-1]["content"]
     assert user.startswith("next") and "theirs.txt" in user and "ours.txt" not in user
+
+
+async def test_files_the_repository_ignores_are_not_reported(editor, repo, tmp_path):
+    from conftest import git
+
+    (repo / ".gitignore").write_text("*.log\nout/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore")
+    script = write_script(tmp_path / "s.jsonl", [{"text": "ok"}])
+    sid = await new_session(editor, repo, script)
+    (repo / "server.log").write_text("noise\n")
+    (repo / "out").mkdir()
+    (repo / "out" / "gen.txt").write_text("built\n")
+    (repo / "real.txt").write_text("user\n")
+    await editor.wait_for(lambda p: p["sessionId"] == sid and p["update"]["sessionUpdate"] == "workspace_change"
+                          and "real.txt" in p["update"]["paths"])
+    reported = {p for u in editor.updates[sid] if u["sessionUpdate"] == "workspace_change" for p in u["paths"]}
+    assert reported == {"real.txt"}

@@ -138,7 +138,7 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
 
 
 @server.feature(P.SESSION_NEW)
-def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
     root = Path(req.cwd).expanduser()
@@ -174,7 +174,7 @@ def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         documents=LspDocuments(ls),
     )
     ls.sessions[session.id] = session
-    ls.watchers.attach(session)
+    await ls.watchers.attach(session)
     log.info("session %s: %s on %s", session.id, model.model_id, session.root)
     return P.SessionNewResult(session_id=session.id, model=model.model_id, tools=registry.names()).dump()
 

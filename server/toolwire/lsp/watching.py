@@ -1,6 +1,7 @@
 """One workspace watcher per workspace folder, owned by the server.
 
-Sessions on the same folder share a watcher. Its reports of files changed outside
+Sessions on the same folder share a watcher. Files the repository ignores
+(``.gitignore`` and the other git exclude sources) are never reported. Its reports of files changed outside
 Toolwire reach every such session (:meth:`Session.note_external_changes`), and
 Toolwire's own writes are announced to it first (``Session.write_listener``), so
 they are never reported back. At most :data:`MAX_WATCHED` folders are watched;
@@ -16,12 +17,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolwire.agent.session import Session
+from toolwire.tools.gitrun import run_git
+from toolwire.workspace.errors import ToolError
 from toolwire.workspace.watch import FileEvent, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
 
 #: Folders watched at once.
 MAX_WATCHED = 16
+#: Seconds ``session/new`` waits for a new watcher to receive events.
+READY_TIMEOUT = 5.0
+
+
+class _Ready:
+    """The task-status object ``WorkspaceWatcher.run`` reports readiness to (anyio's protocol)."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+
+    def started(self, value: object = None) -> None:
+        self.event.set()
 
 
 class WatchHub:
@@ -37,14 +52,20 @@ class WatchHub:
         self._watchers: OrderedDict[Path, tuple[WorkspaceWatcher, asyncio.Task]] = OrderedDict()
         self._sessions: dict[Path, list[Session]] = {}
 
-    def attach(self, session: Session) -> None:
-        """Start (or share) the watcher of ``session.root`` and connect the session to it."""
+    async def attach(self, session: Session) -> None:
+        """Start (or share) the watcher of ``session.root``, connect the session to it,
+        and wait (at most :data:`READY_TIMEOUT` s) until it receives events."""
         root = session.root
         entry = self._watchers.get(root)
         if entry is None:
-            watcher = WorkspaceWatcher(root, lambda events, root=root: self._deliver(root, events))
-            task = asyncio.get_running_loop().create_task(self._run(watcher), name=f"watch {root}")
+            watcher = WorkspaceWatcher(root, lambda events, root=root: self._deliver(root, events))  # async
+            ready = _Ready()
+            task = asyncio.get_running_loop().create_task(self._run(watcher, ready), name=f"watch {root}")
             entry = self._watchers[root] = (watcher, task)
+            try:
+                await asyncio.wait_for(ready.event.wait(), READY_TIMEOUT)
+            except asyncio.TimeoutError:
+                log.warning("the watcher of %s is slow to start; changes until then go unseen", root)
             while len(self._watchers) > MAX_WATCHED:
                 old_root, (_, old_task) = self._watchers.popitem(last=False)
                 old_task.cancel()
@@ -54,8 +75,10 @@ class WatchHub:
         session.write_listener = entry[0].expect
         self._sessions.setdefault(root, []).append(session)
 
-    def _deliver(self, root: Path, events: list[FileEvent]) -> None:
-        paths = [event.path for event in events]
+    async def _deliver(self, root: Path, events: list[FileEvent]) -> None:
+        paths = await _not_ignored(root, [event.path for event in events])
+        if not paths:
+            return
         log.info("external changes in %s: %s", root, ", ".join(str(p) for p in paths[:10]))
         for session in self._sessions.get(root, []):
             relative = session.note_external_changes(paths)
@@ -63,9 +86,9 @@ class WatchHub:
                 self._notify(session, relative)
 
     @staticmethod
-    async def _run(watcher: WorkspaceWatcher) -> None:
+    async def _run(watcher: WorkspaceWatcher, ready: "_Ready") -> None:
         try:
-            await watcher.run()
+            await watcher.run(task_status=ready)
         except OSError as exc:  # e.g. the inotify watch limit: work on without a watcher
             log.warning("cannot watch %s: %s", watcher.root, exc)
 
@@ -75,3 +98,29 @@ class WatchHub:
             task.cancel()
         self._watchers.clear()
         self._sessions.clear()
+
+
+async def _not_ignored(root: Path, paths: list[Path]) -> list[Path]:
+    """``paths`` minus those the repository's ignore rules (``.gitignore``,
+    ``.git/info/exclude``, ``core.excludesFile``) exclude; all of them outside a
+    repository. Asks ``git check-ignore`` (read-only: no hooks or filters run)."""
+    if not paths:
+        return []
+    rel = []
+    for path in paths:
+        try:
+            rel.append(path.relative_to(root).as_posix())
+        except ValueError:
+            continue
+    if not rel:
+        return []
+    try:
+        out = await run_git(root, ["check-ignore", "--", *rel], read_only=True, timeout=10, check=False,
+                            literal_pathspecs=False)
+    except ToolError as exc:  # git missing or too slow: report everything rather than nothing
+        log.warning("cannot check ignore rules in %s: %s", root, exc.message)
+        return paths
+    if out.returncode not in (0, 1):  # 128: not a repository
+        return paths
+    ignored = {root / name for name in out.text.splitlines() if name}  # core.quotePath=false: names as given
+    return [path for path in paths if path not in ignored]

@@ -110,15 +110,18 @@ class GitOutput:
         return self.stderr.decode("utf-8", "replace").strip()
 
 
-def git_argv(args: Sequence[str], *, read_only: bool, config: Sequence[str] = ()) -> list[str]:
+def git_argv(args: Sequence[str], *, read_only: bool, config: Sequence[str] = (),
+             literal_pathspecs: bool = True) -> list[str]:
     """The full argv for ``git <args>``.
 
     Args:
         args: The subcommand and its arguments.
         read_only: Add the read-only settings (no hooks, no external diff).
         config: Extra ``key=value`` settings passed as ``-c``.
+        literal_pathspecs: Pass ``--literal-pathspecs`` (off only for commands
+            that refuse it, such as ``check-ignore``, which takes plain names).
     """
-    argv = ["git", *_COMMON]
+    argv = ["git", *(o for o in _COMMON if literal_pathspecs or o != "--literal-pathspecs")]
     if read_only:
         argv += _READ_ONLY
     for item in config:
@@ -180,6 +183,7 @@ async def run_git(
     timeout: float,
     config: Sequence[str] = (),
     check: bool = True,
+    literal_pathspecs: bool = True,
     _listing_filters: bool = False,
 ) -> GitOutput:
     """Run ``git <args>`` in ``root`` and wait for it.
@@ -192,6 +196,7 @@ async def run_git(
         timeout: Seconds before the process group is killed.
         config: Extra ``-c key=value`` settings.
         check: Raise on a non-zero exit status.
+        literal_pathspecs: See :func:`git_argv`.
 
     Raises:
         ToolError: ``timeout`` when it ran too long; ``git_missing`` when git
@@ -201,7 +206,7 @@ async def run_git(
     """
     if read_only and not _listing_filters:
         config = [*await _blank_filters(root, timeout), *config]
-    argv = git_argv(args, read_only=read_only, config=config)
+    argv = git_argv(args, read_only=read_only, config=config, literal_pathspecs=literal_pathspecs)
     try:
         # Shielded: a cancel while asyncio connects the pipes would kill git alone
         # (not its hooks); once ``proc`` exists, the handler below kills the group.
