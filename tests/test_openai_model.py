@@ -90,3 +90,29 @@ def test_full_turn_over_stdio_with_the_sdk(tmp_path):
     results = [m for m in second if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in results] == [e[1] for e in EXPECTED]
     assert all("unknown_tool" in m["content"] for m in results)
+
+
+@pytest.mark.asyncio
+async def test_a_complete_stream_without_finish_reason_is_not_an_error():
+    """Some servers send ``[DONE]`` but no ``finish_reason``: complete, not cut off."""
+    body = (
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function",'
+        b'"function":{"name":"read_file","arguments":"{\\"path\\": \\"a\\"}"}}]}}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    with FakeEndpoint([(200, body)]) as endpoint:
+        model = OpenAIModel("m", base_url=endpoint.base_url, api_key="k")
+        frames = await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}]))
+        await model.aclose()
+    merger = merge_frames(frames, "openai-chat")
+    assert [(c.name, c.arguments, c.status.value) for c in merger.calls] == [("read_file", {"path": "a"}, "generated")]
+
+
+@pytest.mark.asyncio
+async def test_a_body_cut_before_done_and_finish_is_an_error():
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"hel"}}]}\n\n'
+    with FakeEndpoint([(200, body)]) as endpoint:
+        model = OpenAIModel("m", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError, match="no \\[DONE\\]"):
+            await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}]))
+        await model.aclose()

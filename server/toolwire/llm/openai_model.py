@@ -1,9 +1,11 @@
 """Any OpenAI-compatible endpoint through the ``openai`` SDK (the only module importing it).
 
 Streams Chat Completions with tools (``stream=True``,
-``stream_options={"include_usage": true}``) and yields each chunk as a plain dict
-frame in ``openai-chat`` format, so the same normalizer and merger serve every
-provider. Closing the generator closes the HTTP response.
+``stream_options={"include_usage": true}``). The SDK makes the request (auth,
+base URL, HTTP errors); the body is read as raw SSE and decoded by Toolwire's own
+framing, so each payload reaches the normalizer exactly as the server sent it,
+and ``[DONE]`` tells a complete stream from a dropped one. Closing the generator
+closes the HTTP response.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import anyio
 import openai
 
 from toolwire.llm.base import ModelError, ModelRequest
-from toolwire.streaming.framing import Frame
+from toolwire.streaming.framing import Frame, SSEDecoder, decode_data
 
 #: Environment variables read for the API key, in order.
 API_KEY_ENV = ("TOOLWIRE_API_KEY", "OPENAI_API_KEY")
@@ -45,6 +47,14 @@ def _retry_after(headers: Any) -> float | None:
         if math.isfinite(seconds) and seconds >= 0:
             return seconds
     return None
+
+
+def _has_finish(payload: Any) -> bool:
+    """True when a Chat Completions chunk carries a ``finish_reason``."""
+    if not isinstance(payload, dict):
+        return False
+    choices = payload.get("choices")
+    return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
 
 
 def _translate(exc: Exception) -> ModelError:
@@ -89,12 +99,16 @@ class OpenAIModel:
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Frame]:
-        """Yield the response's chunks as ``openai-chat`` frames.
+        """Yield the response's SSE events as ``openai-chat`` frames, payloads exactly as sent.
+
+        The body is read as bytes and parsed by our own SSE decoder
+        (:class:`~toolwire.streaming.framing.SSEDecoder`), so the ``[DONE]``
+        sentinel is seen: a body that ends with neither ``[DONE]`` nor any
+        ``finish_reason`` was cut off (the connection closed early).
 
         Raises:
-            ModelError: HTTP or connection failure, before or during the stream,
-                and a body that ended before any chunk gave a ``finish_reason``
-                (the connection closed early: the SDK does not require ``[DONE]``).
+            ModelError: HTTP or connection failure before the response, a read
+                failure or stall during it, or a body cut off as above.
         """
         params: dict[str, Any] = {
             "model": self.model,
@@ -105,23 +119,30 @@ class OpenAIModel:
         }
         if request.tools:
             params["tools"] = request.tools
+        received = done = finished = False
         try:
-            response = await self._client.chat.completions.create(**params)
-        except openai.OpenAIError as exc:
-            raise _translate(exc) from exc
-        finished = False
-        try:
-            async for chunk in response:
-                payload = chunk.to_dict()
-                finished = finished or any(c.get("finish_reason") for c in payload.get("choices") or ())
-                yield Frame(None, payload)
-        except Exception as exc:  # the SDK, httpx and the socket can all fail mid-stream
-            raise _translate(exc) from exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await response.close()
-        if not finished:
-            raise ModelError("the stream ended before the response was complete (no finish_reason)", retryable=True)
+            async with self._client.chat.completions.with_streaming_response.create(**params) as response:
+                decoder = SSEDecoder()
+                async for data in response.iter_bytes():
+                    received = True
+                    for event, text in decoder.feed(data):
+                        frame = decode_data(event, text)
+                        done = done or frame.done
+                        finished = finished or _has_finish(frame.payload)
+                        yield frame
+                for event, text in decoder.close():
+                    frame = decode_data(event, text)
+                    done = done or frame.done
+                    finished = finished or _has_finish(frame.payload)
+                    yield frame
+        except Exception as exc:  # the SDK, httpx and the socket can all fail
+            error = _translate(exc)
+            if received and not isinstance(exc, openai.APIStatusError):
+                error = ModelError(f"the model stream broke mid-response: {exc}", retryable=True)
+            raise error from exc
+        if not (done or finished):
+            raise ModelError("the stream ended before the response was complete (no [DONE], no finish_reason)",
+                             retryable=True)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
