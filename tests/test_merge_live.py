@@ -81,3 +81,15 @@ def test_double_encoded_object_and_array_are_decoded_where_the_schema_wants_them
 def test_double_encoded_values_that_do_not_validate_are_refused_naming_the_field():
     with pytest.raises(ArgumentsInvalid, match="options"):
         validate_arguments(NestedTool(), {"path": "a", "options": '{"x": "not a number"}', "items": [], "note": ""})
+
+
+def test_a_duplicate_key_is_refused_so_path_can_never_disagree_with_the_edit():
+    text = '{"path": "safe.txt", "old_string": "hello", "new_string": "bye", "path": "secret.txt"}'
+    normalizer, merger = OpenAIChatNormalizer(), StreamMerger()
+    merger.feed(normalizer.feed(chunk("", header=True)))
+    for i in range(0, len(text), 6):
+        merger.feed(normalizer.feed(chunk(text[i:i + 6])))
+    merger.finish()
+    [call] = merger.calls
+    assert call.status.value == "errored" and call.error.code == "duplicate_key" and "'path'" in call.error.message
+    assert call.arguments_text == text  # kept byte for byte for the model's retry

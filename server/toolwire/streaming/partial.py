@@ -127,6 +127,21 @@ def is_incomplete(text: str, json_message: str) -> bool:
     return True
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def parse_strict(text: str) -> dict[str, Any]:
     """Parse complete argument text.
 
@@ -142,12 +157,20 @@ def parse_strict(text: str) -> dict[str, Any]:
     Raises:
         ArgumentsError: ``invalid_json`` with the position and a snippet,
             ``incomplete_json`` when the text is a correct but unfinished
-            document, or ``not_object`` when the JSON is valid but not an object.
+            document, ``duplicate_key`` when an object names a key twice (RFC 8259
+            §4: names SHOULD be unique; receivers disagree on which value wins), or
+            ``not_object`` when the JSON is valid but not an object.
     """
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise ArgumentsError(
+            "duplicate_key",
+            f"arguments name {exc.key!r} more than once; which value is meant is ambiguous "
+            f"(e.g. two different paths), so the call is refused",
+        ) from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno} (char {exc.pos} of {len(text)})"
         detail = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
