@@ -124,3 +124,40 @@ async def test_subject_for_rename_git_and_failures(tmp_path: Path) -> None:
     assert bad["arguments"] == {"path": "a.py", "old_string": "zzz", "new_string": "y", "replace_all": False}
     outside = await build_subject(*args("delete_file", path="../etc"), ToolContext(tmp_path))
     assert outside["kind"] == "tool" and outside["note"].startswith("outside_workspace:")
+
+
+def test_always_for_a_small_edit_never_approves_a_larger_one_on_the_same_file(tmp_path):
+    from toolwire.agent.permissions import Decision, PermissionPolicy
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import validate_arguments
+
+    registry = default_registry()
+    edit, multi = registry.get("edit_file"), registry.get("multi_edit")
+    policy = PermissionPolicy()
+    one_line = validate_arguments(edit, {"path": "a.txt", "old_string": "line 7", "new_string": "LINE 7"})
+    policy.remember_always(edit, one_line, tmp_path)
+    another_line = validate_arguments(edit, {"path": "a.txt", "old_string": "line 9", "new_string": "LINE 9"})
+    assert policy.decide(edit, another_line) is Decision.AUTO
+    whole_file = validate_arguments(edit, {"path": "a.txt", "old_string": "\n".join(f"line {i}" for i in range(200)),
+                                           "new_string": ""})
+    assert policy.decide(edit, whole_file) is Decision.ASK
+    one = validate_arguments(multi, {"path": "a.txt", "edits": [{"old_string": "a", "new_string": "b"}]})
+    policy.remember_always(multi, one, tmp_path)
+    three = validate_arguments(multi, {"path": "a.txt", "edits": [{"old_string": x, "new_string": "y"} for x in "abc"]})
+    assert policy.decide(multi, three) is Decision.ASK
+
+
+def test_a_commit_of_whatever_is_staged_is_never_approved_in_advance(tmp_path):
+    from toolwire.agent.permissions import Decision, PermissionPolicy
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import validate_arguments
+
+    commit = default_registry().get("git_commit")
+    policy = PermissionPolicy()
+    staged = validate_arguments(commit, {"message": "one"})
+    policy.remember_always(commit, staged, tmp_path)
+    assert policy.decide(commit, validate_arguments(commit, {"message": "two"})) is Decision.ASK
+    named = validate_arguments(commit, {"message": "one", "paths": ["a.txt"]})
+    policy.remember_always(commit, named, tmp_path)
+    assert policy.decide(commit, validate_arguments(commit, {"message": "other", "paths": ["a.txt"]})) is Decision.AUTO
+    assert policy.decide(commit, validate_arguments(commit, {"message": "x", "paths": ["a.txt", "b.txt"]})) is Decision.ASK

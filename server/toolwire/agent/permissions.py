@@ -12,10 +12,14 @@ configuration wins over session rules.
 
 "Allow always" remembers the whole action: the tool, every path argument
 (normalized inside the workspace; ``path``/``new_path`` by position, ``paths``
-as a set) and every other argument except the content being written
-(``old_string``, ``new_string``, ``content``, ``edits``, ``message``). A rule
-never approves a larger action: another path, another tool, more paths, or a
-wider flag (``overwrite``, ``replace_all``, ``staged``) all ask again.
+as a set), every other argument except the text being written (``old_string``,
+``new_string``, ``content``, ``edits``, ``message``), and the size of the change:
+how many lines it touches. A rule never approves a larger action: another path,
+another tool, more paths, a wider flag (``overwrite``, ``replace_all``,
+``staged``), or more lines changed all ask again. So "always" for a one-line edit
+of ``a.py`` lets later one-line edits of ``a.py`` through, never a rewrite of the
+file. A ``git_commit`` without paths commits whatever is staged at the time, an
+action of unknown size, so it is never remembered.
 
 :func:`build_subject` says what the user is asked about: the exact diff of an
 edit (a dry run of the tool's own plan), the argv and folder of a git command,
@@ -118,7 +122,7 @@ class PermissionPolicy:
 
     def __init__(self, overrides: dict[str, str] | None = None) -> None:
         self._overrides = {key: Decision(value) for key, value in (overrides or {}).items()}
-        self._always: set[tuple[str, tuple[Any, ...]]] = set()
+        self._always: dict[tuple[str, tuple[Any, ...]], int] = {}
 
     def configured(self, tool: Tool, args: BaseModel) -> Decision:
         """The decision from overrides and defaults alone (session rules ignored)."""
@@ -136,8 +140,9 @@ class PermissionPolicy:
         configured = self.configured(tool, args)
         if configured is Decision.DENY or configured is Decision.AUTO:
             return configured
-        for root, scope in self._always:
-            if _scope(tool, args, Path(root)) == scope:
+        size = change_size(args)
+        for (root, scope), approved in self._always.items():
+            if size <= approved and _scope(tool, args, Path(root)) == scope:
                 return Decision.AUTO
         return configured
 
@@ -146,13 +151,33 @@ class PermissionPolicy:
 
         A call with a path outside ``root`` is never remembered.
         """
+        if tool.name == "git_commit" and not getattr(args, "paths", None):
+            return  # commits whatever is staged then: never approved in advance
         scope = _scope(tool, args, root)
         if scope is not None:
-            self._always.add((str(root), scope))
+            key = (str(root), scope)
+            self._always[key] = max(self._always.get(key, 0), change_size(args))
 
     def forget(self) -> None:
         """Drop every "allow always" rule."""
         self._always.clear()
+
+
+def _lines(text: Any) -> int:
+    return text.count("\n") + 1 if isinstance(text, str) and text else 0
+
+
+def change_size(args: BaseModel) -> int:
+    """How many lines a call's written text touches: the larger of ``old_string``
+    and ``new_string`` (summed over ``edits``), or the lines of ``content``; 0 for
+    calls that write no text (delete, rename, git)."""
+    edits = getattr(args, "edits", None)
+    if isinstance(edits, list):
+        return sum(max(_lines(getattr(e, "old_string", "")), _lines(getattr(e, "new_string", ""))) for e in edits)
+    old, new = getattr(args, "old_string", None), getattr(args, "new_string", None)
+    if old is not None or new is not None:
+        return max(_lines(old), _lines(new))
+    return _lines(getattr(args, "content", None))
 
 
 def _arguments(args: BaseModel) -> dict[str, Any]:
