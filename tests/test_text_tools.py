@@ -66,7 +66,7 @@ def test_a_malformed_block_is_an_errored_call_showing_what_was_written():
 def test_a_block_left_open_is_cut_off():
     merger = merge(f'ok {OPEN}{{"name": "read_file", "argu', 3)
     [call] = merger.calls
-    assert call.status.value == "errored"
+    assert call.status.value == "errored" and call.error.code == "truncated" and call.name == "read_file"
 
 
 def test_history_is_rewritten_as_plain_chat():

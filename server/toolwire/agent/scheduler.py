@@ -297,14 +297,17 @@ class Scheduler:
                             if tool.writes_tree:
                                 session.tree_write_finished()
                         if result.error_code == "timeout":
-                            self._set(call, Status.ERRORED, error=CallError("timeout", result.content, retryable=True))
+                            message = result.content.removeprefix("Error (timeout): ")
+                            self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))
                             call.result = result.to_wire()
                             return
                         call.result = result.to_wire()
                         if result.ok:
                             self._set(call, Status.DONE)
                         else:
-                            self._set(call, Status.ERRORED, error=CallError(result.error_code or "tool_failed", result.content))
+                            code = result.error_code or "tool_failed"
+                            message = result.content.removeprefix(f"Error ({code}): ")
+                            self._set(call, Status.ERRORED, error=CallError(code, message))
             if scope.cancelled_caught and not call.status.terminal:
                 self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
         finally:

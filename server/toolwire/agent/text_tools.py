@@ -20,12 +20,14 @@ block left open when the response ends is cut off (``truncated``).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from toolwire.streaming.delta import StreamEvent, TextDelta, ToolCallDelta, ToolCallEnd
 from toolwire.streaming.formats.base import Normalizer
 
 OPEN = "<tool_call>"
+_NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
 CLOSE = "</tool_call>"
 
 INSTRUCTIONS = """You can use tools. To call one, write a block like this, alone on its lines, and then stop and wait for the result:
@@ -105,7 +107,7 @@ class TextToolCallReader:
     could be the start of a tag is held back until it is known not to be one.
     """
 
-    explicit_ends = False
+    explicit_ends = True  # every call is closed by its tag: an unclosed one was cut off
 
     def __init__(self, inner: Normalizer) -> None:
         self.inner = inner
@@ -127,7 +129,9 @@ class TextToolCallReader:
         out = self.inner.close()
         if self._inside:
             # an open block: the call was cut off; the merger reports it truncated
-            out.append(self._piece(self._buffer))
+            name = _NAME.search(self._buffer)
+            out.append(ToolCallDelta(self._key(), name=name.group(1) if name else "(unreadable tool call)",
+                                     arguments=self._buffer))
         elif self._buffer:
             out.append(TextDelta(self._buffer))
         self._buffer = ""
@@ -135,9 +139,6 @@ class TextToolCallReader:
 
     def _key(self) -> tuple[str, int]:
         return ("text-call", self._count)
-
-    def _piece(self, text: str) -> ToolCallDelta:
-        return ToolCallDelta(self._key(), arguments=text)
 
     def _scan(self, text: str, out: list[StreamEvent]) -> None:
         buffer = self._buffer + text

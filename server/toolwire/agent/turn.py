@@ -33,7 +33,7 @@ from toolwire.streaming.completion import stream_error_sentence
 from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.decoding import PayloadDecoder
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
-from toolwire.streaming.state import CancelReason, Status, ToolCallState
+from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,8 @@ class Turn:
         self.scheduler = Scheduler(session, self._push, approver)
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
+        self._cancel_reason = CancelReason.TURN_CANCELLED
+        self._tools_running = False
         self._input_tokens: int | None = None
         self._output_tokens: int | None = None
         self._started = time.monotonic()
@@ -125,10 +127,12 @@ class Turn:
         self._response_usage: list[int | None] = [None, None]
 
     # ----------------------------------------------------------- control
-    def cancel(self) -> None:
-        """Cancel the turn (``toolwire/session/cancel``): the stream is closed,
-        pending permission requests withdrawn, running tools cancelled."""
+    def cancel(self, reason: CancelReason = CancelReason.TURN_CANCELLED) -> None:
+        """Cancel the turn (``toolwire/session/cancel``, or ``shutdown``): the stream
+        is closed, pending permission requests withdrawn, running tools cancelled,
+        and every open call ends ``canceled`` with ``reason``."""
         self._cancel_requested = True
+        self._cancel_reason = reason
         if self._scope is not None:
             self._scope.cancel()
 
@@ -177,13 +181,14 @@ class Turn:
             raise
         except Exception as exc:  # a bug: never leave calls open
             log.exception("turn failed")
-            outcome = TurnOutcome("error", message=f"internal error: {type(exc).__name__}: {exc}")
-            self._settle(CancelReason.SHUTDOWN)
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            outcome = TurnOutcome("error", message=message)
+            self._settle(error=CallError("internal_error", f"the call was stopped by an {message}"))
         self._finish(outcome)
         return outcome
 
     def _cancelled_outcome(self) -> TurnOutcome:
-        self._settle(CancelReason.TURN_CANCELLED)
+        self._settle(self._cancel_reason)
         return TurnOutcome("cancelled")
 
     def _finish(self, outcome: TurnOutcome) -> None:
@@ -195,11 +200,15 @@ class Turn:
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))
         self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message))
 
-    def _settle(self, reason: CancelReason) -> None:
-        """End every open call ``canceled`` and give each call in the history a result."""
+    def _settle(self, reason: CancelReason = CancelReason.TURN_CANCELLED, *, error: CallError | None = None) -> None:
+        """End every open call (``canceled`` with ``reason``, or ``errored`` with
+        ``error``) and give each call in the history a result."""
         for call in self.calls:
             if not call.status.terminal:
-                call.transition(Status.CANCELED, cancel_reason=reason)
+                if error is not None:
+                    call.transition(Status.ERRORED, error=error)
+                else:
+                    call.transition(Status.CANCELED, cancel_reason=reason)
                 self._push(call, force=True)
         self.scheduler.flush_pending()
         self.scheduler.record_missing_results()
@@ -220,8 +229,6 @@ class Turn:
                     run.close()
                 merger = response.merger
                 client_calls = [c for c in merger.calls if c.kind == "function"]
-                if client_calls:
-                    self.sink.emit(TurnUpdate("running_tools"))
             # every call of the response is terminal here: ran, refused, or errored
             self.scheduler.settle_provider_calls([c for c in merger.calls if c.kind != "function"])
             self.scheduler.record_response(merger, client_calls)
@@ -263,6 +270,7 @@ class Turn:
             messages, tools = to_text_messages(messages, tools), []
         request = ModelRequest(messages=messages, tools=tools, temperature=session.settings.temperature)
         self.sink.emit(TurnUpdate("model_request"))
+        self._tools_running = False
         attempt = 0
         while True:
             merger, received, error = await self._stream_once(request, run)
@@ -356,6 +364,9 @@ class Turn:
 
     def _push(self, call: ToolCallState, *, force: bool = False) -> None:
         """Send the call's snapshot; while it streams, at most every :data:`PUSH_INTERVAL` s."""
+        if call.status is Status.CALLING and not self._tools_running:
+            self._tools_running = True  # the first tool of this response starts
+            self.sink.emit(TurnUpdate("running_tools"))
         now = time.monotonic()
         key = id(call)
         first = key not in self._last_push

@@ -24,7 +24,7 @@ from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
 from toolwire.agent.session import Session
-from toolwire.agent.turn import Turn
+from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
@@ -32,6 +32,7 @@ from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
+from toolwire.streaming.state import CancelReason
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
 
@@ -134,7 +135,7 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
     ls.watchers.close()
     for session in ls.sessions.values():
         if session.turn is not None:
-            session.turn.cancel()
+            session.turn.cancel(CancelReason.SHUTDOWN)
 
 
 @server.feature(P.SESSION_NEW)
@@ -193,7 +194,7 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     except asyncio.CancelledError:
         # $/cancelRequest on this request: the turn cleaned up (shielded) and
         # recorded its outcome; answer with it instead of an error.
-        outcome = turn.outcome or turn._cancelled_outcome()
+        outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
     finally:
         session.turn = None
     return outcome.to_wire()
