@@ -434,3 +434,32 @@ async def test_read_only_git_never_runs_a_configured_gpg_program(tmp_path):
         result = await tool.run(validate_arguments(tool, args), ctx)
         assert result.ok, result.content
     assert not marker.exists()
+
+
+async def test_a_failed_commit_of_paths_leaves_the_index_as_it_was(tmp_path):
+    import subprocess
+
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import ToolContext, ToolError, validate_arguments
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def g(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
+
+    g("init", "-q")
+    (repo / "a.txt").write_text("one\n")
+    g("add", "-A")
+    g("commit", "-qm", "init")
+    (repo / "a.txt").write_text("two\n")  # modified, not staged
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho refused by hook >&2\nexit 1\n")
+    hook.chmod(0o755)
+    before = g("status", "--porcelain")
+    commit = default_registry().get("git_commit")
+    with pytest.raises(ToolError) as info:
+        await commit.run(validate_arguments(commit, {"message": "m", "paths": ["a.txt"]}), ToolContext(root=repo))
+    assert "refused by hook" in info.value.message
+    assert g("status", "--porcelain") == before == " M a.txt\n"  # still unstaged

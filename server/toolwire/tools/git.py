@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Final, Literal
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
@@ -252,6 +253,45 @@ class GitCommit(Tool):
         paths = git_paths(ctx, args.paths) if args.paths else []
         if paths and state.merging:
             raise ToolError("merge_in_progress", "a merge is in progress: commit all staged changes (no paths) to conclude it")
+        index_before = None
+        if paths:
+            # `add` and `commit --only` change the index before hooks run: keep its
+            # state as a tree, so a failed or cancelled commit leaves it as it was.
+            snapshot = await run_git(ctx.root, ["write-tree"], read_only=False, timeout=ctx.git_timeout, check=False)
+            index_before = snapshot.text.strip() if snapshot.returncode == 0 else None
+        try:
+            done = await self._commit(ctx, args, paths, state, status)
+        except BaseException:
+            if index_before is not None:
+                with anyio.CancelScope(shield=True):
+                    await run_git(ctx.root, ["read-tree", index_before], read_only=False, timeout=ctx.git_timeout,
+                                  check=False)
+            raise
+        info = await run_git(
+            ctx.root,
+            ["show", "-s", "--no-color", "--format=%H%x00%h%x00%s", "HEAD"],
+            read_only=True,
+            timeout=ctx.git_timeout,
+        )
+        full, short, subject = info.text.rstrip("\n").split("\x00", 2)
+        names = await run_git(
+            ctx.root,
+            ["diff-tree", "--root", "--no-commit-id", "-r", "-z", "--name-status", "--no-renames", "HEAD"],
+            read_only=True,
+            timeout=ctx.git_timeout,
+        )
+        fields = [f for f in names.text.split("\x00") if f]
+        files = [{"status": fields[i], "path": fields[i + 1]} for i in range(0, len(fields) - 1, 2)]
+        content = f"Committed {short} on {state.branch}: {subject} ({len(files)} file(s))"
+        data = {"commit": full, "short": short, "branch": state.branch, "subject": subject, "files": files}
+        return ToolResult(ok=True, content=content, data=data)
+
+    async def _commit(self, ctx: ToolContext, args: CommitArgs, paths: list[str], state: Any, status: Any) -> Any:
+        """Stage ``paths`` (if any) and commit; returns the commit run.
+
+        Raises:
+            ToolError: ``nothing_to_commit`` or ``git_failed``.
+        """
         if paths:
             await run_git(ctx.root, ["add", "--", *paths], read_only=False, timeout=ctx.git_timeout)
             status = await read_status(ctx)
@@ -278,24 +318,7 @@ class GitCommit(Tool):
             if paths and ("nothing to commit" in said or "no changes added" in said):
                 raise ToolError("nothing_to_commit", f"nothing to commit: {', '.join(paths)} have no changes")
             raise ToolError("git_failed", f"git commit failed: {said or done.returncode}", {"stderr": done.error})
-        info = await run_git(
-            ctx.root,
-            ["show", "-s", "--no-color", "--format=%H%x00%h%x00%s", "HEAD"],
-            read_only=True,
-            timeout=ctx.git_timeout,
-        )
-        full, short, subject = info.text.rstrip("\n").split("\x00", 2)
-        names = await run_git(
-            ctx.root,
-            ["diff-tree", "--root", "--no-commit-id", "-r", "-z", "--name-status", "--no-renames", "HEAD"],
-            read_only=True,
-            timeout=ctx.git_timeout,
-        )
-        fields = [f for f in names.text.split("\x00") if f]
-        files = [{"status": fields[i], "path": fields[i + 1]} for i in range(0, len(fields) - 1, 2)]
-        content = f"Committed {short} on {state.branch}: {subject} ({len(files)} file(s))"
-        data = {"commit": full, "short": short, "branch": state.branch, "subject": subject, "files": files}
-        return ToolResult(ok=True, content=content, data=data)
+        return done
 
 
 class BranchArgs(BaseModel):
