@@ -117,7 +117,10 @@ class GitLog(Tool):
                  "parents": parents.split(), "subject": subject}
             )  # fmt: skip
         text = "\n".join(f"{c['short']} {c['date'][:10]} {c['author']}: {c['subject']}" for c in commits)
-        return ToolResult(ok=True, content=text or "No commits.", data={"commits": commits})
+        if not text:
+            where = f" touch {args.path}" if args.path else ""
+            text = f"No commits{where}" + (f" on {args.ref}." if args.ref else ".")
+        return ToolResult(ok=True, content=text, data={"commits": commits})
 
 
 class PathsArgs(BaseModel):
