@@ -170,3 +170,18 @@ async def test_files_the_repository_ignores_are_not_reported(editor, repo, tmp_p
                           and "real.txt" in p["update"]["paths"])
     reported = {p for u in editor.updates[sid] if u["sessionUpdate"] == "workspace_change" for p in u["paths"]}
     assert reported == {"real.txt"}
+
+
+async def test_git_tools_say_which_files_have_unsaved_editor_changes(editor, repo, tmp_path):
+    uri = editor.open(repo / "hello.txt", "hello\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "hello.txt", "old_string": "hello", "new_string": "hi"}, "id": "e"}]},
+        {"tool_calls": [{"name": "git_diff", "arguments": {}, "id": "d"}]},
+        {"text": "ok"},
+    ])
+    sid = await new_session(editor, repo, script, permissions={"edit_file": "auto"})
+    await prompt(editor, sid)
+    assert editor.buffers[uri][0] == "hi\n" and (repo / "hello.txt").read_text() == "hello\n"
+    diff = editor.tool_calls(sid)["d"][-1]["result"]
+    assert "hello.txt has unsaved changes in the editor" in diff["content"]
+    assert diff["data"]["unsaved_in_editor"] == ["hello.txt"]

@@ -109,6 +109,7 @@ class LspDocuments:
         self._server = server
 
     def get(self, path: Path) -> OpenDocument | None:
+        """The open buffer of ``path`` (absolute, resolved), or None."""
         uri = from_fs_path(str(path))
         docs = self._server.workspace.text_documents
         doc = docs.get(uri) if uri else None
@@ -121,6 +122,15 @@ class LspDocuments:
         if doc is None:
             return None
         return OpenDocument(path=path, text=doc.source, version=doc.version or 0)
+
+    def open_documents(self) -> list[OpenDocument]:
+        """Every buffer the editor has open (document sync), by resolved path."""
+        out = []
+        for uri, doc in list(self._server.workspace.text_documents.items()):
+            fs_path = to_fs_path(uri)
+            if fs_path:
+                out.append(OpenDocument(path=Path(fs_path).resolve(), text=doc.source, version=doc.version or 0))
+        return out
 
     async def replace(self, doc: OpenDocument, new_text: str) -> bool:
         """Replace the whole buffer with a versioned ``workspace/applyEdit``."""

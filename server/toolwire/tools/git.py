@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.gitinfo import (
+    note_unsaved,
     describe_entry,
     git_paths,
     list_lines,
@@ -66,7 +67,7 @@ class GitStatus(Tool):
             "merge_in_progress": state.merging,
             "rebase_in_progress": state.rebasing,
         }
-        return ToolResult(ok=True, content=status_text(status, state.merging), data=data)
+        return note_unsaved(ToolResult(ok=True, content=status_text(status, state.merging), data=data), ctx)
 
 
 class GitLogArgs(BaseModel):
@@ -190,7 +191,8 @@ class GitRestore(Tool):
             cmd = ["restore", *(["--staged"] if args.staged else []), "--", *paths]
         await run_git(ctx.root, cmd, read_only=False, timeout=ctx.git_timeout)
         verb = "Unstaged" if args.staged else "Discarded unstaged changes of"
-        return ToolResult(ok=True, content=f"{verb} {', '.join(paths)}.", data={"paths": paths, "staged": args.staged})
+        result = ToolResult(ok=True, content=f"{verb} {', '.join(paths)}.", data={"paths": paths, "staged": args.staged})
+        return note_unsaved(result, ctx, list(args.paths))
 
 
 class CommitArgs(BaseModel):
@@ -287,7 +289,7 @@ class GitCommit(Tool):
         files = [{"status": fields[i], "path": fields[i + 1]} for i in range(0, len(fields) - 1, 2)]
         content = f"Committed {short} on {state.branch}: {subject} ({len(files)} file(s))"
         data = {"commit": full, "short": short, "branch": state.branch, "subject": subject, "files": files}
-        return ToolResult(ok=True, content=content, data=data)
+        return note_unsaved(ToolResult(ok=True, content=content, data=data), ctx, list(args.paths) if args.paths else None)
 
     async def _commit(self, ctx: ToolContext, args: CommitArgs, paths: list[str], state: Any, status: Any) -> Any:
         """Stage ``paths`` (if any) and commit; returns the commit run.

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
-from toolwire.tools.gitinfo import git_paths, repo_state, require_commits, verify_range, verify_rev
+from toolwire.tools.gitinfo import git_paths, note_unsaved, repo_state, require_commits, verify_range, verify_rev
 from toolwire.tools.gitrun import git_argv, run_git
 
 __all__ = ["GitDiff", "GitShow", "capped_patch", "LOCKFILES", "PER_FILE_CHARS", "TOTAL_CHARS"]
@@ -168,11 +168,13 @@ class GitDiff(Tool):
         text, data = await capped_patch(ctx, cmd, pathspec)
         what = f"against {args.ref}" if args.ref else ("staged" if args.staged else "unstaged")
         if not data["files"]:
-            return ToolResult(ok=True, content=f"No {what} changes.", data=data | {"diff": ""})
+            return note_unsaved(ToolResult(ok=True, content=f"No {what} changes.", data=data | {"diff": ""}), ctx,
+                                list(args.paths) if args.paths else None)
         total_add = sum(f["added"] for f in data["files"])
         total_del = sum(f["removed"] for f in data["files"])
         head = f"{len(data['files'])} file(s) changed ({what}), +{total_add} -{total_del}\n"
-        return ToolResult(ok=True, content=head + text, data=data | {"diff": text})
+        return note_unsaved(ToolResult(ok=True, content=head + text, data=data | {"diff": text}), ctx,
+                            list(args.paths) if args.paths else None)
 
 
 class GitShowArgs(BaseModel):

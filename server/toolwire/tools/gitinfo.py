@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolwire.tools.base import ToolContext
+from toolwire.tools.base import ToolContext, ToolResult
 from toolwire.tools.gitrun import run_git
+from toolwire.workspace.documents import unsaved_in_editor
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.paths import resolve_path
 
@@ -309,3 +310,18 @@ def status_text(status: Status, merging: bool = False) -> str:
     if status.clean:
         out.append("Working tree clean.")
     return "\n".join(out)
+
+
+def note_unsaved(result: ToolResult, ctx: ToolContext, scope: list[str] | None = None) -> ToolResult:
+    """Name, in a git tool's result, the files whose editor buffer has unsaved changes.
+
+    git reads the files on disk; edits to open files go to the editor buffer, so
+    a diff or a commit may not contain them. The paths go to ``data["unsaved_in_editor"]``
+    and a sentence is added to the text the model reads.
+    """
+    unsaved = unsaved_in_editor(ctx.documents, ctx.root, scope)
+    if unsaved:
+        result.content += (f"\nNote: {', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved "
+                           "changes in the editor; git sees the files as saved on disk.")
+        result.data = {**(result.data or {}), "unsaved_in_editor": unsaved}
+    return result

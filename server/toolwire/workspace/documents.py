@@ -35,6 +35,10 @@ class Documents(Protocol):
         """The open buffer for ``path`` (absolute, resolved), or None if not open."""
         ...
 
+    def open_documents(self) -> list[OpenDocument]:
+        """Every open buffer (paths absolute and resolved)."""
+        ...
+
     async def replace(self, doc: OpenDocument, new_text: str) -> bool:
         """Replace the whole buffer through the editor, if it is still at ``doc.version``.
 
@@ -50,6 +54,9 @@ class NoOpenDocuments:
 
     def get(self, path: Path) -> OpenDocument | None:
         return None
+
+    def open_documents(self) -> list[OpenDocument]:
+        return []
 
     async def replace(self, doc: OpenDocument, new_text: str) -> bool:
         return False
@@ -69,9 +76,43 @@ class MemoryDocuments:
     def get(self, path: Path) -> OpenDocument | None:
         return self.docs.get(path)
 
+    def open_documents(self) -> list[OpenDocument]:
+        return list(self.docs.values())
+
     async def replace(self, doc: OpenDocument, new_text: str) -> bool:
         current = self.docs.get(doc.path)
         if self.refuse or current is None or current.version != doc.version:
             return False
         self.docs[doc.path] = OpenDocument(doc.path, new_text, doc.version + 1)
         return True
+
+
+def unsaved_in_editor(documents: Documents, root: Path, scope: list[str] | None = None) -> list[str]:
+    """Workspace-relative paths of open buffers whose text differs from the file on disk.
+
+    Args:
+        documents: The open buffers.
+        root: The workspace folder (absolute, resolved).
+        scope: Only paths equal to or below these workspace-relative paths
+            (``"."`` is everything); None means everything.
+
+    Returns:
+        The paths, sorted. A buffer of a file missing on disk counts as unsaved.
+    """
+    out = []
+    for doc in documents.open_documents():
+        try:
+            rel = doc.path.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if scope is not None and not any(
+            p in (".", "") or rel == p.rstrip("/") or rel.startswith(p.rstrip("/") + "/") for p in scope
+        ):
+            continue
+        try:
+            disk = doc.path.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            disk = None
+        if disk != doc.text:
+            out.append(rel)
+    return sorted(out)
