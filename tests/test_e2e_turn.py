@@ -206,3 +206,21 @@ async def test_session_permissions_merge_over_the_servers_key_by_key(tmp_path):
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_close_a_session_cancels_its_turn_and_forgets_it(client, repo, tmp_path):
+    import asyncio
+
+    from pygls.exceptions import JsonRpcException
+
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "hello.txt"}, "id": "r"}], "chunk_size": 1, "delay": 0.05}])
+    sid = await new_session(client, repo, script)
+    turn = asyncio.ensure_future(prompt(client, sid))
+    await client.wait_for(lambda p: p["sessionId"] == sid and p["update"]["sessionUpdate"] == "tool_call")
+    assert await client.call("toolwire/session/close", {"sessionId": sid}) == {"closed": True}
+    assert (await asyncio.wait_for(turn, 20))["stopReason"] == "cancelled"
+    assert await client.call("toolwire/session/close", {"sessionId": sid}) == {"closed": False}
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("toolwire/session/snapshot", {"sessionId": sid})
+    assert info.value.code == -32002

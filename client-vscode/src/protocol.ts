@@ -303,3 +303,6 @@ export const ToolCallsMerge = new RequestType<ToolCallsMergeParams, ToolCallsMer
 export const ToolCallsRun = new RequestType<ToolCallsRunParams, { results: ToolCallRunResult[] }, void>(
   "toolwire/toolCalls/run",
 );
+
+/** client→server: cancel the session's turn, stop watching its folder, and forget it. */
+export const SessionClose = new RequestType<SessionRef, { closed: boolean }, void>("toolwire/session/close");

@@ -35,7 +35,7 @@ SYSTEM_PROMPT = (
 )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Session:
     """State of one conversation.
 

@@ -19,6 +19,7 @@ from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, Turn
 SESSION_NEW = "toolwire/session/new"
 SESSION_PROMPT = "toolwire/session/prompt"
 SESSION_CANCEL = "toolwire/session/cancel"
+SESSION_CLOSE = "toolwire/session/close"
 SESSION_SNAPSHOT = "toolwire/session/snapshot"
 SESSION_UPDATE = "toolwire/session/update"
 REQUEST_PERMISSION = "toolwire/session/requestPermission"
@@ -32,6 +33,7 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_NEW: ("client→server", "request"),
     SESSION_PROMPT: ("client→server", "request"),
     SESSION_CANCEL: ("client→server", "notification"),
+    SESSION_CLOSE: ("client→server", "request"),
     SESSION_SNAPSHOT: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
     TOOLS_LIST: ("client→server", "request"),

@@ -39,6 +39,9 @@ from toolwire.tools import default_registry
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
+#: Client-fed streams a session keeps; the oldest ended ones are forgotten first.
+MAX_FED_STREAMS = 256
+
 
 class TurnInProgress(JsonRpcException):
     """A prompt arrived while the session's previous turn is still running."""
@@ -209,6 +212,22 @@ def session_cancel(ls: ToolwireServer, params: Any) -> None:
         session.turn.cancel()
 
 
+@server.feature(P.SESSION_CLOSE)
+async def session_close(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/close`` → ``{closed}``: cancel its turn, stop watching, free it."""
+    req = parse(P.SESSION_CLOSE, P.SessionRef, params)
+    session = ls.sessions.pop(req.session_id, None)
+    if session is None:
+        return {"closed": False}
+    if session.turn is not None:
+        session.turn.cancel()
+    ls.watchers.detach(session)
+    close = getattr(session.model, "aclose", None)
+    if close is not None:
+        await close()
+    return {"closed": True}
+
+
 @server.feature(P.TOOL_CALL_CANCEL)
 def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCall/cancel`` → ``{cancelled}``: cancel one call; the turn goes on."""
@@ -248,6 +267,12 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     session = session_of(ls, req.session_id)
     sink = LspSink(ls, session.id, req.stream_id)
     stream = session.streams.get(req.stream_id) or FedStream(req.stream_id)
+    if req.stream_id not in session.streams:
+        while len(session.streams) >= MAX_FED_STREAMS:  # forget the oldest ended stream
+            oldest = next((sid for sid, s in session.streams.items() if s.ended), None)
+            if oldest is None:
+                break
+            del session.streams[oldest]
     try:
         changed = stream.merge(req.chunks, sink, fmt=req.format, end=req.end)
     except (FedStreamError, UnknownFormat) as exc:  # nothing of the request was applied

@@ -75,6 +75,18 @@ class WatchHub:
         session.write_listener = entry[0].expect
         self._sessions.setdefault(root, []).append(session)
 
+    def detach(self, session: Session) -> None:
+        """Disconnect a closed session; its folder's watcher stops when no session uses it."""
+        root = session.root
+        sessions = self._sessions.get(root, [])
+        sessions[:] = [other for other in sessions if other is not session]
+        session.write_listener = None
+        if not sessions:
+            self._sessions.pop(root, None)
+            entry = self._watchers.pop(root, None)
+            if entry is not None:
+                entry[1].cancel()
+
     async def _deliver(self, root: Path, events: list[FileEvent]) -> None:
         paths = await _not_ignored(root, [event.path for event in events])
         if not paths:
