@@ -50,3 +50,23 @@ def test_the_client_types_name_every_method_update_status_and_stop_reason():
     for reason in ("end_turn", "max_tokens", "max_turn_requests", "repeated_tool_failure", "cancelled", "error"):
         assert f'"{reason}"' in TS, reason
         assert f"`{reason}`" in DOC, reason
+
+
+def test_tool_call_snapshots_match_the_wire_model():
+    from toolwire.lsp.protocol import ToolCallWire
+    from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
+
+    call = ToolCallState(key=0, index=0, id="c", name="edit_file")
+    call.fragments.append('{"path": "a"}')
+    snapshots = [call.to_wire()]
+    call.transition(Status.GENERATED)
+    call.transition(Status.CALLING)
+    call.result = {"ok": True, "content": "x", "data": None, "errorCode": None}
+    call.transition(Status.DONE)
+    snapshots.append(call.to_wire())
+    other = ToolCallState(key=1, index=1)
+    other.transition(Status.ERRORED, error=CallError("invalid_json", "bad"))
+    rejected = ToolCallState(key=2, index=2)
+    rejected.transition(Status.CANCELED, cancel_reason=CancelReason.REJECTED)
+    for snapshot in [*snapshots, other.to_wire(), rejected.to_wire()]:
+        assert ToolCallWire.model_validate(snapshot).dump() == {k: v for k, v in snapshot.items() if v is not None}

@@ -28,6 +28,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -237,9 +238,9 @@ class Scheduler:
                 await event.wait()
         if call.status.terminal:
             return
-        scope = anyio.CancelScope()
-        self._scopes[call.id] = scope
-        tg.start_soon(self._run_one, call, tool, args, subject, limiter, scope, done)
+        job = _Job(call, tool, args, subject, anyio.CancelScope(), done)
+        self._scopes[call.id] = job.scope
+        tg.start_soon(self._run_one, job, limiter)
         running.append((keys, done))
         if tool.barrier:
             await done.wait()
@@ -277,8 +278,9 @@ class Scheduler:
             session.policy.remember_always(tool, args, session.root)
         return subject
 
-    async def _run_one(self, call: ToolCallState, tool: Tool, args: Any, subject: dict[str, Any],
-                       limiter: anyio.CapacityLimiter, scope: anyio.CancelScope, done: anyio.Event) -> None:
+    async def _run_one(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
+        """Run one approved call under its own cancel scope, the limiter and its path locks."""
+        call, tool, args, subject, scope, done = job.call, job.tool, job.args, job.subject, job.scope, job.done
         session = self.session
         started = time.monotonic()
         try:
@@ -357,6 +359,18 @@ class Scheduler:
                 fh.write(json.dumps(entry) + "\n")
         except OSError as exc:
             log.warning("cannot write the tool-call log %s: %s", path, exc)
+
+
+@dataclass(slots=True, eq=False)
+class _Job:
+    """An approved call about to run: what runs, what was approved, how it is cancelled, when it is done."""
+
+    call: ToolCallState
+    tool: Tool
+    args: Any
+    subject: dict[str, Any]
+    scope: anyio.CancelScope
+    done: anyio.Event
 
 
 class ResponseRun:

@@ -18,6 +18,8 @@ from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
 
 if TYPE_CHECKING:
+    from toolwire.agent.fed import FedStream
+    from toolwire.agent.scheduler import Scheduler
     from toolwire.agent.turn import Turn
 
 #: Seconds after a tree-writing git tool during which watcher reports are its own
@@ -74,11 +76,11 @@ class Session:
     locks: PathLocks = field(default_factory=PathLocks)
     turn: "Turn | None" = None
     turns: int = 0
-    streams: dict[str, Any] = field(default_factory=dict)
+    streams: "dict[str, FedStream]" = field(default_factory=dict)
     external_changes: set[str] = field(default_factory=set)
     write_listener: Callable[[Path, bytes | None], None] | None = None
     tree_writers: int = 0
-    fed_schedulers: list[Any] = field(default_factory=list)
+    fed_schedulers: "list[Scheduler]" = field(default_factory=list)
     quiet_until: float = 0.0
 
     def tool_context(self) -> ToolContext:

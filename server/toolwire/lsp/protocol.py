@@ -116,6 +116,39 @@ class PromptResult(Wire):
     message: str | None = None
 
 
+class CallErrorWire(Wire):
+    """Why a call ended ``errored``."""
+
+    code: str
+    message: str
+    retryable: bool
+
+
+class ToolCallWire(Wire):
+    """A tool-call snapshot as ``toolwire/session/update`` carries it (see protocol.md, "ToolCall").
+
+    Built by :meth:`toolwire.streaming.state.ToolCallState.to_wire` on the hot
+    path; this model documents the shape and a test validates snapshots against it.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    tool_call_id: str
+    index: int
+    name: str
+    kind: str
+    status: Literal["generating", "generated", "calling", "done", "errored", "canceled"]
+    rev: int
+    arguments_text: str
+    partial_arguments: dict[str, Any] | None
+    arguments: dict[str, Any] | None
+    path: str | None
+    error: CallErrorWire | None = None
+    cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
+                           "shutdown"] | None = None
+    result: dict[str, Any] | None = None
+
+
 class SessionRef(Wire):
     """Params that name only a session (``cancel``, ``snapshot``)."""
 

@@ -200,7 +200,7 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
     finally:
         session.turn = None
-    return outcome.to_wire()
+    return P.PromptResult.model_validate(outcome.to_wire()).dump()
 
 
 @server.feature(P.SESSION_CANCEL)
