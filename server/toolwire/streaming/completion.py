@@ -155,3 +155,35 @@ def complete_call(call: ToolCallState, *, cut: Cut | None, explicit_ends: bool) 
                 call.path = value
                 break
     call.transition(Status.GENERATED)
+
+
+def stream_cut(*, stream_error: str | None, finish_reasons: list[str], explicit_ends: bool) -> Cut | None:
+    """Why the end of the stream may have cut open calls short, or None.
+
+    Args:
+        stream_error: The stream's failure, if it failed.
+        finish_reasons: Finish reasons as the provider spelled them.
+        explicit_ends: The format closes every call.
+    """
+    truncated_by = next((r for r in finish_reasons if r in TRUNCATING_FINISH), None)
+    if stream_error is not None:
+        return Cut("error", stream_error)
+    if truncated_by is not None:
+        return Cut("length", f"the response stopped ({truncated_by})")
+    if explicit_ends:
+        return Cut("unclosed", "the stream ended before the provider closed the call")
+    if not finish_reasons:
+        return Cut("no_finish", "the stream ended without a finish reason")
+    return None
+
+
+def stream_anomalies(calls: list[ToolCallState], finish_reasons: list[str], errors: list[StreamError]) -> list[str]:
+    """Named oddities of a whole stream (the openai-agents-python habit): a finish
+    reason claiming tool calls when none came, no finish reason at all, calls without ids."""
+    out = []
+    if not calls and any(r in TOOL_FINISH for r in finish_reasons):
+        out.append("finish reason says tool calls but none came")
+    if any(c.kind == "function" for c in calls) and not finish_reasons and not errors:
+        out.append("stream ended with no finish reason")
+    out.extend(f"stream ended with no id for call #{c.index}" for c in calls if not c.id)
+    return out

@@ -32,10 +32,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolwire.streaming.completion import (
-    TOOL_FINISH,
     TRUNCATING_FINISH,
     Cut,
     complete_call,
+    stream_anomalies,
+    stream_cut,
     stream_error_sentence,
 )
 from toolwire.streaming.delta import (
@@ -398,23 +399,14 @@ class StreamMerger:
         self._finished = True
         if stream_error is None and self.errors:
             stream_error = stream_error_sentence(self.errors[0])
-        truncated_by = next((r for r in self.finish_reasons if r in TRUNCATING_FINISH), None)
-        if stream_error is not None:
-            cut: Cut | None = Cut("error", stream_error)
-        elif truncated_by is not None:
-            cut = Cut("length", f"the response stopped ({truncated_by})")
-        elif self._explicit_ends:
-            cut = Cut("unclosed", "the stream ended before the provider closed the call")
-        elif not self.finish_reasons:
-            cut = Cut("no_finish", "the stream ended without a finish reason")
-        else:
-            cut = None
+        cut = stream_cut(stream_error=stream_error, finish_reasons=self.finish_reasons,
+                         explicit_ends=self._explicit_ends)
         changed = []
         for call in self.calls:
             if call.status is Status.GENERATING:
                 self._complete(call, cut=cut)
                 changed.append(call)
-        self._name_anomalies()
+        self.anomalies.extend(stream_anomalies(self.calls, self.finish_reasons, self.errors))
         return changed
 
     def _complete(self, call: ToolCallState, *, cut: Cut | None) -> None:
@@ -428,17 +420,6 @@ class StreamMerger:
         self._pending.pop(call.index, None)
         self._last_refresh.pop(call.index, None)
         self._clock_at.pop(call.index, None)
-
-    def _name_anomalies(self) -> None:
-        """Named oddities of the whole stream (openai-agents-python habit)."""
-        runnable = [c for c in self.calls if c.kind == "function"]
-        if not self.calls and any(r in TOOL_FINISH for r in self.finish_reasons):
-            self.anomalies.append("finish reason says tool calls but none came")
-        if runnable and not self.finish_reasons and not self.errors:
-            self.anomalies.append("stream ended with no finish reason")
-        for call in self.calls:
-            if not call.id:
-                self.anomalies.append(f"stream ended with no id for call #{call.index}")
 
     # ---------------------------------------------------------------- views
     def arguments_for_model(self, call: ToolCallState) -> str:
