@@ -356,110 +356,54 @@ async def test_first_commit_on_unborn_branch(tmp_path: Path) -> None:
     assert created.data and created.data["previous"] == "trunk"
 
 
-async def test_read_only_git_never_runs_a_configured_filter(tmp_path):
+def hostile_script(tmp_path: Path, name: str, tail: str = "") -> tuple[Path, Path]:
+    """A program that leaves a marker file when it runs; returns (program, marker)."""
+    marker = tmp_path / f"{name}-ran"
+    program = tmp_path / f"{name}.sh"
+    program.write_text(f"#!/bin/sh\ntouch {marker}\n{tail}")
+    program.chmod(0o755)
+    return program, marker
+
+
+async def test_read_only_git_never_runs_a_configured_filter(repo: Path, tmp_path: Path) -> None:
     """A repository's ``filter.<x>.clean`` would run during ``git status``/``git diff``
     on a touched file; read-only tools blank every configured filter first."""
-    import os
-    import subprocess
-
-    from toolwire.tools import default_registry
-    from toolwire.tools.base import ToolContext, validate_arguments
-
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    marker = tmp_path / "filter-ran"
-    script = tmp_path / "clean.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
-    script.chmod(0o755)
-
-    def g(*args):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
-                       capture_output=True, stdin=subprocess.DEVNULL)
-
-    g("init", "-q")
+    program, marker = hostile_script(tmp_path, "clean", "cat\n")
     (repo / ".gitattributes").write_text("*.txt filter=evil.drv\n")
-    (repo / "a.txt").write_text("hi\n")
-    g("add", "-A")
-    g("commit", "-qm", "init")
-    g("config", "filter.evil.drv.clean", str(script))
-    g("config", "diff.noprefix", "true")
-    marker.unlink(missing_ok=True)
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    git(repo, "config", "filter.evil.drv.clean", str(program))
+    git(repo, "config", "diff.noprefix", "true")
     os.utime(repo / "a.txt", (1, 1))  # stat info changed: git would re-clean the file
-    (repo / "a.txt").write_text("hi there\n")
-    registry = default_registry()
-    ctx = ToolContext(root=repo)
+    (repo / "a.txt").write_text("one more\n")
     for name, args in (("git_status", {}), ("git_diff", {}), ("git_diff", {"ref": "HEAD"})):
-        tool = registry.get(name)
-        result = await tool.run(validate_arguments(tool, args), ctx)
-        assert result.ok, result.content
+        assert (await call(repo, name, **args)).ok
         assert not marker.exists(), f"{name} {args} ran the repository's filter"
-    diff = await registry.get("git_diff").run(validate_arguments(registry.get("git_diff"), {}), ctx)
-    assert "--- a/a.txt" in diff.content  # diff.noprefix is pinned off
+    assert "--- a/a.txt" in (await call(repo, "git_diff")).content  # diff.noprefix is pinned off
 
 
-async def test_read_only_git_never_runs_a_configured_gpg_program(tmp_path):
-    import subprocess
-
-    from toolwire.tools import default_registry
-    from toolwire.tools.base import ToolContext, validate_arguments
-
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    marker = tmp_path / "gpg-ran"
-    script = tmp_path / "gpg.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
-    script.chmod(0o755)
-
-    def g(*args):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
-                       capture_output=True, stdin=subprocess.DEVNULL)
-
-    g("init", "-q")
-    (repo / "a.txt").write_text("hi\n")
-    g("add", "-A")
-    g("commit", "-qm", "init")
+async def test_read_only_git_never_runs_a_configured_gpg_program(repo: Path, tmp_path: Path) -> None:
+    program, marker = hostile_script(tmp_path, "gpg", "exit 1\n")
     # a commit that carries a signature, so showing it would call the gpg program
-    tree = subprocess.run(["git", "rev-parse", "HEAD^{tree}"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
     body = (f"tree {tree}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n"
             "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned\n")
     signed = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=repo, input=body,
                             capture_output=True, text=True, check=True).stdout.strip()
-    g("update-ref", "HEAD", signed)
-    g("config", "log.showSignature", "true")
-    g("config", "gpg.program", str(script))
-    registry = default_registry()
-    ctx = ToolContext(root=repo)
+    git(repo, "update-ref", "HEAD", signed)
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", str(program))
     for name, args in (("git_log", {}), ("git_show", {"rev": "HEAD"}), ("git_status", {})):
-        tool = registry.get(name)
-        result = await tool.run(validate_arguments(tool, args), ctx)
-        assert result.ok, result.content
+        assert (await call(repo, name, **args)).ok
     assert not marker.exists()
 
 
-async def test_a_failed_commit_of_paths_leaves_the_index_as_it_was(tmp_path):
-    import subprocess
-
-    from toolwire.tools import default_registry
-    from toolwire.tools.base import ToolContext, ToolError, validate_arguments
-
-    repo = tmp_path / "repo"
-    repo.mkdir()
-
-    def g(*args):
-        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
-
-    g("init", "-q")
-    (repo / "a.txt").write_text("one\n")
-    g("add", "-A")
-    g("commit", "-qm", "init")
+async def test_a_failed_commit_of_paths_leaves_the_index_as_it_was(repo: Path, tmp_path: Path) -> None:
     (repo / "a.txt").write_text("two\n")  # modified, not staged
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\necho refused by hook >&2\nexit 1\n")
     hook.chmod(0o755)
-    before = g("status", "--porcelain")
-    commit = default_registry().get("git_commit")
-    with pytest.raises(ToolError) as info:
-        await commit.run(validate_arguments(commit, {"message": "m", "paths": ["a.txt"]}), ToolContext(root=repo))
-    assert "refused by hook" in info.value.message
-    assert g("status", "--porcelain") == before == " M a.txt\n"  # still unstaged
+    before = git(repo, "status", "--porcelain")
+    error = await fails(repo, "git_commit", "git_failed", message="m", paths=["a.txt"])
+    assert "refused by hook" in error.message
+    assert git(repo, "status", "--porcelain") == before == " M a.txt\n"  # still unstaged
