@@ -121,18 +121,27 @@ def make_client(cls: type[ToolwireTestClient] = ToolwireTestClient) -> ToolwireT
     return client
 
 
-@pytest_lsp.fixture(
-    scope="module",
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
-        client_factory=make_client,
-    ),
-)
-async def client(lsp_client: ToolwireTestClient):
-    """A real server over stdio, initialized, shared by the tests of a module."""
-    await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities()))
-    yield
-    await lsp_client.shutdown_session()
+def server_fixture(name: str, factory: Any, capabilities: types.ClientCapabilities | None = None) -> Any:
+    """A module-scoped fixture ``name``: a real ``toolwire serve`` over stdio, driven by a
+    client from ``factory``, initialized with ``capabilities`` and shut down after the module."""
+
+    @pytest_lsp.fixture(
+        name=name,
+        scope="module",
+        config=ClientServerConfig(
+            server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+            client_factory=factory,
+        ),
+    )
+    async def fixture(lsp_client: ToolwireTestClient):
+        await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities or types.ClientCapabilities()))
+        yield
+        await lsp_client.shutdown_session()
+
+    return fixture
+
+
+client = server_fixture("client", make_client)
 
 
 def git(repo: Path, *args: str) -> str:

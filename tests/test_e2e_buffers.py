@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 
-from conftest import ToolwireTestClient, make_client, new_session, prompt, write_script
+from conftest import ToolwireTestClient, make_client, new_session, prompt, server_fixture, write_script
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -60,19 +57,9 @@ def make_editor() -> EditorClient:
     return client
 
 
-@pytest_lsp.fixture(
-    scope="module",
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
-        client_factory=make_editor,
-    ),
-)
-async def editor(lsp_client: EditorClient):
-    capabilities = types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(
-        apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)))
-    await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
-    yield
-    await lsp_client.shutdown_session()
+editor = server_fixture("editor", make_editor, types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True))))
 
 
 async def test_edit_goes_to_the_open_buffer_not_the_disk(editor, repo, tmp_path):

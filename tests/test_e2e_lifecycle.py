@@ -16,19 +16,16 @@ import asyncio
 import json
 import os
 import random
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 from pytest_lsp.client import register_lsp_features
 
-from conftest import ToolwireTestClient, git, write_script
+from conftest import ToolwireTestClient, git, server_fixture, write_script
 from endpoint import FakeEndpoint, Reply, Reset, Stall, Truncated, chat_body, chat_stream
 from toolwire.streaming.state import TRANSITIONS, Status
 
@@ -119,18 +116,7 @@ def make_lifecycle_client() -> LifecycleClient:
     return client
 
 
-@pytest_lsp.fixture(
-    scope="module",
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
-        client_factory=make_lifecycle_client,
-    ),
-)
-async def client(lsp_client: LifecycleClient):
-    """A real server over stdio, initialized, shared by the tests of this module."""
-    await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities()))
-    yield
-    await lsp_client.shutdown_session()
+client = server_fixture("client", make_lifecycle_client)
 
 
 # -------------------------------------------------------------------- helpers
