@@ -93,3 +93,18 @@ def test_a_duplicate_key_is_refused_so_path_can_never_disagree_with_the_edit():
     [call] = merger.calls
     assert call.status.value == "errored" and call.error.code == "duplicate_key" and "'path'" in call.error.message
     assert call.arguments_text == text  # kept byte for byte for the model's retry
+
+
+def test_whole_object_arguments_that_name_a_key_twice_are_refused():
+    from toolwire.streaming.framing import frames_from_bytes
+    from toolwire.streaming.merge import merge_frames
+
+    gemini = (b'data: {"candidates": [{"content": {"parts": [{"functionCall": {"name": "edit_file", "args": '
+              b'{"path": "a.txt", "old_string": "x", "new_string": "y", "path": "b.txt"}}}]}, '
+              b'"finishReason": "STOP"}]}\r\n\r\n')
+    [call] = merge_frames(frames_from_bytes(gemini)).calls
+    assert call.status.value == "errored" and call.error.code == "duplicate_key" and "'path'" in call.error.message
+    nested_ok = (b'data: {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": '
+                 b'{"a": {"x": 1}, "b": {"x": 2}}}}]}, "finishReason": "STOP"}]}\r\n\r\n')
+    [call] = merge_frames(frames_from_bytes(nested_ok)).calls
+    assert call.status.value == "generated" and call.arguments == {"a": {"x": 1}, "b": {"x": 2}}

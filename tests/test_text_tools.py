@@ -106,3 +106,11 @@ async def test_a_whole_turn_in_text_mode(tmp_path):
     assert second.tools == [] and all("tool_calls" not in m and m["role"] != "tool" for m in second.messages)
     assert "finished x" in second.messages[-1]["content"]
     assert_invariants(session, sink)
+
+
+def test_duplicate_keys_in_a_block_are_refused_like_native_arguments():
+    doubled_path = f'{OPEN}{{"name": "edit_file", "arguments": {{"path": "a.txt", "path": "b.txt"}}}}{CLOSE}'
+    doubled_name = f'{OPEN}{{"name": "read_file", "name": "delete_file", "arguments": {{"path": "a"}}}}{CLOSE}'
+    for reply in (doubled_path, doubled_name):
+        [call] = merge(reply, 5).calls
+        assert call.status.value == "errored" and call.error.code == "duplicate_key", reply

@@ -21,6 +21,7 @@ from toolwire.agent.scheduler import Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.streaming.delta import TextDelta
 from toolwire.streaming.decoding import PayloadDecoder
+from toolwire.streaming.partial import loads_marking_duplicates
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
@@ -177,7 +178,7 @@ def _unwrap(chunk: Any, position: int) -> tuple[Any, str | None] | None:
 
 def _json(text: str, position: int) -> Any:
     try:
-        return json.loads(text)
+        return loads_marking_duplicates(text)  # keys named twice in whole arguments are refused later
     except ValueError as exc:
         raise FedStreamError(f"chunk {position} of the batch is not JSON ({exc}): {text[:80]!r}") from None
 

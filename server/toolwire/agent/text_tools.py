@@ -25,6 +25,7 @@ from typing import Any
 
 from toolwire.streaming.delta import StreamEvent, TextDelta, ToolCallDelta, ToolCallEnd
 from toolwire.streaming.formats.base import Normalizer
+from toolwire.streaming.partial import ArgumentsError, parse_strict
 
 OPEN = "<tool_call>"
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
@@ -170,9 +171,9 @@ class TextToolCallReader:
         key = self._key()
         text = body.strip()
         try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
+            value = parse_strict(text)  # refuses duplicate keys, like native arguments
+        except ArgumentsError:
+            value = None  # the same parse at completion reports exactly what is wrong
         if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
             arguments = value.get("arguments", {})
             if isinstance(arguments, str):
@@ -181,7 +182,9 @@ class TextToolCallReader:
                 arguments_text = json.dumps(arguments, ensure_ascii=False)
             return [ToolCallDelta(key, name=value["name"], arguments=arguments_text), ToolCallEnd(key)]
         # not a well-formed block: keep what the model wrote so the error shows it
-        return [ToolCallDelta(key, name="(unreadable tool call)", arguments=text), ToolCallEnd(key)]
+        name = _NAME.search(text)
+        return [ToolCallDelta(key, name=name.group(1) if name else "(unreadable tool call)", arguments=text),
+                ToolCallEnd(key)]
 
 
 def _partial_tag_suffix(text: str, tag: str) -> int:

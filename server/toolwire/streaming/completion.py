@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass
 
 from toolwire.streaming.delta import StreamError
-from toolwire.streaming.partial import ArgumentsError, PATH_KEYS, fix_surrogates, parse_strict, snippet
+from toolwire.streaming.partial import ArgumentsError, PATH_KEYS, duplicate_keys, fix_surrogates, parse_strict, snippet
 from toolwire.streaming.state import CallError, Status, ToolCallState
 
 #: Finish reasons that mean the model ran out of room (OpenAI chat and
@@ -102,6 +102,12 @@ def complete_call(call: ToolCallState, *, cut: Cut | None, explicit_ends: bool) 
         return
     if not text.strip() and call.whole_arguments is not None:
         whole = call.whole_arguments
+        twice = duplicate_keys(whole)
+        if twice:
+            call.transition(Status.ERRORED, error=CallError(
+                "duplicate_key", f"{label}: arguments name {twice[0]!r} more than once; which value is meant "
+                                 "is ambiguous, so the call is refused"))
+            return
         if not isinstance(whole, dict):
             call.transition(
                 Status.ERRORED,

@@ -30,6 +30,7 @@ from toolwire.streaming.eventstream import (
     looks_like_eventstream,
     message_frame_fields,
 )
+from toolwire.streaming.partial import loads_marking_duplicates
 
 #: The OpenAI end-of-stream sentinel.
 DONE = "[DONE]"
@@ -58,12 +59,20 @@ class Frame:
     fatal: bool = False
 
 
+#: Payload text that may hold tool arguments as a whole object (Gemini ``args``,
+#: Anthropic/Vercel ``input``, object-valued ``arguments``).
+_WHOLE_ARGUMENTS = ('"args"', '"input"', '"arguments":{', '"arguments": {')
+
+
 def decode_data(event: str | None, data: str) -> Frame:
     """Decode one event's data text as JSON into a :class:`Frame` (never raises)."""
     text = data.strip()
     if text == DONE:
         return Frame(event, None, data, done=True)
     try:
+        if any(marker in text for marker in _WHOLE_ARGUMENTS):
+            # arguments given whole as an object: keep the news of a key named twice
+            return Frame(event, loads_marking_duplicates(text), data)
         return Frame(event, json.loads(text), data)
     except ValueError as exc:
         return Frame(event, None, data, error=f"not valid JSON ({exc}): {text[:80]!r}")

@@ -127,6 +127,40 @@ def is_incomplete(text: str, json_message: str) -> bool:
     return True
 
 
+#: Key that :func:`loads_marking_duplicates` adds to an object that named a key twice.
+DUPLICATE_KEYS = "__toolwire_duplicate_keys__"
+
+
+def _mark_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    twice = []
+    for key, value in pairs:
+        if key in out:
+            twice.append(key)
+        out[key] = value
+    if twice:
+        out[DUPLICATE_KEYS] = twice
+    return out
+
+
+def loads_marking_duplicates(text: str) -> Any:
+    """``json.loads``, but an object that names a key twice keeps a note of it
+    under :data:`DUPLICATE_KEYS` (a plain parse silently keeps the last value)."""
+    return json.loads(text, object_pairs_hook=_mark_duplicates)
+
+
+def duplicate_keys(value: Any) -> list[str]:
+    """Keys named twice anywhere in ``value`` (marked by :func:`loads_marking_duplicates`)."""
+    if isinstance(value, dict):
+        found = list(value.get(DUPLICATE_KEYS, []))
+        for item in value.values():
+            found += duplicate_keys(item)
+        return found
+    if isinstance(value, list):
+        return [key for item in value for key in duplicate_keys(item)]
+    return []
+
+
 class _DuplicateKey(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
