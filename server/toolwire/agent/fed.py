@@ -10,7 +10,6 @@ answers exactly one result per call, in call order.
 
 from __future__ import annotations
 
-import json
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
