@@ -161,3 +161,26 @@ def test_a_commit_of_whatever_is_staged_is_never_approved_in_advance(tmp_path):
     policy.remember_always(commit, named, tmp_path)
     assert policy.decide(commit, validate_arguments(commit, {"message": "other", "paths": ["a.txt"]})) is Decision.AUTO
     assert policy.decide(commit, validate_arguments(commit, {"message": "x", "paths": ["a.txt", "b.txt"]})) is Decision.ASK
+
+
+def test_actions_of_unknown_size_are_never_approved_in_advance(tmp_path):
+    from toolwire.agent.permissions import Decision, PermissionPolicy
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import validate_arguments
+
+    registry = default_registry()
+    (tmp_path / "src").mkdir()
+    cases = [
+        ("create_file", {"path": "c.txt", "content": "x\n", "overwrite": True}),
+        ("edit_file", {"path": "a.txt", "old_string": "X", "new_string": "Y", "replace_all": True}),
+        ("multi_edit", {"path": "a.txt", "edits": [{"old_string": "X", "new_string": "Y", "replace_all": True}]}),
+        ("git_commit", {"message": "m", "paths": ["."]}),
+        ("git_commit", {"message": "m", "paths": ["src"]}),
+        ("git_add", {"paths": ["src/"]}),
+    ]
+    for name, arguments in cases:
+        tool = registry.get(name)
+        args = validate_arguments(tool, arguments)
+        policy = PermissionPolicy()
+        policy.remember_always(tool, args, tmp_path)
+        assert policy.decide(tool, args) is Decision.ASK, (name, arguments)

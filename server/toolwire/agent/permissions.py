@@ -18,8 +18,10 @@ how many lines it touches. A rule never approves a larger action: another path,
 another tool, more paths, a wider flag (``overwrite``, ``replace_all``,
 ``staged``), or more lines changed all ask again. So "always" for a one-line edit
 of ``a.py`` lets later one-line edits of ``a.py`` through, never a rewrite of the
-file. A ``git_commit`` without paths commits whatever is staged at the time, an
-action of unknown size, so it is never remembered.
+file. Actions whose size is unknown until they run are never remembered: a
+``git_commit`` without paths (whatever is staged then), git paths naming a folder,
+``create_file`` with ``overwrite`` (the file replaced may have grown), and
+``replace_all`` (the number of occurrences is the file's).
 
 :func:`build_subject` says what the user is asked about: the exact diff of an
 edit (a dry run of the tool's own plan), the argv and folder of a git command,
@@ -151,8 +153,8 @@ class PermissionPolicy:
 
         A call with a path outside ``root`` is never remembered.
         """
-        if tool.name == "git_commit" and not getattr(args, "paths", None):
-            return  # commits whatever is staged then: never approved in advance
+        if _unbounded(tool, args, root):
+            return  # an action whose size cannot be known now is never approved in advance
         scope = _scope(tool, args, root)
         if scope is not None:
             key = (str(root), scope)
@@ -161,6 +163,21 @@ class PermissionPolicy:
     def forget(self) -> None:
         """Drop every "allow always" rule."""
         self._always.clear()
+
+
+def _unbounded(tool: Tool, args: BaseModel, root: Path) -> bool:
+    """True for actions whose size is unknown until they run: a commit of whatever is
+    staged, git paths that name a folder, overwriting a whole existing file, and
+    ``replace_all`` (the number of occurrences is the file's, not the call's)."""
+    if tool.name == "git_commit" and not getattr(args, "paths", None):
+        return True
+    if tool.name.startswith("git_"):
+        for value in getattr(args, "paths", None) or []:
+            if value in (".", "") or value.endswith("/") or (root / value).is_dir():
+                return True
+    if getattr(args, "overwrite", False) or getattr(args, "replace_all", False):
+        return True
+    return any(getattr(e, "replace_all", False) for e in getattr(args, "edits", None) or [])
 
 
 def _lines(text: Any) -> int:
