@@ -147,6 +147,9 @@ class Scheduler:
         """Append the assistant message holding ``calls`` and, in call order, the
         result of every call that is finished (the rest follow as they finish)."""
         self._pending = None
+        # A call that never got a name is not one the model can be answered about
+        # (endpoints refuse a tool call named ""); the client still saw it errored.
+        calls = [c for c in calls if c.name]
         self.assign_ids(calls)
         self.session.conversation.add_assistant(
             merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls]

@@ -52,6 +52,8 @@ class AnthropicNormalizer:
             return [not_an_object(payload)]
         kind = payload.get("type") or event
         index = payload.get("index")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+            raise ValueError(f"content block index {index!r} is not a non-negative integer")  # skipped, with an anomaly
         if kind == "content_block_start":
             return self._start(index, payload.get("content_block"))
         if kind == "content_block_delta":

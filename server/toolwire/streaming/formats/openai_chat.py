@@ -68,13 +68,20 @@ def not_an_object(payload: Any) -> StreamError:
 
 
 def _index(raw: Any) -> int | None:
-    if isinstance(raw, bool):
+    """The tool-call index: None when absent; an int (a digit string is accepted).
+
+    Raises:
+        ValueError: a present index that is not a non-negative integer; the
+            payload is malformed and is skipped with an anomaly
+            (:class:`~toolwire.streaming.decoding.PayloadDecoder`).
+    """
+    if raw is None:
         return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, str) and raw.isdigit():
-        return int(raw)
-    return None
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit():
+        raw = int(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise ValueError(f"tool call index {raw!r} is not a non-negative integer")
+    return raw
 
 
 class OpenAIChatNormalizer:
