@@ -178,9 +178,10 @@ class FakeEndpoint:
 
             def _whole(self, reply: Reply) -> None:
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "text/event-stream" if reply.status == 200 else "application/json")
-                self.send_header("Content-Length", str(len(reply.body)))
-                for name, value in reply.headers.items():
+                headers = {"Content-Type": "text/event-stream" if reply.status == 200 else "application/json",
+                           **reply.headers}  # a reply's own headers win
+                headers["Content-Length"] = str(len(reply.body))
+                for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(reply.body)

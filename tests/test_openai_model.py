@@ -116,3 +116,28 @@ async def test_a_body_cut_before_done_and_finish_is_an_error():
         with pytest.raises(ModelError, match="no \\[DONE\\]"):
             await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}]))
         await model.aclose()
+
+
+@pytest.mark.asyncio
+async def test_an_answer_that_is_not_an_event_stream_fails_once_and_says_so():
+    from endpoint import Reply
+
+    body = b'{"id": "x", "object": "chat.completion", "choices": []}'
+    with FakeEndpoint([Reply(200, body, {"Content-Type": "application/json"})]) as endpoint:
+        model = OpenAIModel("m", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError, match="not an event stream") as info:
+            await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}]))
+        await model.aclose()
+    assert info.value.retryable is False
+
+
+@pytest.mark.asyncio
+async def test_a_provider_error_event_then_a_close_keeps_the_providers_message():
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+            b'event: error\ndata: {"error": {"message": "upstream overloaded", "type": "overloaded_error"}}\n\n')
+    with FakeEndpoint([(200, body)]) as endpoint:
+        model = OpenAIModel("m", base_url=endpoint.base_url, api_key="k")
+        frames = await collect(model, ModelRequest(messages=[{"role": "user", "content": "hi"}]))
+        await model.aclose()
+    merger = merge_frames(frames, "openai-chat")
+    assert [e.message for e in merger.errors] == ["upstream overloaded"]

@@ -49,6 +49,15 @@ def _retry_after(headers: Any) -> float | None:
     return None
 
 
+class _NotAStream(Exception):
+    """The endpoint answered, but not with an event stream."""
+
+
+def _is_error(frame: Frame) -> bool:
+    """True for a provider error event: it ends the stream with its own message."""
+    return frame.event == "error" or (isinstance(frame.payload, dict) and bool(frame.payload.get("error")))
+
+
 def _has_finish(payload: Any) -> bool:
     """True when a Chat Completions chunk carries a ``finish_reason``."""
     if not isinstance(payload, dict):
@@ -122,19 +131,26 @@ class OpenAIModel:
         received = done = finished = False
         try:
             async with self._client.chat.completions.with_streaming_response.create(**params) as response:
+                kind = response.headers.get("content-type", "")
+                if "text/event-stream" not in kind:
+                    body = (await response.read())[:200].decode("utf-8", "replace")
+                    raise _NotAStream(f"the endpoint answered {kind or 'without a content type'}, not an event "
+                                      f"stream (does it support stream=true?): {body!r}")
                 decoder = SSEDecoder()
                 async for data in response.iter_bytes():
                     received = True
                     for event, text in decoder.feed(data):
                         frame = decode_data(event, text)
-                        done = done or frame.done
+                        done = done or frame.done or _is_error(frame)
                         finished = finished or _has_finish(frame.payload)
                         yield frame
                 for event, text in decoder.close():
                     frame = decode_data(event, text)
-                    done = done or frame.done
+                    done = done or frame.done or _is_error(frame)
                     finished = finished or _has_finish(frame.payload)
                     yield frame
+        except _NotAStream as exc:
+            raise ModelError(str(exc)) from None  # not retried: the same request gets the same answer
         except Exception as exc:  # the SDK, httpx and the socket can all fail
             error = _translate(exc)
             if received and not isinstance(exc, openai.APIStatusError):

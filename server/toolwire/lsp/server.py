@@ -200,7 +200,9 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
     finally:
         session.turn = None
-    return P.PromptResult.model_validate(outcome.to_wire()).dump()
+    result = outcome.to_wire()
+    P.PromptResult.model_validate(result)  # the wire model is the contract; nulls stay null
+    return result
 
 
 @server.feature(P.SESSION_CANCEL)
