@@ -407,3 +407,15 @@ async def test_a_failed_commit_of_paths_leaves_the_index_as_it_was(repo: Path, t
     error = await fails(repo, "git_commit", "git_failed", message="m", paths=["a.txt"])
     assert "refused by hook" in error.message
     assert git(repo, "status", "--porcelain") == before == " M a.txt\n"  # still unstaged
+
+
+async def test_a_failed_commit_keeps_intent_to_add_entries(repo: Path) -> None:
+    (repo / "new.txt").write_text("new\n")
+    git(repo, "add", "-N", "new.txt")
+    (repo / "a.txt").write_text("two\n")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    before = git(repo, "status", "--porcelain")
+    await fails(repo, "git_commit", "git_failed", message="m", paths=["a.txt"])
+    assert git(repo, "status", "--porcelain") == before and " A new.txt" in before

@@ -13,6 +13,7 @@ identity ``Toolwire <toolwire@localhost>`` so that a bare machine can commit.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, ClassVar, Final, Literal
 
 import anyio
@@ -227,6 +228,26 @@ async def _identity(ctx: ToolContext) -> list[str]:
     return config
 
 
+async def _read_index(ctx: ToolContext) -> tuple[Path, bytes] | None:
+    """The index file's path and bytes (None when there is no index yet)."""
+    where = await run_git(ctx.root, ["rev-parse", "--git-path", "index"], read_only=True, timeout=ctx.git_timeout)
+    path = ctx.root / where.text.strip()
+    try:
+        return path, path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _restore_index(path: Path, data: bytes) -> None:
+    """Put the index back as it was, atomically (a temporary file, then rename)."""
+    temp = path.with_name(f".{path.name}.toolwire-restore")
+    try:
+        temp.write_bytes(data)
+        os.replace(temp, path)
+    except OSError:
+        temp.unlink(missing_ok=True)
+
+
 class GitCommit(Tool):
     """Record a commit of the staged changes, or of the named paths."""
 
@@ -258,19 +279,17 @@ class GitCommit(Tool):
         paths = git_paths(ctx, args.paths) if args.paths else []
         if paths and state.merging:
             raise ToolError("merge_in_progress", "a merge is in progress: commit all staged changes (no paths) to conclude it")
-        index_before = None
+        index_before: tuple[Path, bytes] | None = None
         if paths:
             # `add` and `commit --only` change the index before hooks run: keep its
-            # state as a tree, so a failed or cancelled commit leaves it as it was.
-            snapshot = await run_git(ctx.root, ["write-tree"], read_only=False, timeout=ctx.git_timeout, check=False)
-            index_before = snapshot.text.strip() if snapshot.returncode == 0 else None
+            # bytes, so a failed or cancelled commit leaves it exactly as it was
+            # (intent-to-add entries and all).
+            index_before = await _read_index(ctx)
         try:
             done = await self._commit(ctx, args, paths, state, status)
         except BaseException:
             if index_before is not None:
-                with anyio.CancelScope(shield=True):
-                    await run_git(ctx.root, ["read-tree", index_before], read_only=False, timeout=ctx.git_timeout,
-                                  check=False)
+                _restore_index(*index_before)
             raise
         info = await run_git(
             ctx.root,
