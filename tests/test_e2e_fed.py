@@ -565,3 +565,21 @@ async def test_a_queued_fed_call_can_be_cancelled_before_it_is_asked_about(clien
     assert [(r["toolCallId"], r["status"]) for r in out] == [("call_one", "done"), ("call_two", "canceled")]
     assert [p["toolCall"]["toolCallId"] for p in client.permission_requests[sid]] == ["call_one"]
     assert (repo / "one.txt").exists() and not (repo / "two.txt").exists()
+
+
+async def test_closing_the_session_stops_its_fed_run(client, repo):
+    sid = await open_session(client, repo)
+    stream = chat_stream([("call_new", "create_file", json.dumps({"path": "fed.txt", "content": "x\n"}))])
+    await feed(client, sid, "resp-close", stream, random.Random(8))
+    client.permission_asked.clear()
+    client.permission_hold = asyncio.Event()
+    try:
+        running = asyncio.ensure_future(client.call(RUN, {"sessionId": sid, "streamId": "resp-close"}))
+        await asyncio.wait_for(client.permission_asked.wait(), 20)
+        assert await client.call("toolwire/session/close", {"sessionId": sid}) == {"closed": True}
+        out = (await asyncio.wait_for(running, 20))["results"]
+        client.permission_hold.set()
+    finally:
+        client.permission_hold = None
+    assert [(r["toolCallId"], r["status"]) for r in out] == [("call_new", "canceled")]
+    assert not (repo / "fed.txt").exists()

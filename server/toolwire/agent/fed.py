@@ -182,6 +182,13 @@ def _json(text: str, position: int) -> Any:
         raise FedStreamError(f"chunk {position} of the batch is not JSON ({exc}): {text[:80]!r}") from None
 
 
+def _settle(calls: list[ToolCallState], push: Any) -> None:
+    for call in calls:
+        if not call.status.terminal:
+            call.transition(Status.CANCELED, cancel_reason=CancelReason.TURN_CANCELLED)
+            push(call)
+
+
 async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str] | None,
                         sink: Sink, approver: Approver) -> list[dict[str, Any]]:
     """Run a fed stream's completed calls; one result per call, in call order.
@@ -227,16 +234,15 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         scheduler = Scheduler(session, push, approver)
         session.fed_schedulers.append(scheduler)  # reachable by toolwire/toolCall/cancel
         try:
-            await scheduler.run_calls(calls)
+            with anyio.CancelScope() as scheduler.scope:  # session/close cancels it
+                await scheduler.run_calls(calls)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                for call in calls:
-                    if not call.status.terminal:
-                        call.transition(Status.CANCELED, cancel_reason=CancelReason.TURN_CANCELLED)
-                        push(call)
+                _settle(calls, push)
             raise
         finally:
             session.fed_schedulers.remove(scheduler)
+        _settle(calls, push)  # after a session/close: every call still ends terminal
     limit = session.settings.result_limit
     return [
         {

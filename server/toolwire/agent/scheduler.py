@@ -94,6 +94,7 @@ class Scheduler:
         self._in_history: list[ToolCallState] = []
         self._recorded: set[int] = set()
         self._pending: ResponseRun | None = None
+        self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
 
     # ------------------------------------------------------------ helpers
     def _set(self, call: ToolCallState, status: Status, **kw: Any) -> None:

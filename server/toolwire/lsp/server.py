@@ -223,6 +223,9 @@ async def session_close(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         return {"closed": False}
     if session.turn is not None:
         session.turn.cancel()
+    for scheduler in list(session.fed_schedulers):  # client-fed runs in progress
+        if scheduler.scope is not None:
+            scheduler.scope.cancel()
     ls.watchers.detach(session)
     close = getattr(session.model, "aclose", None)
     if close is not None:
