@@ -172,3 +172,19 @@ async def test_git_tools_say_which_files_have_unsaved_editor_changes(editor, rep
     diff = editor.tool_calls(sid)["d"][-1]["result"]
     assert "hello.txt has unsaved changes in the editor" in diff["content"]
     assert diff["data"]["unsaved_in_editor"] == ["hello.txt"]
+
+
+async def test_a_user_edit_right_after_a_git_restore_is_reported_but_the_restore_is_not(editor, repo, tmp_path):
+    (repo / "hello.txt").write_text("local change\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "git_restore", "arguments": {"paths": ["hello.txt"]}, "id": "g"}]},
+        {"text": "restored"},
+    ])
+    sid = await new_session(editor, repo, script, permissions={"git_restore": "auto"})
+    await prompt(editor, sid)
+    assert (repo / "hello.txt").read_text() == "hello\n"
+    (repo / "mine.txt").write_text("typed just now\n")  # inside the quiet window of the restore
+    await editor.wait_for(lambda p: p["sessionId"] == sid and p["update"]["sessionUpdate"] == "workspace_change"
+                          and "mine.txt" in p["update"]["paths"])
+    reported = {p for u in editor.updates[sid] if u["sessionUpdate"] == "workspace_change" for p in u["paths"]}
+    assert reported == {"mine.txt"}

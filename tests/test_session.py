@@ -26,17 +26,18 @@ def test_files_are_noted_once_and_folders_never(tmp_path):
     assert session.take_external_note() == ""  # forgotten once told
 
 
-def test_changes_while_a_git_tool_rewrites_the_tree_are_toolwires_own(tmp_path, monkeypatch):
+def test_a_session_is_quiet_while_a_git_tool_rewrites_the_tree_and_shortly_after(tmp_path, monkeypatch):
     session = make(tmp_path)
     clock = [100.0]
     monkeypatch.setattr(session_module.time, "monotonic", lambda: clock[0])
+    assert not session.is_quiet()
     session.tree_write_started()
-    assert session.note_external_changes([tmp_path / "restored.py"]) == []
+    assert session.is_quiet()
     session.tree_write_finished()
     clock[0] += session_module.QUIET_AFTER / 2
-    assert session.note_external_changes([tmp_path / "late-report.py"]) == []
+    assert session.is_quiet()
     clock[0] += session_module.QUIET_AFTER
-    assert session.note_external_changes([tmp_path / "user.py"]) == ["user.py"]
+    assert not session.is_quiet()
 
 
 def test_only_tools_that_rewrite_the_tree_are_flagged():

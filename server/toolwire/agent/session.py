@@ -97,18 +97,19 @@ class Session:
         self.tree_writers -= 1
         self.quiet_until = time.monotonic() + QUIET_AFTER
 
+    def is_quiet(self) -> bool:
+        """True while a tree-writing git tool runs, and :data:`QUIET_AFTER` s after:
+        reports then may be its own (the watcher checks them against git)."""
+        return bool(self.tree_writers) or time.monotonic() < self.quiet_until
+
     def note_external_changes(self, paths: list[Path]) -> list[str]:
         """Record files changed outside Toolwire (absolute paths under :attr:`root`).
 
-        Reports that arrive while a tree-writing git tool runs, or within
-        :data:`QUIET_AFTER` seconds after it, are Toolwire's own and dropped, as
-        are folders (the files in them are reported on their own).
+        Folders are skipped (the files in them are reported on their own).
 
         Returns:
             The workspace-relative paths recorded, sorted.
         """
-        if self.tree_writers or time.monotonic() < self.quiet_until:
-            return []
         recorded = set()
         for path in paths:
             if path.is_dir():

@@ -89,6 +89,8 @@ class WatchHub:
 
     async def _deliver(self, root: Path, events: list[FileEvent]) -> None:
         paths = await _not_ignored(root, [event.path for event in events])
+        if paths and any(session.is_quiet() for session in self._sessions.get(root, [])):
+            paths = await _differing_from_git(root, paths)  # the rest is a git tool's own work
         if not paths:
             return
         log.info("external changes in %s: %s", root, ", ".join(str(p) for p in paths[:10]))
@@ -136,3 +138,35 @@ async def _not_ignored(root: Path, paths: list[Path]) -> list[Path]:
         return paths
     ignored = {root / name for name in out.text.splitlines() if name}  # core.quotePath=false: names as given
     return [path for path in paths if path not in ignored]
+
+
+async def _differing_from_git(root: Path, paths: list[Path]) -> list[Path]:
+    """Of ``paths``, those git sees as changed against the index, or untracked.
+
+    While a git tool of Toolwire's rewrites the tree (restore, branch switch), the
+    files it writes match the index afterwards; a file that differs, or is
+    untracked, was changed by someone else. Outside a repository: all of them.
+    """
+    rel = {}
+    for path in paths:
+        try:
+            rel[path.relative_to(root).as_posix()] = path
+        except ValueError:
+            continue
+    try:
+        out = await run_git(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *rel],
+                            read_only=True, timeout=10, check=False, literal_pathspecs=True)
+    except ToolError:
+        return paths
+    if out.returncode != 0:
+        return paths
+    changed = set()
+    entries = iter(out.text.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        if entry[0] in "RC":
+            next(entries, None)  # a rename or copy is followed by its source path
+        if entry[1] != " " or entry[:2] == "??":
+            changed.add(entry[3:])
+    return [path for name, path in rel.items() if name in changed]
