@@ -178,7 +178,14 @@ async def new_session(client: ToolwireTestClient, root: Path, script: Path, **se
     return result["sessionId"]
 
 
+TERMINAL = {"done", "errored", "canceled"}
+
+
 async def prompt(client: ToolwireTestClient, session_id: str, text: str = "go") -> dict[str, Any]:
-    return await client.call(
+    """Run one turn; every tool call of the session must be terminal when it answers."""
+    result = await client.call(
         "toolwire/session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
     )
+    finals = {cid: snaps[-1]["status"] for cid, snaps in client.tool_calls(session_id).items()}
+    assert set(finals.values()) <= TERMINAL, f"calls left open after the turn: {finals}"
+    return result

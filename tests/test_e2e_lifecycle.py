@@ -25,13 +25,12 @@ import pytest
 from lsprotocol import types
 from pytest_lsp.client import register_lsp_features
 
-from conftest import ToolwireTestClient, git, server_fixture, write_script
+from conftest import TERMINAL, ToolwireTestClient, git, server_fixture, write_script
 from endpoint import FakeEndpoint, Reply, Reset, Stall, Truncated, chat_body, chat_stream
 from toolwire.streaming.state import TRANSITIONS, Status
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-TERMINAL = {"done", "errored", "canceled"}
 WAIT = 20.0
 
 

@@ -12,8 +12,6 @@ from conftest import git, new_session, prompt, write_script
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-TERMINAL = {"done", "errored", "canceled"}
-
 
 def assert_revs_increase(client, sid):
     for cid, snaps in client.tool_calls(sid).items():

@@ -273,8 +273,10 @@ async def test_different_failures_do_not_stop_the_loop(tmp_path):
     lines = [{"tool_calls": [{"name": "flaky", "arguments": {"path": p}}]}
              for p in ("a.py", "completely/different/location.txt", "b.py")] + [{"text": "ok"}]
     session = make_session(tmp_path, lines, [FailingTool()])
-    outcome = await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, ScriptedApprover()).run("go")
     assert outcome.stop_reason == "end_turn"
+    assert_invariants(session, sink)
 
 
 async def test_old_results_are_dropped_to_fit_the_context_window_never_the_pairs(tmp_path):
@@ -283,7 +285,9 @@ async def test_old_results_are_dropped_to_fit_the_context_window_never_the_pairs
     tool.gate(big).set()
     lines = [{"tool_calls": [{"name": "gated", "arguments": {"name": big}}]}] * 4 + [{"text": "ok"}]
     session = make_session(tmp_path, lines, [tool], context_window=2500, result_limit=5000)
-    outcome = await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, ScriptedApprover()).run("go")
+    assert_invariants(session, sink)
     assert outcome.stop_reason == "end_turn"
     last_request = session.model.requests[-1].messages
     results = [m for m in last_request if m["role"] == "tool"]
@@ -299,7 +303,9 @@ async def test_tool_call_log_is_opt_in_jsonl(tmp_path):
     log = tmp_path / "calls.jsonl"
     session = make_session(tmp_path, [{"tool_calls": [{"name": "gated", "arguments": {"name": "x"}, "id": "c1"}]}],
                            [tool], tool_call_log=str(log))
-    await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    sink = RecordingSink()
+    await Turn(session, sink, ScriptedApprover()).run("go")
+    assert_invariants(session, sink)
     [entry] = [json.loads(line) for line in log.read_text().splitlines()]
     assert entry["callId"] == "c1" and entry["tool"] == "gated" and entry["outcome"] == "done"
     assert len(entry["argumentsSha256"]) == 64 and entry["durationMs"] >= 0
@@ -367,7 +373,9 @@ async def test_assistant_text_is_kept_in_the_history_next_to_its_calls(tmp_path)
     lines = [{"text": "Let me check.", "tool_calls": [{"name": "gated", "arguments": {"name": "x"}, "id": "c1"}], "chunk_size": 3},
              {"text": "All good."}]
     session = make_session(tmp_path, lines, [tool])
-    await Turn(session, RecordingSink(), ScriptedApprover()).run("go")
+    sink = RecordingSink()
+    await Turn(session, sink, ScriptedApprover()).run("go")
+    assert_invariants(session, sink)
     assistant = [m for m in session.conversation.messages if m["role"] == "assistant"]
     assert assistant[0]["content"] == "Let me check." and assistant[0]["tool_calls"][0]["id"] == "c1"
     assert assistant[1]["content"] == "All good."
@@ -533,7 +541,8 @@ async def test_a_call_cancelled_while_it_waits_for_an_earlier_call_is_never_aske
     same.gates, same.started = tool.gates, tool.started
     session = make_session(tmp_path, [{"tool_calls": calls}, {"text": "ok"}], [same])
     approver = ScriptedApprover()
-    turn = Turn(session, RecordingSink(), approver)
+    sink = RecordingSink()
+    turn = Turn(session, sink, approver)
     async with anyio.create_task_group() as tg:
         tg.start_soon(turn.run, "go")
         with anyio.fail_after(5):
@@ -541,5 +550,6 @@ async def test_a_call_cancelled_while_it_waits_for_an_earlier_call_is_never_aske
         assert turn.cancel_call("cb") is True
         same.gate("a").set()
     assert approver.asked == ["ca"]  # b was never put to the user
+    assert_invariants(session, sink)
     assert [m["tool_call_id"] for m in tool_messages(session)] == ["ca", "cb"]
     assert "Canceled by the user" in tool_messages(session)[1]["content"]

@@ -20,6 +20,14 @@ MISSING_RESULT = "Error: this tool call has no result (it was interrupted before
 DROPPED_PREFIX = "[older tool result dropped to fit the context window;"
 
 
+def _is_object(text: str) -> bool:
+    """True when ``text`` is a JSON object (what providers require of call arguments)."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def truncate_for_model(content: str, limit: int) -> str:
     """Cut a long tool result for the model, with an explicit marker and the full size.
 
@@ -130,11 +138,7 @@ class Conversation:
                 out.append(f"message {position}: calls {pending} have no result")
                 pending = []
             for call in message.get("tool_calls") or []:
-                args = call["function"]["arguments"]
-                try:
-                    if not isinstance(json.loads(args), dict):
-                        raise ValueError
-                except ValueError:
+                if not _is_object(call["function"]["arguments"]):
                     out.append(f"message {position}: call {call['id']!r} has arguments that are not a JSON object")
                 pending.append(call["id"])
         if pending:
@@ -165,11 +169,7 @@ class Conversation:
                 continue  # orphan: its call was not directly before it
             calls = message.get("tool_calls") or []
             for call in calls:
-                try:
-                    ok = isinstance(json.loads(call["function"]["arguments"]), dict)
-                except ValueError:
-                    ok = False
-                if not ok:
+                if not _is_object(call["function"]["arguments"]):
                     call["function"]["arguments"] = "{}"
             repaired.append(message)
             if not calls:

@@ -161,13 +161,11 @@ class Scheduler:
     def flush_pending(self) -> None:
         """On cancellation: put the response being streamed into the history, so
         calls that already ran are never lost from the conversation."""
-        run = self._pending
-        if run is None or run.merger is None:
-            return
-        calls = [c for c in run.merger.calls if c.kind == "function"]
-        if calls:
-            self.record_response(run.merger, calls)
-        self._pending = None
+        run, self._pending = self._pending, None
+        if run is not None and run.merger is not None:
+            calls = [c for c in run.merger.calls if c.kind == "function"]
+            if calls:
+                self.record_response(run.merger, calls)
 
     def assign_ids(self, calls: list[ToolCallState]) -> None:
         """Give calls without a provider id a stable one, make ids unique within the

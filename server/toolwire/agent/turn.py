@@ -31,7 +31,7 @@ from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
 from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.streaming.completion import stream_error_sentence
 from toolwire.streaming.delta import TextDelta, Usage
-from toolwire.streaming.decoding import PayloadDecoder
+from toolwire.streaming.decoding import BrokenStream, PayloadDecoder
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 
@@ -232,14 +232,12 @@ class Turn:
             # every call of the response is terminal here: ran, refused, or errored
             self.scheduler.settle_provider_calls([c for c in merger.calls if c.kind != "function"])
             self.scheduler.record_response(merger, client_calls)
+            if response.stream_error:
+                return TurnOutcome("error", message=response.stream_error)
             if not client_calls:
-                if response.stream_error:
-                    return TurnOutcome("error", message=response.stream_error)
                 if any(r in TRUNCATING_FINISH for r in merger.finish_reasons):
                     return TurnOutcome("max_tokens")
                 return TurnOutcome("end_turn")
-            if response.stream_error:
-                return TurnOutcome("error", message=response.stream_error)
             repeated = self._failure_streak(client_calls)
             if repeated is not None:
                 return TurnOutcome("repeated_tool_failure", message=repeated)
@@ -283,13 +281,12 @@ class Turn:
             log.warning("model request failed (%s); retry %d in %.1fs", error, attempt, delay)
             await anyio.sleep(delay)
         self._add_usage()
-        if error is not None:
-            run.broken = str(error)
-        changed = merger.finish(stream_error=str(error) if error else None)
-        for call in changed:
+        failure = str(error) if error is not None else None
+        if failure is not None:
+            run.broken = failure
+        for call in merger.finish(stream_error=failure):
             self._push(call, force=True)
             run.offer(call)
-        failure = str(error) if error else None
         if failure is None and merger.errors:  # an error event inside an otherwise readable stream
             failure = stream_error_sentence(merger.errors[0])
         return _Response(merger, failure)
@@ -317,14 +314,10 @@ class Turn:
         try:
             async for frame in stream:
                 received = True
-                if frame.done:
-                    continue
-                if frame.error is not None:
-                    if frame.fatal:
-                        raise ModelError(f"the stream is broken: {frame.error}")
-                    merger.anomalies.append(f"skipped a payload: {frame.error}")
-                    continue
-                events = decoder.feed(frame.payload, frame.event)
+                try:
+                    events = decoder.feed_frame(frame)
+                except BrokenStream as exc:
+                    raise ModelError(f"the stream is broken: {exc}") from None
                 merger.explicit_ends = decoder.explicit_ends
                 self._absorb(merger, events, run)
             if decoder.format is None and decoder.held:
@@ -348,15 +341,14 @@ class Turn:
                     self.sink.emit(MessageChunk(event.text, event.channel))
                 merger.apply(event)
                 continue
-            call = merger.apply(event)
-            if call is not None:
-                changed[id(call)] = call
-        for event in events:
             if type(event) is Usage:  # within one response, later figures replace earlier ones
                 if event.input_tokens is not None:
                     self._response_usage[0] = event.input_tokens
                 if event.output_tokens is not None:
                     self._response_usage[1] = event.output_tokens
+            call = merger.apply(event)
+            if call is not None:
+                changed[id(call)] = call
         for call in changed.values():
             self._push(call)
             if call.status is Status.GENERATED:

@@ -271,18 +271,19 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     req = parse(P.TOOL_CALLS_MERGE, P.ToolCallsMergeParams, params)
     session = session_of(ls, req.session_id)
     sink = LspSink(ls, session.id, req.stream_id)
-    stream = session.streams.get(req.stream_id) or FedStream(req.stream_id)
-    if req.stream_id not in session.streams:
-        while len(session.streams) >= MAX_FED_STREAMS:  # forget the oldest ended stream
-            oldest = next((sid for sid, s in session.streams.items() if s.ended), None)
-            if oldest is None:
-                break
-            del session.streams[oldest]
+    stream = session.streams.get(req.stream_id)
+    opening = stream is None
+    if stream is None:
+        stream = FedStream(req.stream_id)
     try:
         changed = stream.merge(req.chunks, sink, fmt=req.format, end=req.end)
     except (FedStreamError, UnknownFormat) as exc:  # nothing of the request was applied
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_MERGE}: {exc}") from None
-    session.streams[req.stream_id] = stream  # a refused first batch opens no stream
+    if opening:  # a refused first batch opens no stream
+        ended = [sid for sid, s in session.streams.items() if s.ended]
+        for sid in ended[: max(0, len(session.streams) + 1 - MAX_FED_STREAMS)]:
+            del session.streams[sid]  # forget the oldest ended streams
+        session.streams[req.stream_id] = stream
     snapshots = [call.to_wire() for call in changed]
     for snapshot in snapshots:
         sink.emit(ToolCallUpdate(snapshot))

@@ -20,8 +20,14 @@ from typing import Any
 from toolwire.streaming.delta import StreamEvent
 from toolwire.streaming.formats.base import Normalizer
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
+from toolwire.streaming.framing import Frame
 
 Wrapper = Callable[[Normalizer], Normalizer]
+
+
+class BrokenStream(Exception):
+    """The byte framing itself broke (e.g. an AWS event stream CRC mismatch):
+    nothing after it can be trusted."""
 
 
 class PayloadDecoder:
@@ -68,6 +74,22 @@ class PayloadDecoder:
         for payload, event in held:
             out.extend(self._normalize(payload, event))
         return out
+
+    def feed_frame(self, frame: Frame) -> list[StreamEvent]:
+        """Events of one decoded frame: none for ``[DONE]``; an undecodable payload
+        is skipped with an anomaly.
+
+        Raises:
+            BrokenStream: the frame says the framing broke (``fatal``).
+        """
+        if frame.done:
+            return []
+        if frame.fatal:
+            raise BrokenStream(frame.error or "the stream broke")
+        if frame.error is not None:
+            self.anomalies.append(f"skipped a payload: {frame.error}")
+            return []
+        return self.feed(frame.payload, frame.event)
 
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Events of one payload (of the held ones too, when this payload reveals the format).

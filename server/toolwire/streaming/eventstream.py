@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,15 +197,3 @@ def message_frame_fields(message: EventMessage) -> tuple[str | None, Any, str, s
         return event, json.loads(raw), raw, None
     except ValueError as exc:
         return event, None, raw, f"event stream payload is not valid JSON ({exc}): {raw[:80]!r}"
-
-
-def eventstream_messages(chunks: Iterable[bytes]) -> Iterator[EventMessage]:
-    """Messages of an event stream body given as byte chunks.
-
-    Raises:
-        EventStreamError: see :class:`EventStreamDecoder`.
-    """
-    decoder = EventStreamDecoder()
-    for chunk in chunks:
-        yield from decoder.feed(chunk)
-    decoder.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolwire.streaming.decoding import PayloadDecoder
+from toolwire.streaming.decoding import BrokenStream, PayloadDecoder
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.streaming.framing import Frame, frames_from_bytes
 from toolwire.streaming.merger import StreamMerger
@@ -36,15 +36,11 @@ def merge_frames(frames: Iterable[Frame], fmt: str | None = None) -> StreamMerge
     merger = StreamMerger()
     broken: str | None = None
     for frame in frames:
-        if frame.done:
-            continue
-        if frame.fatal:
-            broken = frame.error or "the stream broke"
+        try:
+            merger.feed(decoder.feed_frame(frame))
+        except BrokenStream as exc:
+            broken = str(exc)
             break
-        if frame.error is not None:
-            merger.anomalies.append(f"skipped a payload: {frame.error}")
-            continue
-        merger.feed(decoder.feed(frame.payload, frame.event))
     if decoder.format is None:
         if broken is not None:
             raise UnknownFormat(f"the stream could not be read: {broken}")

@@ -158,10 +158,6 @@ class ToolCallState:
             return joined
         return frags[0] if frags else ""
 
-    def bump(self) -> None:
-        """Record that something about the call changed (``rev`` += 1)."""
-        self.rev += 1
-
     def transition(
         self,
         status: Status,

@@ -188,6 +188,7 @@ class Registry:
 
     def __init__(self, tools: list[Tool]) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._definitions: list[dict[str, Any]] | None = None
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or None."""
@@ -198,5 +199,8 @@ class Registry:
         return list(self._tools)
 
     def definitions(self) -> list[dict[str, Any]]:
-        """OpenAI-style definitions of every tool, for the model request."""
-        return [tool.definition() for tool in self._tools.values()]
+        """OpenAI-style definitions of every tool, for the model request (built once:
+        the tools of a registry never change)."""
+        if self._definitions is None:
+            self._definitions = [tool.definition() for tool in self._tools.values()]
+        return self._definitions
