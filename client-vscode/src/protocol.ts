@@ -104,7 +104,7 @@ export type SessionUpdate =
   | { sessionUpdate: "tool_call"; toolCall: ToolCall }
   | { sessionUpdate: "agent_message_chunk"; content: TextContent }
   | { sessionUpdate: "agent_thought_chunk"; content: TextContent }
-  | { sessionUpdate: "turn"; state: TurnState; stopReason?: StopReason; message?: string }
+  | { sessionUpdate: "turn"; turnId?: string; state: TurnState; stopReason?: StopReason; message?: string }
   | { sessionUpdate: "usage"; usage: Usage & { durationMs?: number | null } }
   /** Files changed outside Toolwire (workspace-relative paths). */
   | { sessionUpdate: "workspace_change"; paths: string[] };
@@ -231,9 +231,31 @@ export interface SessionSnapshot {
   sessionId: string;
   model: string;
   running: boolean;
+  /** The turn `toolCalls` belong to (the running one, else the last); null before the first turn. */
+  turnId: string | null;
+  /** Every call of the running turn, or of the last turn when none runs; whole, each once. */
   toolCalls: ToolCall[];
   /** The conversation in OpenAI Chat Completions shape. */
   messages: unknown[];
+  /** The model response being streamed now (not in `messages` yet), or null. */
+  streaming: { text: string; reasoning: string } | null;
+  /** Params of the `toolwire/session/requestPermission` requests still waiting for an answer. */
+  pendingPermissions: RequestPermissionParams[];
+}
+
+/** Params of `toolwire/toolCall/preview`. */
+export interface ToolCallPreviewParams {
+  sessionId: string;
+  toolCallId: string;
+}
+
+/** Result of `toolwire/toolCall/preview`: a pending edit's file text before and after. */
+export interface ToolCallPreviewResult {
+  path: string;
+  before: string;
+  after: string;
+  /** The destination of a `rename_file`. */
+  newPath?: string;
 }
 
 /** Params of `toolwire/toolCall/cancel`. */
@@ -287,6 +309,11 @@ export const SessionSnapshotRequest = new RequestType<SessionRef, SessionSnapsho
 /** client→server: cancel one call; the turn goes on. */
 export const ToolCallCancel = new RequestType<ToolCallCancelParams, { cancelled: boolean }, void>(
   "toolwire/toolCall/cancel",
+);
+
+/** client→server: the before/after text of a pending edit call, for a diff editor. */
+export const ToolCallPreview = new RequestType<ToolCallPreviewParams, ToolCallPreviewResult, void>(
+  "toolwire/toolCall/preview",
 );
 
 /** client→server: the tool definitions with their JSON Schemas. */

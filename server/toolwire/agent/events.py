@@ -25,11 +25,12 @@ class MessageChunk:
 
 @dataclass(slots=True, frozen=True)
 class TurnUpdate:
-    """The turn moved to ``state``; ``stop_reason`` is set when it ended."""
+    """The turn ``turn_id`` moved to ``state``; ``stop_reason`` is set when it ended."""
 
     state: TurnStateName
     stop_reason: str | None = None
     message: str | None = None
+    turn_id: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

@@ -137,6 +137,15 @@ class Scheduler:
                 self._recorded.add(id(call))
                 conversation.add_tool_result(call.id, model_result_text(call, limit))
 
+    def streaming_merger(self) -> StreamMerger | None:
+        """The merger of the response being streamed (not yet in the history), or None."""
+        run = self._pending
+        return run.merger if run is not None else None
+
+    def find(self, call_id: str) -> ToolCallState | None:
+        """The call with this id that this scheduler has dispatched (or been given), or None."""
+        return self._calls.get(call_id)
+
     # --------------------------------------------------------------- main
     def open_response(self) -> "ResponseRun":
         """Start dispatching a new response's calls (see :class:`ResponseRun`)."""

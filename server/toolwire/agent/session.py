@@ -52,6 +52,8 @@ class Session:
         conversation: The history sent to the model.
         locks: Per-path locks shared by every turn of the session.
         turn: The running turn, if any (one at a time).
+        last_turn: The latest turn started, running or ended (its calls are what
+            ``toolwire/session/snapshot`` shows once no turn runs).
         turns: Number of turns started so far.
         streams: Client-fed streams by stream id (:class:`toolwire.agent.fed.FedStream`).
         external_changes: Workspace-relative paths changed outside Toolwire since
@@ -75,6 +77,7 @@ class Session:
     conversation: Conversation = field(default_factory=lambda: Conversation(SYSTEM_PROMPT))
     locks: PathLocks = field(default_factory=PathLocks)
     turn: "Turn | None" = None
+    last_turn: "Turn | None" = None
     turns: int = 0
     streams: "dict[str, FedStream]" = field(default_factory=dict)
     external_changes: set[str] = field(default_factory=set)

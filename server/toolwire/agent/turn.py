@@ -106,12 +106,20 @@ class Turn:
         session: The session the turn belongs to.
         sink: Receives every update, in order.
         approver: Asks the user about calls the policy says ``ask`` for.
+
+    Attributes:
+        id: The turn id, unique in the session (``"t1"``, ``"t2"``…), known from
+            construction (the session's turn counter is advanced here).
+        calls: Every call of the turn, in the order it was first pushed.
+        outcome: How the turn ended, once it did.
     """
 
     def __init__(self, session: Session, sink: Sink, approver: Approver) -> None:
         self.session = session
         self.sink = sink
         self.approver = approver
+        session.turns += 1
+        self.id = f"t{session.turns}"
         self.calls: list[ToolCallState] = []
         self.outcome: TurnOutcome | None = None
         self.scheduler = Scheduler(session, self._push, approver)
@@ -152,6 +160,14 @@ class Turn:
                 return True
         return False
 
+    def streaming_response(self) -> dict[str, str] | None:
+        """The model response being streamed now and not yet in the conversation:
+        ``{"text", "reasoning"}`` so far, or None between responses."""
+        merger = self.scheduler.streaming_merger()
+        if merger is None:
+            return None
+        return {"text": merger.text, "reasoning": merger.reasoning}
+
     # -------------------------------------------------------------- run
     async def run(self, prompt: str) -> TurnOutcome:
         """Run the turn.
@@ -163,9 +179,9 @@ class Turn:
             and the cancellation propagates with :attr:`outcome` set.
         """
         session = self.session
-        session.turns += 1
+        session.last_turn = self
         session.conversation.add_user(prompt + session.take_external_note())
-        self.sink.emit(TurnUpdate("started"))
+        self.sink.emit(TurnUpdate("started", turn_id=self.id))
         outcome: TurnOutcome
         try:
             with anyio.CancelScope() as scope:
@@ -198,7 +214,7 @@ class Turn:
         self.session.conversation.repair()
         duration = int((time.monotonic() - self._started) * 1000)
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))
-        self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message))
+        self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message, turn_id=self.id))
 
     def _settle(self, reason: CancelReason = CancelReason.TURN_CANCELLED, *, error: CallError | None = None) -> None:
         """End every open call (``canceled`` with ``reason``, or ``errored`` with
@@ -267,7 +283,7 @@ class Turn:
         if session.settings.tool_calling == "text":
             messages, tools = to_text_messages(messages, tools), []
         request = ModelRequest(messages=messages, tools=tools, temperature=session.settings.temperature)
-        self.sink.emit(TurnUpdate("model_request"))
+        self.sink.emit(TurnUpdate("model_request", turn_id=self.id))
         self._tools_running = False
         attempt = 0
         while True:
@@ -358,7 +374,7 @@ class Turn:
         """Send the call's snapshot; while it streams, at most every :data:`PUSH_INTERVAL` s."""
         if call.status is Status.CALLING and not self._tools_running:
             self._tools_running = True  # the first tool of this response starts
-            self.sink.emit(TurnUpdate("running_tools"))
+            self.sink.emit(TurnUpdate("running_tools", turn_id=self.id))
         now = time.monotonic()
         key = id(call)
         first = key not in self._last_push

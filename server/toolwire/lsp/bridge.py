@@ -78,8 +78,10 @@ class LspApprover:
             "options": [option.dump() for option in PERMISSION_OPTIONS],
         }
         protocol = self._server.protocol
-        future = protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
+        open_requests = self._server.pending_permissions.setdefault(self._session_id, {})
+        open_requests[msg_id] = params  # shown by toolwire/session/snapshot until answered
         try:
+            future = protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
             raw = await future
         except anyio.get_cancelled_exc_class():
             # typed params: pygls cannot serialize a plain dict for this LSP method
@@ -89,6 +91,8 @@ class LspApprover:
         except Exception as exc:  # the client answered with an error
             log.warning("permission request failed: %s", exc)
             return PermissionAnswer("cancelled")
+        finally:
+            open_requests.pop(msg_id, None)
         try:
             outcome = RequestPermissionResult.model_validate(raw).outcome
         except ValidationError as exc:

@@ -27,6 +27,7 @@ TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
 TOOLS_LIST = "toolwire/tools/list"
 TOOL_CALLS_MERGE = "toolwire/toolCalls/merge"
 TOOL_CALLS_RUN = "toolwire/toolCalls/run"
+TOOL_CALL_PREVIEW = "toolwire/toolCall/preview"
 
 #: Every custom method, with its direction and kind (documented in protocol.md).
 METHODS: dict[str, tuple[str, str]] = {
@@ -36,6 +37,7 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_CLOSE: ("client→server", "request"),
     SESSION_SNAPSHOT: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
+    TOOL_CALL_PREVIEW: ("client→server", "request"),
     TOOLS_LIST: ("client→server", "request"),
     TOOL_CALLS_MERGE: ("client→server", "request"),
     TOOL_CALLS_RUN: ("client→server", "request"),
@@ -162,6 +164,57 @@ class ToolCallCancelParams(Wire):
     tool_call_id: str = Field(min_length=1)
 
 
+class ToolCallPreviewParams(Wire):
+    """``toolwire/toolCall/preview`` params: a pending edit call of the session."""
+
+    session_id: str = Field(min_length=1)
+    tool_call_id: str = Field(min_length=1)
+
+
+class ToolCallPreviewResult(Wire):
+    """``toolwire/toolCall/preview`` result: the file's text before and after the proposed edit.
+
+    ``path`` is workspace-relative; ``newPath`` is set for ``rename_file``. Texts
+    keep the file's line endings; a file that does not exist yet (create) has
+    ``before == ""``, a deleted one ``after == ""``.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    path: str
+    before: str
+    after: str
+    new_path: str | None = None
+
+
+class StreamingResponse(Wire):
+    """The model response being streamed now, not yet in ``messages``."""
+
+    text: str
+    reasoning: str
+
+
+class SnapshotResult(Wire):
+    """``toolwire/session/snapshot`` result (see protocol.md).
+
+    ``toolCalls`` are the running turn's calls or, when none runs, the last
+    turn's (full snapshots, every field whole); ``turnId`` names that turn.
+    ``pendingPermissions`` are the params of the ``requestPermission`` requests
+    still waiting for an answer. ``streaming`` is the response being streamed.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    session_id: str
+    model: str
+    running: bool
+    turn_id: str | None
+    tool_calls: list[ToolCallWire]
+    messages: list[dict[str, Any]]
+    streaming: StreamingResponse | None
+    pending_permissions: list[dict[str, Any]]
+
+
 class ToolCallsMergeParams(Wire):
     """``toolwire/toolCalls/merge`` params: a batch of raw provider chunks of one stream."""
 
@@ -214,7 +267,7 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
 
     Shapes (``sessionUpdate`` is the discriminator):
     ``tool_call`` {toolCall}; ``agent_message_chunk`` / ``agent_thought_chunk``
-    {content: {type: "text", text}}; ``turn`` {state, stopReason?, message?};
+    {content: {type: "text", text}}; ``turn`` {state, turnId?, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
     ``workspace_change`` {paths}.
     """
@@ -225,6 +278,8 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
         return {"sessionUpdate": kind, "content": {"type": "text", "text": event.text}}
     if type(event) is TurnUpdate:
         out: dict[str, Any] = {"sessionUpdate": "turn", "state": event.state}
+        if event.turn_id is not None:
+            out["turnId"] = event.turn_id
         if event.stop_reason is not None:
             out["stopReason"] = event.stop_reason
         if event.message:

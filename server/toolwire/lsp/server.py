@@ -22,6 +22,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.permissions import PermissionPolicy
+from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
@@ -75,6 +76,8 @@ class ToolwireServer(LanguageServer):
     Attributes:
         settings: Server-wide settings (from ``initializationOptions``).
         sessions: Open sessions by id.
+        pending_permissions: Per session id, the ``toolwire/session/requestPermission``
+            params still waiting for the client's answer, by request id.
         watchers: One workspace watcher per workspace folder.
     """
 
@@ -88,6 +91,7 @@ class ToolwireServer(LanguageServer):
         )
         self.settings: Settings = Settings()
         self.sessions: dict[str, Session] = {}
+        self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
@@ -221,6 +225,7 @@ async def session_close(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     session = ls.sessions.pop(req.session_id, None)
     if session is None:
         return {"closed": False}
+    ls.pending_permissions.pop(req.session_id, None)
     if session.turn is not None:
         session.turn.cancel()
     for scheduler in list(session.fed_schedulers):  # client-fed runs in progress
@@ -244,6 +249,19 @@ def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     return {"cancelled": cancelled}
 
 
+@server.feature(P.TOOL_CALL_PREVIEW)
+async def tool_call_preview(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/toolCall/preview`` → ``{path, before, after, newPath?}`` of a pending edit call."""
+    req = parse(P.TOOL_CALL_PREVIEW, P.ToolCallPreviewParams, params)
+    session = session_of(ls, req.session_id)
+    try:
+        preview = await preview_call(session, req.tool_call_id)
+    except PreviewError as exc:
+        raise JsonRpcInvalidParams(f"{P.TOOL_CALL_PREVIEW}: {exc}") from None
+    return P.ToolCallPreviewResult(path=preview.path, before=preview.before, after=preview.after,
+                                   new_path=preview.new_path).dump()
+
+
 @server.feature(P.TOOLS_LIST)
 def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/tools/list`` → ``{tools}``: the definitions and JSON Schemas the model sees."""
@@ -252,17 +270,25 @@ def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.SESSION_SNAPSHOT)
 def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
-    """``toolwire/session/snapshot``: the session's full state, for a reloaded panel."""
+    """``toolwire/session/snapshot``: the session's full state, for a reloaded panel.
+
+    Built synchronously on the event loop, so it is consistent with the updates
+    sent before it and none sent after it (see protocol.md).
+    """
     req = parse(P.SESSION_SNAPSHOT, P.SessionRef, params)
     session = session_of(ls, req.session_id)
-    turn = session.turn
-    return {
+    turn = session.turn or session.last_turn
+    out: dict[str, Any] = {
         "sessionId": session.id,
         "model": session.model.model_id,
-        "running": turn is not None,
+        "running": session.turn is not None,
+        "turnId": turn.id if turn is not None else None,
         "toolCalls": [call.to_wire() for call in turn.calls] if turn is not None else [],
         "messages": session.conversation.messages,
+        "streaming": session.turn.streaming_response() if session.turn is not None else None,
+        "pendingPermissions": list(ls.pending_permissions.get(session.id, {}).values()),
     }
+    return out
 
 
 @server.feature(P.TOOL_CALLS_MERGE)

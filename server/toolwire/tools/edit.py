@@ -105,7 +105,8 @@ def _change(ctx: ToolContext, target: Target, plan: EditPlan, diff: str) -> File
         )
         return ToolResult(ok=True, content=_summary(rel, plan), data=data)
 
-    return FileChange(rel=rel, diff=diff, apply=apply, data={"replacements": plan.replacements})
+    return FileChange(rel=rel, diff=diff, apply=apply, data={"replacements": plan.replacements},
+                      before=plan.old_text or "", after=plan.new_text)
 
 
 class EditFile(FileTool):

@@ -123,7 +123,7 @@ class CreateFile(FileTool):
                 data=result_data(rel, diff, target.source, created=created),
             )
 
-        return FileChange(rel=rel, diff=diff, apply=apply, data={})
+        return FileChange(rel=rel, diff=diff, apply=apply, data={}, before=target.text or "", after=new_text)
 
 
 class DeleteFileArgs(BaseModel):
@@ -155,6 +155,7 @@ class DeleteFile(FileTool):
         wp = resolve_path(ctx.root, args.path)
         rel, entry = wp.rel, wp.entry
         _refuse_if_open(ctx, wp, "delete")
+        old: str | None = None
         if os.path.islink(entry):
             diff = f"deleted symlink {rel} -> {os.readlink(entry)}\n"
         elif not os.path.exists(entry):
@@ -181,7 +182,7 @@ class DeleteFile(FileTool):
                 raise ToolError("io_error", f"cannot delete {rel}: {exc.strerror}") from None
             return ToolResult(ok=True, content=f"Deleted {rel}", data=result_data(rel, diff, "disk"))
 
-        return FileChange(rel=rel, diff=diff, apply=apply, data={})
+        return FileChange(rel=rel, diff=diff, apply=apply, data={}, before=old, after="" if old is not None else None)
 
 
 def _refuse_if_open(ctx: ToolContext, wp: Any, verb: str) -> None:
@@ -262,6 +263,7 @@ class RenameFile(FileTool):
         if os.path.lexists(dst.entry):
             raise ToolError("exists", f"{dst.rel} already exists")
         diff = f"rename from {src.rel}\nrename to {dst.rel}\n"
+        text = None if os.path.islink(src.entry) else _old_text_for_diff(src.entry, src.rel)[0]
 
         async def apply() -> ToolResult:
             if os.path.lexists(dst.entry):
@@ -278,4 +280,4 @@ class RenameFile(FileTool):
             data = result_data(src.rel, diff, "disk", new_path=dst.rel)
             return ToolResult(ok=True, content=f"Renamed {src.rel} to {dst.rel}", data=data)
 
-        return FileChange(rel=src.rel, diff=diff, apply=apply, data={"new_path": dst.rel})
+        return FileChange(rel=src.rel, diff=diff, apply=apply, data={"new_path": dst.rel}, before=text, after=text)

@@ -137,12 +137,18 @@ class FileChange:
         diff: The exact unified diff the change makes.
         apply: Performs the change and returns the tool result.
         data: Extra structured facts for the result.
+        before: The file's text before the change (``""`` for a file not created
+            yet), None when it cannot be shown as text (binary, too large).
+        after: The file's text after the change (``""`` once deleted), None
+            when it cannot be shown as text.
     """
 
     rel: str
     diff: str
     apply: Callable[[], Awaitable[ToolResult]]
     data: dict[str, Any]
+    before: str | None = None
+    after: str | None = None
 
 
 class FileTool(Tool):
