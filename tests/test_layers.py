@@ -1,4 +1,4 @@
-"""Dependencies point one way: lsp → agent → {llm, streaming, tools} → workspace (DESIGN.md, "Layers")."""
+"""Dependencies point one way: {lsp, acp} → agent → {llm, streaming, tools} → workspace (DESIGN.md, "Layers")."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ FORBIDDEN = {
     "workspace": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "toolwire.tools", "pygls", "lsprotocol", "openai"},
     "tools": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "pygls", "lsprotocol", "openai"},
     "llm": {"toolwire.agent", "toolwire.lsp", "toolwire.tools", "pygls", "lsprotocol"},
-    "agent": {"toolwire.lsp", "pygls", "lsprotocol", "openai"},
+    "agent": {"toolwire.lsp", "toolwire.acp", "pygls", "lsprotocol", "openai", "acp"},
+    "lsp": {"toolwire.acp", "acp"},
+    "acp": {"toolwire.lsp", "pygls", "lsprotocol", "openai"},
 }
 
 
@@ -51,3 +53,16 @@ def test_only_the_lsp_package_imports_pygls():
     users = {p.relative_to(PACKAGE).parts[0] for p in PACKAGE.rglob("*.py")
              if any(n.split(".")[0] in ("pygls", "lsprotocol") for n in imports(p))}
     assert users == {"lsp"}
+
+
+def test_only_the_acp_package_imports_the_acp_sdk():
+    users = {p.relative_to(PACKAGE).parts[0] for p in PACKAGE.rglob("*.py")
+             if any(n == "acp" or n.startswith("acp.") for n in imports(p))}
+    assert users == {"acp"}
+
+
+def test_the_front_ends_share_the_core():
+    """Both front-ends run turns on the same core classes (the layering proof of issue 14)."""
+    for front in ("lsp", "acp"):
+        names = set().union(*(imports(p) for p in (PACKAGE / front).rglob("*.py")))
+        assert "toolwire.agent.turn" in names and "toolwire.agent.session" in names, front

@@ -1,4 +1,4 @@
-"""The ``toolwire`` command: ``serve``, ``run``, ``demo``, ``merge``.
+"""The ``toolwire`` command: ``serve``, ``run``, ``acp``, ``demo``, ``merge``.
 
 In ``serve`` mode stdout is the JSON-RPC channel: nothing else is ever written
 to it; logs go to stderr or ``--log-file``.
@@ -72,6 +72,34 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(run_turn(options))
 
 
+def _acp(args: argparse.Namespace) -> int:
+    _setup_logging(args.log_level, args.log_file)
+    from toolwire.settings import parse_settings
+
+    try:
+        raw = json.loads(args.settings) if args.settings else {}
+    except ValueError as exc:
+        print(f"toolwire acp: --settings is not JSON: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(raw, dict):
+        print("toolwire acp: --settings must be a JSON object", file=sys.stderr)
+        return 2
+    if args.model:
+        kind, sep, script = args.model.partition(":")
+        model = args.model
+        if kind == "replay" and sep and not Path(script).expanduser().is_absolute():
+            model = f"replay:{Path(script).expanduser().resolve()}"  # relative to where the user typed it
+        raw = {**raw, "model": model}
+    settings, problems = parse_settings(raw)
+    if problems:
+        for problem in problems:
+            print(f"toolwire acp: invalid --settings: {problem.removesuffix('; using the default')}", file=sys.stderr)
+        return 2
+    from toolwire.acp.main import run
+
+    return run(settings)
+
+
 def _demo(args: argparse.Namespace) -> int:
     _setup_logging("WARNING", None)
     from toolwire.demo import run_demo
@@ -100,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--server-log", help="the server's log file")
     run.add_argument("prompt", help="the prompt")
     run.set_defaults(func=_run)
+
+    acp = sub.add_parser("acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, Neovim)")
+    acp.add_argument("--model", help="replay, replay:SCRIPT or openai:MODEL (default: the settings' model)")
+    acp.add_argument("--settings", metavar="JSON", help="settings as a JSON object (protocol.md's settings table)")
+    acp.add_argument("--log-file", help="write logs to this file instead of stderr")
+    acp.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    acp.set_defaults(func=_acp)
 
     demo = sub.add_parser("demo", help="run the bundled demo on a fresh temporary git repository")
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")

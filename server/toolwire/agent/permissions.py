@@ -126,6 +126,11 @@ class PermissionPolicy:
         self._overrides = {key: Decision(value) for key, value in (overrides or {}).items()}
         self._always: dict[tuple[str, tuple[Any, ...]], int] = {}
 
+    def set_overrides(self, overrides: dict[str, str]) -> None:
+        """Replace the configured overrides (e.g. a session mode changed); the
+        session's "allow always" rules are kept. Unknown values raise ValueError."""
+        self._overrides = {key: Decision(value) for key, value in overrides.items()}
+
     def configured(self, tool: Tool, args: BaseModel) -> Decision:
         """The decision from overrides and defaults alone (session rules ignored)."""
         for key in (action_key(tool, args), tool.name, _group(tool)):

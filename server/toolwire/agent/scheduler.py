@@ -266,6 +266,7 @@ class Scheduler:
             return None
         if decision is Decision.AUTO:
             return {}
+        await session.prepare_documents(tool.paths(args))
         ctx = session.tool_context()
         subject = await build_subject(tool, args, ctx)
         if call.status.terminal:  # cancelled while the subject was built: do not ask
@@ -305,6 +306,7 @@ class Scheduler:
                         if tool.writes_tree:
                             session.tree_write_started()
                         try:
+                            await session.prepare_documents(tool.paths(args))
                             result = await self._still_approved(tool, args, subject) or await self._invoke(tool, args)
                         finally:
                             if tool.writes_tree:

@@ -91,6 +91,23 @@ class Session:
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
                            write_listener=self.write_listener)
 
+    async def prepare_documents(self, rel_paths: list[str]) -> None:
+        """Let the editor adapter fetch the buffers of the paths a call touches before
+        the call is planned or run (front-ends whose client holds files behind an
+        async request, such as ACP's ``fs/read_text_file``). A no-op for adapters
+        without a ``prepare`` method; paths that do not resolve are skipped (the
+        tool itself refuses them)."""
+        prepare = getattr(self.documents, "prepare", None)
+        if prepare is None:
+            return
+        paths = []
+        for rel in rel_paths:
+            try:
+                paths.append((self.root / rel).resolve())
+            except (OSError, ValueError, RuntimeError):
+                continue
+        await prepare(paths)
+
     def tree_write_started(self) -> None:
         """A tool that changes the working tree through git starts."""
         self.tree_writers += 1

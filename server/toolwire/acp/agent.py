@@ -1,0 +1,296 @@
+"""The ACP agent: Toolwire's sessions and turns behind the Agent Client Protocol.
+
+Each ACP method is a few lines over the same core the LSP front-end uses
+(:class:`toolwire.agent.session.Session`, :class:`toolwire.agent.turn.Turn`);
+the mapping of every choice is documented in protocol.md, "Agent Client Protocol
+front-end". The ACP SDK (``acp``) does the framing and the schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    Usage,
+)
+
+from toolwire import __version__
+from toolwire.acp import mapping
+from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
+from toolwire.acp.history import replay_history
+from toolwire.agent.opening import SessionSpecError, open_session
+from toolwire.agent.session import Session
+from toolwire.agent.turn import Turn
+from toolwire.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: Session modes: which permission overrides each one applies over the settings'.
+MODES: dict[str, tuple[str, str, dict[str, str]]] = {
+    "ask": ("Ask", "Ask before every edit, commit and branch change (the settings' policy).", {}),
+    "accept_edits": ("Accept edits", "File edits run without asking; git changes still ask.", {
+        "create_file": "auto", "edit_file": "auto", "multi_edit": "auto", "delete_file": "auto",
+        "rename_file": "auto"}),
+    "read_only": ("Read only", "Only reads and read-only git run; every change is refused.", {
+        "create_file": "deny", "edit_file": "deny", "multi_edit": "deny", "delete_file": "deny",
+        "rename_file": "deny", "git_add": "deny", "git_restore": "deny", "git_commit": "deny",
+        "git_branch": "deny"}),
+}
+
+#: The id of the model selector in ``configOptions``.
+MODEL_OPTION = "model"
+
+
+class AcpSession:
+    """One ACP session: the core session plus its sink task and the chosen mode."""
+
+    def __init__(self, core: Session, sink: AcpSink, documents: AcpDocuments, task: asyncio.Task) -> None:
+        self.core = core
+        self.sink = sink
+        self.documents = documents
+        self.task = task
+        self.mode = "ask"
+        self.base_permissions = dict(core.settings.permissions)
+
+
+class ToolwireAcpAgent:
+    """Implements the ACP ``Agent`` interface of the SDK over Toolwire's core.
+
+    Args:
+        settings: Server settings (``--settings``); the model spec is ``--model`` or
+            ``settings.model``.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sessions: dict[str, AcpSession] = {}
+        self._conn: Any = None
+        self._client_fs = False
+
+    def on_connect(self, conn: Any) -> None:
+        """Keep the connection (the client side's methods)."""
+        self._conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None,
+                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        """Negotiate: ACP version ``min(client's, SDK's)``; files through the client when
+        it declares both ``fs.readTextFile`` and ``fs.writeTextFile``; no authentication."""
+        fs = getattr(client_capabilities, "fs", None)
+        self._client_fs = bool(fs and fs.read_text_file and fs.write_text_file)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+            ),
+            auth_methods=[],
+            agent_info=Implementation(name="toolwire", title="Toolwire", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """No authentication is needed (the API key comes from the environment)."""
+        return AuthenticateResponse()
+
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        """Open a session on ``cwd`` (absolute, an existing folder).
+
+        MCP servers are not supported: they are ignored, logged, and named in the
+        response's ``_meta.toolwire.unsupportedMcpServers``.
+
+        Raises:
+            RequestError: invalid params naming ``cwd`` or the model.
+        """
+        session = self._open(cwd)
+        names = [getattr(server, "name", "?") for server in mcp_servers or []]
+        meta = {"toolwire": {"unsupportedMcpServers": names}} if names else None
+        if names:
+            log.warning("MCP servers are not supported by Toolwire; ignored: %s", ", ".join(names))
+        return NewSessionResponse(session_id=session.core.id, modes=self._modes(session),
+                                  config_options=self._config(session), field_meta=meta)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+        """Replay a session of this agent process: its history is sent again as
+        ``session/update`` notifications (user and agent messages, tool calls with
+        their outcomes) before the answer.
+
+        Raises:
+            RequestError: resource not found for a session this process does not hold.
+        """
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.resource_not_found(f"session:{session_id}")
+        for update in replay_history(session.core.conversation.messages, session.core.root):
+            await self._conn.session_update(session_id=session_id, update=update)
+        return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """Switch the permission mode (``ask``, ``accept_edits``, ``read_only``) from the next call on."""
+        session = self._session(session_id)
+        if mode_id not in MODES:
+            raise RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}; one of {', '.join(MODES)}"})
+        self._apply_mode(session, mode_id)
+        await self._conn.session_update(session_id=session_id, update=CurrentModeUpdate(
+            session_update="current_mode_update", current_mode_id=mode_id))
+        return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """``model`` selects the model for the next turn; ``mode`` is the same as ``session/set_mode``."""
+        session = self._session(session_id)
+        if config_id == "mode" and value in MODES:
+            self._apply_mode(session, str(value))
+        elif config_id == MODEL_OPTION and isinstance(value, str) and value in self._model_choices(session):
+            if session.core.turn is not None:
+                raise RequestError.invalid_params({"value": "a turn is running; change the model after it ends"})
+            try:
+                replacement = open_session(session.core.root, value, self.settings, session.documents)
+            except SessionSpecError as exc:
+                raise RequestError.invalid_params({"value": str(exc)}) from None
+            old = session.core.model
+            session.core.model = replacement.model
+            close = getattr(old, "aclose", None)
+            if close is not None:
+                await close()
+        else:
+            raise RequestError.invalid_params({"configId": config_id, "value": value})
+        options = self._config(session)
+        await self._conn.session_update(session_id=session_id, update=ConfigOptionUpdate(
+            session_update="config_option_update", config_options=options))
+        return SetSessionConfigOptionResponse(config_options=options)
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Run one turn on the core; every tool call is terminal (and told) before the answer.
+
+        Raises:
+            RequestError: unknown session, a turn already running, an empty prompt,
+                or (internal error, ``data.stopReason == "error"``) a model stream
+                that failed, with its message.
+        """
+        session = self._session(session_id)
+        core = session.core
+        if core.turn is not None:
+            raise RequestError.invalid_request({"sessionId": "a turn is already running in this session"})
+        text = prompt_text(prompt)
+        if not text.strip():
+            raise RequestError.invalid_params({"prompt": "the prompt has no text"})
+        turn = Turn(core, session.sink, AcpApprover(self._conn, session_id, session.sink, core.root))
+        core.turn = turn
+        try:
+            outcome = await turn.run(text)
+        finally:
+            core.turn = None
+            await session.sink.flush()
+        if outcome.stop_reason == "error":
+            raise RequestError.internal_error({"stopReason": "error", "message": outcome.message or "the model failed"})
+        usage = None
+        if outcome.input_tokens is not None and outcome.output_tokens is not None:
+            usage = Usage(input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+                          total_tokens=outcome.input_tokens + outcome.output_tokens)
+        return PromptResponse(stop_reason=mapping.stop_reason(outcome.stop_reason), usage=usage)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """``session/cancel``: the running turn ends; its prompt answers ``cancelled``."""
+        session = self.sessions.get(session_id)
+        if session is not None and session.core.turn is not None:
+            session.core.turn.cancel()
+
+    async def close(self) -> None:
+        """Cancel running turns and stop every sink task (the connection closed)."""
+        for session in self.sessions.values():
+            if session.core.turn is not None:
+                session.core.turn.cancel()
+            session.task.cancel()
+            close = getattr(session.core.model, "aclose", None)
+            if close is not None:
+                await close()
+
+    # -- helpers -----------------------------------------------------------------
+
+    def _open(self, cwd: str) -> AcpSession:
+        documents = AcpDocuments(self._conn, "", self._client_fs)
+        try:
+            core = open_session(Path(cwd), None, self.settings, documents)
+        except SessionSpecError as exc:
+            raise RequestError.invalid_params({exc.field: str(exc)}) from None
+        documents._session_id = core.id
+        sink = AcpSink(self._conn, core.id, core.root)
+        task = asyncio.get_running_loop().create_task(sink.run(), name=f"acp-sink-{core.id}")
+        session = AcpSession(core, sink, documents, task)
+        self.sessions[core.id] = session
+        return session
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}"})
+        return session
+
+    def _apply_mode(self, session: AcpSession, mode_id: str) -> None:
+        session.mode = mode_id
+        session.core.policy.set_overrides({**session.base_permissions, **MODES[mode_id][2]})
+
+    def _modes(self, session: AcpSession) -> SessionModeState:
+        return SessionModeState(current_mode_id=session.mode, available_modes=[
+            SessionMode(id=mode_id, name=name, description=description)
+            for mode_id, (name, description, _) in MODES.items()])
+
+    def _model_choices(self, session: AcpSession) -> list[str]:
+        choices = [self.settings.model, session.core.model.model_id, "replay"]
+        return list(dict.fromkeys(choice for choice in choices if choice))
+
+    def _config(self, session: AcpSession) -> list[SessionConfigOptionSelect]:
+        current = session.core.model.model_id
+        return [SessionConfigOptionSelect(
+            type="select", id=MODEL_OPTION, name="Model", category="model", current_value=current,
+            options=[SessionConfigSelectOption(value=value, name=value) for value in self._model_choices(session)],
+        )]
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The prompt as one text: text blocks as they are, embedded resources as
+    ``<file uri="…">…</file>`` context, resource links named; images and audio are
+    not accepted (the agent does not declare them)."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if text is not None:
+                parts.append(f'<file uri="{resource.uri}">\n{text}\n</file>')
+            else:
+                parts.append(f"[attached binary resource {resource.uri}: not readable as text]")
+        elif kind == "resource_link":
+            parts.append(f"[file: {block.uri}]")
+        else:
+            raise RequestError.invalid_params({"prompt": f"content blocks of type {kind!r} are not supported"})
+    return "\n".join(parts)
+
+
+__all__ = ["ToolwireAcpAgent", "prompt_text"]

@@ -1,0 +1,285 @@
+"""Adapters from the agent's interfaces to an ACP client.
+
+* :class:`AcpSink` — agent events → ``session/update`` notifications, in order,
+  sent by one task per session (the agent's sink must not block).
+* :class:`AcpApprover` — permission requests → ``session/request_permission``.
+* :class:`AcpDocuments` — when the client declares ``fs.readTextFile`` and
+  ``fs.writeTextFile``, the files tools read and edit come from
+  ``fs/read_text_file`` (the client's buffer, unsaved edits included) and go back
+  through ``fs/write_text_file``, after checking the client still holds the text
+  that was read (Toolwire's stale-file rule for open buffers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AllowedOutcome,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate as AcpToolCallUpdate,
+)
+
+from toolwire.acp import mapping
+from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, ToolCallUpdate, TurnUpdate
+from toolwire.workspace.documents import OpenDocument
+
+log = logging.getLogger(__name__)
+
+#: Files larger than this are never routed through the client (the disk path
+#: applies its own limits and errors).
+CLIENT_FILE_LIMIT = 2 * 1024 * 1024
+
+
+class CallView:
+    """What the ACP client has been told about one tool call, and the call as merged
+    from Toolwire's updates (whole snapshots or argument pieces, protocol.md "ToolCall")."""
+
+    __slots__ = ("call", "started", "sent")
+
+    def __init__(self) -> None:
+        self.call: dict[str, Any] = {}
+        self.started = False
+        self.sent: dict[str, Any] = {}
+
+    def merge(self, update: dict[str, Any]) -> None:
+        """Fold one ``toolCall`` update into :attr:`call`."""
+        delta = update.get("argumentsDelta")
+        for key, value in update.items():
+            if key != "argumentsDelta":
+                self.call[key] = value
+        if isinstance(delta, dict) and "argumentsText" not in update:
+            text = self.call.get("argumentsText") or ""
+            if delta.get("offset") == len(text):
+                self.call["argumentsText"] = text + str(delta.get("text", ""))
+
+
+class AcpSink:
+    """Sends one session's agent events to the client as ``session/update``.
+
+    :meth:`emit` only queues; :meth:`run` (one task per session) sends in order.
+    Argument pieces are not forwarded one by one: a call is announced once its id is
+    known (``tool_call``), then updated (``tool_call_update``) when its status, title,
+    locations or final arguments change, and once more with its outcome.
+
+    Args:
+        conn: The agent-side connection (``session_update``).
+        session_id: The ACP session id.
+        root: The workspace folder (locations are absolute paths).
+    """
+
+    def __init__(self, conn: Any, session_id: str, root: Path) -> None:
+        self._conn = conn
+        self._session_id = session_id
+        self._root = root
+        self._queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self.calls: dict[str, CallView] = {}
+
+    def emit(self, event: AgentEvent) -> None:
+        """Queue one event (never blocks)."""
+        self._queue.put_nowait(event)
+
+    async def flush(self) -> None:
+        """Wait until every queued event has been sent."""
+        await self._queue.join()
+
+    async def run(self) -> None:
+        """Send queued events forever (cancel the task to stop). A failed send is logged."""
+        while True:
+            event = await self._queue.get()
+            try:
+                for update in self.translate(event):
+                    await self._conn.session_update(session_id=self._session_id, update=update)
+            except Exception as exc:  # the client went away or refused one update
+                log.warning("session/update failed: %s", exc)
+            finally:
+                self._queue.task_done()
+
+    def translate(self, event: AgentEvent) -> list[Any]:
+        """The ACP session updates for one agent event (possibly none)."""
+        if isinstance(event, MessageChunk):
+            block = TextContentBlock(type="text", text=event.text)
+            if event.channel == "reasoning":
+                return [AgentThoughtChunk(session_update="agent_thought_chunk", content=block)]
+            return [AgentMessageChunk(session_update="agent_message_chunk", content=block)]
+        if isinstance(event, ToolCallUpdate):
+            return self._tool_call(event.call)
+        if isinstance(event, TurnUpdate) and event.state == "ended" and event.stop_reason == "repeated_tool_failure":
+            text = f"\n\n[Stopped: {event.message}]" if event.message else "\n\n[Stopped: a tool kept failing]"
+            return [AgentMessageChunk(session_update="agent_message_chunk",
+                                      content=TextContentBlock(type="text", text=text))]
+        return []
+
+    def _tool_call(self, update: dict[str, Any]) -> list[Any]:
+        call_id = update.get("toolCallId") or ""
+        if not call_id:  # the provider sends the id late: announce the call once it has one
+            return []
+        view = self.calls.setdefault(call_id, CallView())
+        view.merge(update)
+        call = view.call
+        if not call.get("name"):
+            return []
+        status = mapping.STATUS.get(call.get("status", ""), "pending")
+        fields: dict[str, Any] = {
+            "title": mapping.title(call),
+            "kind": mapping.tool_kind(call),
+            "status": status,
+            "locations": mapping.locations(call, self._root, mapping.result_diff(call)),
+        }
+        if call.get("arguments") is not None:
+            fields["raw_input"] = call["arguments"]
+        if call.get("status") in ("done", "errored", "canceled"):
+            fields["content"], fields["raw_output"] = mapping.outcome(call, self._root)
+        changed = {key: value for key, value in fields.items() if view.sent.get(key) != value}
+        view.sent.update(changed)
+        if not view.started:
+            view.started = True
+            return [ToolCallStart(session_update="tool_call", tool_call_id=call_id, **fields)]
+        if not changed:
+            return []
+        return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, **changed)]
+
+
+class AcpApprover:
+    """Asks the ACP client through ``session/request_permission``.
+
+    The call has been announced before the request is sent (the sink is flushed
+    first). ``allow_once``/``allow_always``/``reject`` map to Toolwire's answers;
+    a ``cancelled`` outcome, an error answer or an unknown option is a cancellation
+    (treated as a rejection, as in the LSP front-end).
+    """
+
+    def __init__(self, conn: Any, session_id: str, sink: AcpSink, root: Path) -> None:
+        self._conn = conn
+        self._session_id = session_id
+        self._sink = sink
+        self._root = root
+
+    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
+        """Ask and wait; cancellation of the caller abandons the request."""
+        await self._sink.flush()
+        tool_call = AcpToolCallUpdate(
+            tool_call_id=call.get("toolCallId") or "",
+            title=mapping.title(call),
+            kind=mapping.tool_kind(call),
+            status="pending",
+            content=mapping.subject_content(subject, self._root),
+            locations=mapping.locations(call, self._root, subject.get("diff")),
+            raw_input=call.get("arguments"),
+        )
+        try:
+            response = await self._conn.request_permission(
+                session_id=self._session_id, tool_call=tool_call, options=mapping.PERMISSION_OPTIONS)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("session/request_permission failed: %s", exc)
+            return PermissionAnswer("cancelled")
+        outcome = getattr(response, "outcome", None)
+        if isinstance(outcome, AllowedOutcome):
+            option = outcome.option_id
+            if option in ("allow_once", "allow_always", "reject"):
+                return PermissionAnswer(option)  # type: ignore[arg-type]
+            log.warning("unknown permission option %r: treated as cancelled", option)
+        return PermissionAnswer("cancelled")
+
+
+class AcpDocuments:
+    """Files held by the ACP client (``fs/read_text_file`` / ``fs/write_text_file``).
+
+    Tools read files synchronously, so the scheduler calls :meth:`prepare` with a
+    call's paths before it plans (the approval diff) and before it runs; the text
+    the client answered is then what the tool reads. :meth:`replace` writes back
+    only if the client still holds exactly that text.
+
+    Args:
+        conn: The agent-side connection.
+        session_id: The ACP session id.
+        enabled: The client declared both ``fs.readTextFile`` and ``fs.writeTextFile``;
+            when False every file is read and written on disk.
+    """
+
+    def __init__(self, conn: Any, session_id: str, enabled: bool) -> None:
+        self._conn = conn
+        self._session_id = session_id
+        self.enabled = enabled
+        self._docs: dict[Path, OpenDocument] = {}
+        self._versions = itertools.count(1)
+
+    async def prepare(self, paths: list[Path]) -> None:
+        """Fetch the client's text of each path (absolute, resolved) a call touches.
+
+        Folders, binary files and files over :data:`CLIENT_FILE_LIMIT` stay on the
+        disk path; a path the client cannot read (missing) is forgotten.
+        """
+        if not self.enabled:
+            return
+        for path in paths:
+            if path.is_dir() or not _client_readable(path):
+                self._docs.pop(path, None)
+                continue
+            try:
+                response = await self._conn.read_text_file(session_id=self._session_id, path=str(path))
+            except Exception as exc:  # missing file, or the client refused
+                log.info("fs/read_text_file %s: %s", path, exc)
+                self._docs.pop(path, None)
+                continue
+            text = response.content
+            known = self._docs.get(path)
+            if known is None or known.text != text:
+                self._docs[path] = OpenDocument(path=path, text=text, version=next(self._versions))
+
+    def get(self, path: Path) -> OpenDocument | None:
+        """The client's text of ``path`` as last fetched, or None (read from disk)."""
+        return self._docs.get(path)
+
+    def open_documents(self) -> list[OpenDocument]:
+        """Every file fetched from the client."""
+        return list(self._docs.values())
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        """Write ``new_text`` through the client if it still holds ``doc.text``.
+
+        Returns:
+            False when the client's text changed since it was read (stale) or the
+            write failed; True when written.
+        """
+        if not self.enabled:
+            return False
+        try:
+            current = await self._conn.read_text_file(session_id=self._session_id, path=str(doc.path))
+            if current.content != doc.text:
+                return False
+            with_shield = asyncio.shield(self._conn.write_text_file(
+                session_id=self._session_id, path=str(doc.path), content=new_text))
+            await with_shield
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("fs/write_text_file %s failed: %s", doc.path, exc)
+            return False
+        self._docs[doc.path] = OpenDocument(path=doc.path, text=new_text, version=next(self._versions))
+        return True
+
+
+def _client_readable(path: Path) -> bool:
+    """True unless the file on disk is binary or too large for the client route."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return True  # missing on disk: the client may still hold an unsaved buffer
+    if size > CLIENT_FILE_LIMIT:
+        return False
+    try:
+        with path.open("rb") as handle:
+            return b"\0" not in handle.read(8192)
+    except OSError:
+        return False

@@ -1,0 +1,74 @@
+"""A session's history as ACP updates, for ``session/load``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+from toolwire.acp import mapping
+
+#: Result texts that mean the call did not run (see protocol.md, "Results sent back to the model").
+_NOT_RUN = ("The user rejected this tool call.", "Canceled by the user.")
+
+
+def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
+    """The updates that tell a client the whole conversation again.
+
+    Args:
+        messages: The conversation in OpenAI Chat Completions shape (system, user,
+            assistant with ``tool_calls``, tool results by ``tool_call_id``).
+        root: The workspace folder (locations are absolute).
+
+    Returns:
+        ``user_message_chunk`` and ``agent_message_chunk`` for the texts, a
+        ``tool_call`` for each call and a ``tool_call_update`` with its outcome
+        (``completed``, or ``failed`` for errors and calls that did not run).
+    """
+    updates: list[Any] = []
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content")
+        text = content if isinstance(content, str) else _joined(content)
+        if role == "user" and text:
+            updates.append(UserMessageChunk(session_update="user_message_chunk",
+                                            content=TextContentBlock(type="text", text=text)))
+        elif role == "assistant":
+            if text:
+                updates.append(AgentMessageChunk(session_update="agent_message_chunk",
+                                                 content=TextContentBlock(type="text", text=text)))
+            for tool_call in message.get("tool_calls") or []:
+                function = tool_call.get("function") or {}
+                try:
+                    arguments = json.loads(function.get("arguments") or "{}")
+                except ValueError:
+                    arguments = None
+                args = arguments if isinstance(arguments, dict) else {}
+                path = next((args[k] for k in ("path", "file_path", "filepath", "file") if isinstance(args.get(k), str)),
+                            None)
+                call = {"name": function.get("name") or "", "arguments": args, "path": path, "kind": "function"}
+                updates.append(ToolCallStart(
+                    session_update="tool_call", tool_call_id=tool_call.get("id") or "", title=mapping.title(call),
+                    kind=mapping.tool_kind(call), status="pending", raw_input=arguments,
+                    locations=mapping.locations(call, root)))
+        elif role == "tool" and message.get("tool_call_id"):
+            failed = text.startswith("Error (") or text.startswith(_NOT_RUN)
+            updates.append(ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=message["tool_call_id"],
+                status="failed" if failed else "completed", content=[mapping.text_content(text)]))
+    return updates
+
+
+def _joined(content: Any) -> str:
+    """Text of a content list (``[{"type": "text", "text"}]``), else ``""``."""
+    if not isinstance(content, list):
+        return ""
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))

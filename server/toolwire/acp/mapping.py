@@ -1,0 +1,232 @@
+"""Toolwire's tool calls, stop reasons and permission options in ACP's terms.
+
+Pure functions from Toolwire's wire data (the ``ToolCall`` snapshots of
+protocol.md) to the ACP SDK's schema models. The rules, each documented in
+protocol.md ("Agent Client Protocol front-end"):
+
+* Status: ``generating``/``generated`` → ``pending``, ``calling`` →
+  ``in_progress``, ``done`` → ``completed``, ``errored`` and ``canceled`` →
+  ``failed``. ACP v1 has no cancelled status (schema ``ToolCallStatus``), so a
+  canceled call says so in its content (``Canceled: …``) and in ``rawOutput``
+  (``{"canceled": true, "cancelReason": …}``), while a failure carries
+  ``{"error": {"code", "message"}}``.
+* Kind: from the tool (``read_file`` → ``read``, edits → ``edit``, …), ``other``
+  for provider-executed calls and unknown tools.
+* Locations: the call's path (absolute) and, once known, the first changed line.
+* Content: edits carry ACP ``diff`` content built from the unified diff's hunks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PermissionOption,
+    TextContentBlock,
+    ToolCallLocation,
+)
+
+#: Toolwire status → ACP ``ToolCallStatus``.
+STATUS = {
+    "generating": "pending",
+    "generated": "pending",
+    "calling": "in_progress",
+    "done": "completed",
+    "errored": "failed",
+    "canceled": "failed",
+}
+
+#: Tool name → ACP ``ToolKind``.
+KIND = {
+    "read_file": "read",
+    "create_file": "edit",
+    "edit_file": "edit",
+    "multi_edit": "edit",
+    "delete_file": "delete",
+    "rename_file": "move",
+    "git_status": "read",
+    "git_diff": "read",
+    "git_log": "search",
+    "git_show": "read",
+    "git_add": "execute",
+    "git_restore": "execute",
+    "git_commit": "execute",
+    "git_branch": "execute",
+}
+
+#: Toolwire stop reasons ACP has too (schema ``StopReason``); the others are mapped
+#: in :func:`stop_reason`.
+STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "cancelled"}
+
+#: Cancel reasons in words, for the content of a canceled call.
+CANCEL_WORDS = {
+    "rejected": "rejected by the user",
+    "turn_cancelled": "the turn was cancelled",
+    "call_cancelled": "the call was cancelled",
+    "policy_denied": "denied by the permission policy",
+    "timeout": "timed out",
+    "shutdown": "the agent is shutting down",
+}
+
+#: ACP permission options offered for every request, mapped to Toolwire's answers.
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow always (this session)", kind="allow_always"),
+    PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+]
+
+#: Characters of a tool result shown as content (the model still gets its own limit).
+CONTENT_LIMIT = 20_000
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def stop_reason(toolwire_reason: str) -> str:
+    """ACP's stop reason for a Toolwire one.
+
+    ``repeated_tool_failure`` ends the turn normally (``end_turn``; the message is
+    sent as agent text first). ``error`` has no ACP stop reason: the front-end
+    answers the prompt with a JSON-RPC error instead.
+    """
+    return toolwire_reason if toolwire_reason in STOP_REASONS else "end_turn"
+
+
+def tool_kind(call: dict[str, Any]) -> str:
+    """ACP ``ToolKind`` of a call (``other`` for provider-executed and unknown tools)."""
+    if call.get("kind", "function") != "function":
+        return "other"
+    return KIND.get(call.get("name") or "", "other")
+
+
+def title(call: dict[str, Any]) -> str:
+    """A one-line title: the tool name and its path, e.g. ``edit_file src/a.py``."""
+    name = call.get("name") or "tool call"
+    args = call.get("arguments") or call.get("partialArguments") or {}
+    path = call.get("path")
+    if call.get("name") == "rename_file" and isinstance(args, dict) and isinstance(args.get("new_path"), str):
+        return f"{name} {path or args.get('path', '')} → {args['new_path']}"
+    if path:
+        return f"{name} {path}"
+    if call.get("kind", "function") != "function":
+        return f"{name} (run by the provider)"
+    return name
+
+
+def first_changed_line(diff: str) -> int | None:
+    """The 0-based line of the first change in a unified diff (new side), or None."""
+    for line in diff.splitlines():
+        match = _HUNK.match(line)
+        if match:
+            return max(0, int(match.group(2)) - 1)
+    return None
+
+
+def locations(call: dict[str, Any], root: Path, diff: str | None = None) -> list[ToolCallLocation]:
+    """The files a call touches: its path, absolute, with the first changed line when known."""
+    path = call.get("path")
+    if not path:
+        return []
+    line = first_changed_line(diff) if diff else None
+    return [ToolCallLocation(path=str(root / path), line=line)]
+
+
+def diff_content(path: Path, diff: str) -> FileEditToolCallContent | None:
+    """ACP ``diff`` content from a unified diff: old and new text of its hunks
+    (context lines on both sides), or None when the diff has no hunk."""
+    old: list[str] = []
+    new: list[str] = []
+    seen = False
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            if seen:
+                old.append("…")
+                new.append("…")
+            seen = True
+            continue
+        if not seen or line.startswith("\\"):
+            continue
+        tag, text = line[:1], line[1:]
+        if tag in (" ", "-"):
+            old.append(text)
+        if tag in (" ", "+"):
+            new.append(text)
+    if not seen:
+        return None
+    created = any(line.startswith("--- /dev/null") for line in diff.splitlines()[:3])
+    return FileEditToolCallContent(type="diff", path=str(path), old_text=None if created else "\n".join(old),
+                                   new_text="\n".join(new))
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    """ACP ``content`` holding one text block (cut at :data:`CONTENT_LIMIT` characters)."""
+    if len(text) > CONTENT_LIMIT:
+        text = text[:CONTENT_LIMIT] + f"\n… [{len(text) - CONTENT_LIMIT} more characters]"
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def outcome(call: dict[str, Any], root: Path) -> tuple[list[Any], Any]:
+    """``(content, rawOutput)`` of a call that reached a terminal status.
+
+    * ``done``: the result text, plus a diff for edits; raw output ``{"ok": true, "data"}``.
+    * ``errored``: ``Error (code): message``; raw output ``{"error": {...}}``.
+    * ``canceled``: ``Canceled: <why>`` (and the user's reason); raw output
+      ``{"canceled": true, "cancelReason", "reason"?}`` — never confused with a failure.
+    """
+    status = call.get("status")
+    result = call.get("result") or {}
+    if status == "canceled":
+        reason = call.get("cancelReason") or "call_cancelled"
+        words = CANCEL_WORDS.get(reason, reason)
+        user_reason = result.get("reason") if isinstance(result, dict) else None
+        text = f"Canceled: {words}" + (f" ({user_reason})" if user_reason else "")
+        raw: dict[str, Any] = {"canceled": True, "cancelReason": reason}
+        if user_reason:
+            raw["reason"] = user_reason
+        return [text_content(text)], raw
+    if status == "errored":
+        error = call.get("error") or {"code": "tool_failed", "message": "failed"}
+        return [text_content(f"Error ({error.get('code')}): {error.get('message')}")], {"error": error}
+    content: list[Any] = []
+    data = result.get("data") if isinstance(result, dict) else None
+    diff = data.get("diff") if isinstance(data, dict) else None
+    if isinstance(diff, str) and call.get("path"):
+        block = diff_content(root / call["path"], diff)
+        if block is not None:
+            content.append(block)
+    text = result.get("content") if isinstance(result, dict) else None
+    if isinstance(text, str) and text:
+        content.append(text_content(text))
+    return content, {"ok": True, "data": data}
+
+
+def result_diff(call: dict[str, Any]) -> str | None:
+    """The unified diff in a call's result data, if any."""
+    result = call.get("result") or {}
+    data = result.get("data") if isinstance(result, dict) else None
+    diff = data.get("diff") if isinstance(data, dict) else None
+    return diff if isinstance(diff, str) else None
+
+
+def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
+    """The content shown with a permission request: the exact diff of an edit, the git
+    command line, or the arguments."""
+    kind = subject.get("kind")
+    if kind == "edit" and isinstance(subject.get("diff"), str) and subject.get("path"):
+        block = diff_content(root / subject["path"], subject["diff"])
+        out: list[Any] = [block] if block is not None else []
+        out.append(text_content(subject["diff"] or "(no change)"))
+        return out
+    if kind == "git":
+        argv = " ".join(_quote(a) for a in subject.get("argv") or [])
+        return [text_content(f"$ {argv}\n(in {subject.get('cwd')})")]
+    return [text_content(json.dumps(subject.get("arguments", subject), ensure_ascii=False, indent=2))]
+
+
+def _quote(arg: str) -> str:
+    return shlex.quote(str(arg))
