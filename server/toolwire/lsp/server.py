@@ -21,13 +21,11 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
-from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
+from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
-from toolwire.llm.factory import ModelSpecError, make_model
-from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
@@ -149,9 +147,6 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
-    root = Path(req.cwd).expanduser()
-    if not root.is_absolute() or not root.is_dir():
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: cwd: {req.cwd!r} is not an existing absolute folder")
     settings = ls.settings
     if req.settings:
         base = ls.settings.model_dump(by_alias=True)
@@ -161,26 +156,11 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         settings, problems = parse_settings(merged)
         if problems:
             raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
-    spec = req.model or settings.model
     try:
-        model = make_model(
-            spec,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            replay_log=Path(settings.replay_log) if settings.replay_log else None,
-            cwd=root,
-        )
-    except (ModelSpecError, ReplayScriptError) as exc:
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: model: {exc}") from None
-    registry = default_registry()
-    session = Session(
-        root=root.resolve(),
-        model=model,
-        registry=registry,
-        policy=PermissionPolicy(dict(settings.permissions)),
-        settings=settings,
-        documents=LspDocuments(ls),
-    )
+        session = open_session(Path(req.cwd), req.model, settings, LspDocuments(ls))
+    except SessionSpecError as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
+    model, registry = session.model, session.registry
     ls.sessions[session.id] = session
     await ls.watchers.attach(session)
     log.info("session %s: %s on %s", session.id, model.model_id, session.root)
