@@ -25,6 +25,8 @@ DATA = Path(__file__).parent / "data"
 # appended here; the autouse fixture below fails the test that caused one.
 _ILLEGAL = Path(tempfile.mkdtemp(prefix="toolwire-tests-")) / "illegal-transitions.log"
 os.environ["TOOLWIRE_ILLEGAL_TRANSITIONS_LOG"] = str(_ILLEGAL)
+# Checkpoints (undo) of every server the tests start go here, never to the user's state folder.
+os.environ["TOOLWIRE_STATE_DIR"] = str(_ILLEGAL.parent / "state")
 
 
 @pytest.fixture(autouse=True)

@@ -241,6 +241,38 @@ export interface SessionSnapshot {
   streaming: { text: string; reasoning: string } | null;
   /** Params of the `toolwire/session/requestPermission` requests still waiting for an answer. */
   pendingPermissions: RequestPermissionParams[];
+  /** Every turn of the session, oldest first, and whether it can be undone. */
+  turns: TurnSummary[];
+}
+
+/** One turn in the snapshot: can `toolwire/session/undoTurn` act on it, was it undone. */
+export interface TurnSummary {
+  turnId: string;
+  stopReason: StopReason | null;
+  undoable: boolean;
+  undone: boolean;
+}
+
+/** Params of `toolwire/session/undoTurn` and `toolwire/session/redoTurn`. */
+export interface UndoTurnParams {
+  sessionId: string;
+  /** Default: the last turn with something to undo (redo: the turn undone most recently). */
+  turnId?: string;
+  /** Workspace-relative paths to restore even though they changed since the turn. */
+  force?: string[];
+}
+
+export type UndoOutcome = "restored" | "kept" | "not_undoable";
+
+/** Result of `toolwire/session/undoTurn` / `redoTurn`. */
+export interface UndoTurnResult {
+  /** null when there was no turn to act on. */
+  turnId: string | null;
+  status: "undone" | "redone" | "partial" | "nothing_to_do";
+  message: string;
+  /** `diff` (kept paths): what restoring the path would change. */
+  paths: { path: string; outcome: UndoOutcome; reason?: string; diff?: string }[];
+  git: { action: string; outcome: UndoOutcome; reason?: string }[];
 }
 
 /** Params of `toolwire/toolCall/preview`. */
@@ -305,6 +337,12 @@ export interface ToolCallRunResult {
 
 /** client→server: the full state of a session. */
 export const SessionSnapshotRequest = new RequestType<SessionRef, SessionSnapshot, void>("toolwire/session/snapshot");
+
+/** client→server: undo a whole turn, keeping anything changed since (see protocol.md). */
+export const SessionUndoTurn = new RequestType<UndoTurnParams, UndoTurnResult, void>("toolwire/session/undoTurn");
+
+/** client→server: re-apply an undone turn under the same rule. */
+export const SessionRedoTurn = new RequestType<UndoTurnParams, UndoTurnResult, void>("toolwire/session/redoTurn");
 
 /** client→server: cancel one call; the turn goes on. */
 export const ToolCallCancel = new RequestType<ToolCallCancelParams, { cancelled: boolean }, void>(

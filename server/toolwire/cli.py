@@ -1,4 +1,4 @@
-"""The ``toolwire`` command: ``serve``, ``run``, ``acp``, ``demo``, ``merge``.
+"""The ``toolwire`` command: ``serve``, ``run``, ``acp``, ``demo``, ``merge``, ``undo``.
 
 In ``serve`` mode stdout is the JSON-RPC channel: nothing else is ever written
 to it; logs go to stderr or ``--log-file``.
@@ -145,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     merge = sub.add_parser("merge", help="merge a recorded provider stream and print its tool calls")
     merge_cli.configure(merge)
     merge.set_defaults(func=merge_cli.run)
+
+    from toolwire import undo_cli  # imports the agent only when it runs
+
+    undo = sub.add_parser("undo", help="undo (or redo) a turn from its saved checkpoint, without a server")
+    undo_cli.configure(undo)
+    undo.set_defaults(func=undo_cli.run)
     return parser
 
 

@@ -25,7 +25,8 @@ class MessageChunk:
 
 @dataclass(slots=True, frozen=True)
 class TurnUpdate:
-    """The turn ``turn_id`` moved to ``state``; ``stop_reason`` is set when it ended."""
+    """The turn moved to ``state``; ``stop_reason`` is set when it ended; ``turn_id``
+    is the turn's id within its session (``"t1"``, ``"t2"``…)."""
 
     state: TurnStateName
     stop_reason: str | None = None

@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 
+from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
 from toolwire.agent.events import Approver
 from toolwire.agent.permissions import Decision, build_subject
@@ -95,6 +96,7 @@ class Scheduler:
         self._recorded: set[int] = set()
         self._pending: ResponseRun | None = None
         self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
+        self.checkpointer: Checkpointer | None = None  # set by a turn: checkpoints around writing tools
 
     # ------------------------------------------------------------ helpers
     def _set(self, call: ToolCallState, status: Status, **kw: Any) -> None:
@@ -307,7 +309,7 @@ class Scheduler:
                             session.tree_write_started()
                         try:
                             await session.prepare_documents(tool.paths(args))
-                            result = await self._still_approved(tool, args, subject) or await self._invoke(tool, args)
+                            result = await self._still_approved(tool, args, subject) or await self._checkpointed(tool, args)
                         finally:
                             if tool.writes_tree:
                                 session.tree_write_finished()
@@ -340,6 +342,19 @@ class Scheduler:
             return None
         return ToolResult.failure(
             "stale", f"{subject.get('path')} changed after you approved the edit; nothing was written (read it again)")
+
+    async def _checkpointed(self, tool: Tool, args: Any) -> ToolResult:
+        """Run the tool; a writing tool of a turn runs between its checkpoints
+        (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation."""
+        checkpointer = self.checkpointer
+        if checkpointer is None or tool.read_only:
+            return await self._invoke(tool, args)
+        step = await checkpointer.before(tool, args)
+        try:
+            return await self._invoke(tool, args)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await checkpointer.after(step)
 
     async def _invoke(self, tool: Tool, args: Any) -> ToolResult:
         """Run the tool under its timeout; every failure becomes a result."""

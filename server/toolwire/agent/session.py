@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from toolwire.agent.checkpoint_store import CheckpointStore
+from toolwire.agent.checkpoints import TurnCheckpoint
 from toolwire.agent.conversation import Conversation
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.llm.base import Model
@@ -65,6 +69,8 @@ class Session:
             workspace layer's back (git restore, branch switch, commit hooks).
         quiet_until: Until this time (``time.monotonic``) watcher reports are taken
             as Toolwire's own: the window of such a tool plus :data:`QUIET_AFTER`.
+        turn_records: The checkpoint of every turn of the session, oldest first
+            (:mod:`toolwire.agent.checkpoints`; undo with :mod:`toolwire.agent.undo`).
     """
 
     root: Path
@@ -85,6 +91,8 @@ class Session:
     tree_writers: int = 0
     fed_schedulers: "list[Scheduler]" = field(default_factory=list)
     quiet_until: float = 0.0
+    turn_records: list[TurnCheckpoint] = field(default_factory=list)
+    _store: CheckpointStore | None = None
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
@@ -107,6 +115,52 @@ class Session:
             except (OSError, ValueError, RuntimeError):
                 continue
         await prepare(paths)
+
+    def checkpoint_store(self) -> CheckpointStore:
+        """The checkpoint storage of this session's workspace folder."""
+        if self._store is None:
+            self._store = CheckpointStore(self.root)
+        return self._store
+
+    def begin_checkpoint(self, turn_id: str) -> TurnCheckpoint:
+        """Start the (empty) checkpoint of a new turn and list it in :attr:`turn_records`."""
+        record = TurnCheckpoint(session_id=self.id, turn_id=turn_id, root=str(self.root))
+        self.turn_records.append(record)
+        return record
+
+    def end_checkpoint(self, record: TurnCheckpoint | None, stop_reason: str) -> None:
+        """The turn ended: note why, save its checkpoint if it changed anything, prune old ones."""
+        if record is None:
+            return
+        record.stop_reason = stop_reason
+        if not record.changed_anything:
+            return
+        store = self.checkpoint_store()
+        try:
+            store.save(record.session_id, record.turn_id, record.dump())
+            store.prune()
+        except OSError:
+            pass  # saving is best effort: the in-memory checkpoint still undoes the turn
+
+    def find_turn(self, turn_id: str | None, *, redo: bool = False) -> TurnCheckpoint | None:
+        """The checkpoint of ``turn_id``; by default the last turn with something to undo
+        (``redo``: the most recently undone turn with something to redo). None if none."""
+        if turn_id is not None:
+            return next((r for r in self.turn_records if r.turn_id == turn_id), None)
+        if redo:
+            undone = [r for r in self.turn_records if r.undone_at is not None and (
+                any(c.undone for c in r.changes()) or any(g.undone for g in r.git))]
+            return max(undone, key=lambda r: r.undone_at or 0.0, default=None)
+        return next((r for r in reversed(self.turn_records) if r.undoable), None)
+
+    @contextmanager
+    def tree_write(self) -> Iterator[None]:
+        """Held while something other than a tool changes the working tree through git (an undo)."""
+        self.tree_write_started()
+        try:
+            yield
+        finally:
+            self.tree_write_finished()
 
     def tree_write_started(self) -> None:
         """A tool that changes the working tree through git starts."""

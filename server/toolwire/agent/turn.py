@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
 from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
 from toolwire.agent.session import Session
@@ -122,6 +123,7 @@ class Turn:
         self.id = f"t{session.turns}"
         self.calls: list[ToolCallState] = []
         self.outcome: TurnOutcome | None = None
+        self.checkpoint: TurnCheckpoint | None = None
         self.scheduler = Scheduler(session, self._push, approver)
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
@@ -180,6 +182,8 @@ class Turn:
         """
         session = self.session
         session.last_turn = self
+        self.checkpoint = session.begin_checkpoint(self.id)
+        self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store())
         session.conversation.add_user(prompt + session.take_external_note())
         self.sink.emit(TurnUpdate("started", turn_id=self.id))
         outcome: TurnOutcome
@@ -211,6 +215,7 @@ class Turn:
         outcome.input_tokens = self._input_tokens
         outcome.output_tokens = self._output_tokens
         self.outcome = outcome
+        self.session.end_checkpoint(self.checkpoint, outcome.stop_reason)
         self.session.conversation.repair()
         duration = int((time.monotonic() - self._started) * 1000)
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))

@@ -28,6 +28,8 @@ TOOLS_LIST = "toolwire/tools/list"
 TOOL_CALLS_MERGE = "toolwire/toolCalls/merge"
 TOOL_CALLS_RUN = "toolwire/toolCalls/run"
 TOOL_CALL_PREVIEW = "toolwire/toolCall/preview"
+SESSION_UNDO_TURN = "toolwire/session/undoTurn"
+SESSION_REDO_TURN = "toolwire/session/redoTurn"
 
 #: Every custom method, with its direction and kind (documented in protocol.md).
 METHODS: dict[str, tuple[str, str]] = {
@@ -41,6 +43,8 @@ METHODS: dict[str, tuple[str, str]] = {
     TOOLS_LIST: ("client→server", "request"),
     TOOL_CALLS_MERGE: ("client→server", "request"),
     TOOL_CALLS_RUN: ("client→server", "request"),
+    SESSION_UNDO_TURN: ("client→server", "request"),
+    SESSION_REDO_TURN: ("client→server", "request"),
     SESSION_UPDATE: ("server→client", "notification"),
     REQUEST_PERMISSION: ("server→client", "request"),
 }
@@ -194,6 +198,15 @@ class StreamingResponse(Wire):
     reasoning: str
 
 
+class TurnSummary(Wire):
+    """One entry of the snapshot's ``turns``."""
+
+    turn_id: str
+    stop_reason: str | None
+    undoable: bool
+    undone: bool
+
+
 class SnapshotResult(Wire):
     """``toolwire/session/snapshot`` result (see protocol.md).
 
@@ -201,6 +214,8 @@ class SnapshotResult(Wire):
     turn's (full snapshots, every field whole); ``turnId`` names that turn.
     ``pendingPermissions`` are the params of the ``requestPermission`` requests
     still waiting for an answer. ``streaming`` is the response being streamed.
+    ``turns`` lists every turn of the session, oldest first, with whether it
+    can be undone (``toolwire/session/undoTurn``) or was undone.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
@@ -213,6 +228,7 @@ class SnapshotResult(Wire):
     messages: list[dict[str, Any]]
     streaming: StreamingResponse | None
     pending_permissions: list[dict[str, Any]]
+    turns: list[TurnSummary]
 
 
 class ToolCallsMergeParams(Wire):
@@ -231,6 +247,48 @@ class ToolCallsRunParams(Wire):
     session_id: str = Field(min_length=1)
     stream_id: str = Field(min_length=1)
     tool_call_ids: list[str] | None = None
+
+
+class UndoTurnParams(Wire):
+    """``toolwire/session/undoTurn`` / ``redoTurn`` params.
+
+    ``turn_id`` defaults to the last turn with something to undo (for redo: the
+    turn undone most recently); ``force`` names workspace-relative paths to
+    restore even though they changed since the turn.
+    """
+
+    session_id: str = Field(min_length=1)
+    turn_id: str | None = Field(None, min_length=1)
+    force: list[str] = Field(default_factory=list)
+
+
+class UndoPathOutcome(Wire):
+    """What an undo or redo did to one path (``diff``: what a ``kept`` path's restore would change)."""
+
+    path: str
+    outcome: Literal["restored", "kept", "not_undoable"]
+    reason: str | None = None
+    diff: str | None = None
+
+
+class UndoGitOutcome(Wire):
+    """What an undo or redo did to one git action of the turn."""
+
+    action: str
+    outcome: Literal["restored", "kept", "not_undoable"]
+    reason: str | None = None
+
+
+class UndoTurnResult(Wire):
+    """``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    turn_id: str | None
+    status: Literal["undone", "redone", "partial", "nothing_to_do"]
+    message: str
+    paths: list[UndoPathOutcome]
+    git: list[UndoGitOutcome]
 
 
 class PermissionOptionModel(Wire):
@@ -267,7 +325,7 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
 
     Shapes (``sessionUpdate`` is the discriminator):
     ``tool_call`` {toolCall}; ``agent_message_chunk`` / ``agent_thought_chunk``
-    {content: {type: "text", text}}; ``turn`` {state, turnId?, stopReason?, message?};
+    {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
     ``workspace_change`` {paths}.
     """

@@ -21,11 +21,14 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
+from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
-from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
+from toolwire.agent.undo import Restorer, refresh
+from toolwire.llm.factory import ModelSpecError, make_model
+from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
@@ -147,6 +150,9 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
+    root = Path(req.cwd).expanduser()
+    if not root.is_absolute() or not root.is_dir():
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: cwd: {req.cwd!r} is not an existing absolute folder")
     settings = ls.settings
     if req.settings:
         base = ls.settings.model_dump(by_alias=True)
@@ -156,11 +162,26 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         settings, problems = parse_settings(merged)
         if problems:
             raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
+    spec = req.model or settings.model
     try:
-        session = open_session(Path(req.cwd), req.model, settings, LspDocuments(ls))
-    except SessionSpecError as exc:
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
-    model, registry = session.model, session.registry
+        model = make_model(
+            spec,
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            replay_log=Path(settings.replay_log) if settings.replay_log else None,
+            cwd=root,
+        )
+    except (ModelSpecError, ReplayScriptError) as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: model: {exc}") from None
+    registry = default_registry()
+    session = Session(
+        root=root.resolve(),
+        model=model,
+        registry=registry,
+        policy=PermissionPolicy(dict(settings.permissions)),
+        settings=settings,
+        documents=LspDocuments(ls),
+    )
     ls.sessions[session.id] = session
     await ls.watchers.attach(session)
     log.info("session %s: %s on %s", session.id, model.model_id, session.root)
@@ -267,6 +288,7 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "messages": session.conversation.messages,
         "streaming": session.turn.streaming_response() if session.turn is not None else None,
         "pendingPermissions": list(ls.pending_permissions.get(session.id, {}).values()),
+        "turns": [record.summary() for record in session.turn_records],
     }
     return out
 
@@ -310,3 +332,35 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     except FedStreamError as exc:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: {exc}") from None
     return {"results": results}
+
+
+async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: bool) -> dict[str, Any]:
+    req = parse(method, P.UndoTurnParams, params)
+    session = session_of(ls, req.session_id)
+    if session.turn is not None:
+        raise TurnInProgress(f"{method}: a turn is running in this session; cancel it or wait for it to end")
+    record = session.find_turn(req.turn_id, redo=redo)
+    if record is None:
+        if req.turn_id is not None:
+            raise JsonRpcInvalidParams(f"{method}: invalid params: turnId: no turn {req.turn_id!r} in this session")
+        what = "undone turn to redo" if redo else "turn with changes to undo"
+        return P.UndoTurnResult(turn_id=None, status="nothing_to_do", message=f"There is no {what} in this session.",
+                                paths=[], git=[]).model_dump(by_alias=True, mode="json")
+    store = session.checkpoint_store()
+    refresh(record, store)
+    paths = [str(session.root / c.path) for c in record.changes()]
+    async with session.locks.hold(paths, exclusive=bool(record.git)):
+        result = await Restorer(record, session.tool_context(), store, session.tree_write).run(redo=redo, force=req.force)
+    return P.UndoTurnResult.model_validate(result).dump() | {"turnId": result["turnId"]}
+
+
+@server.feature(P.SESSION_UNDO_TURN)
+async def session_undo_turn(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/undoTurn`` → ``{turnId, status, message, paths, git}`` (see protocol.md)."""
+    return await _undo_or_redo(ls, P.SESSION_UNDO_TURN, params, redo=False)
+
+
+@server.feature(P.SESSION_REDO_TURN)
+async def session_redo_turn(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/redoTurn`` → the same shape as undoTurn, re-applying an undone turn."""
+    return await _undo_or_redo(ls, P.SESSION_REDO_TURN, params, redo=True)

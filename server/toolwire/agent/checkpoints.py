@@ -1,0 +1,398 @@
+"""Per-turn checkpoints: what every path a turn changes looked like before and after.
+
+Before a turn's first writing tool runs, and before each later one that touches
+a path the turn has not touched yet, the prior state of that path is taken:
+
+* on disk: the bytes and permission bits of a file, the target of a symbolic
+  link, or its absence (and which missing parent folders the turn may create);
+* in the editor: the buffer text and version, when the file is open.
+
+Right after each writing tool the same is taken again ("after"), so an undo can
+tell whether a path is still exactly what the turn left. Git actions are
+recorded the same way, around the tool: index entries of the paths ``git_add``,
+``git_restore`` and ``git_commit`` (with paths) change (``git ls-files -s``), and
+HEAD and the branch around ``git_commit`` and ``git_branch`` (commit made,
+branch created and switched to, branch switched). Taking a checkpoint only reads
+the repository: HEAD, the index, the stash and the reflog are never touched.
+
+Contents go to the server's own storage (:mod:`toolwire.agent.checkpoint_store`);
+the record of a turn is saved after each writing tool, so it survives a server
+restart (``toolwire undo --workspace DIR``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from toolwire.agent.checkpoint_store import CheckpointStore
+from toolwire.tools.base import Tool, ToolContext
+from toolwire.tools.gitinfo import repo_state
+from toolwire.tools.gitrun import run_git
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.paths import resolve_path
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FileState", "BufferState", "PathChange", "GitAction", "TurnCheckpoint", "Checkpointer",
+    "probe", "index_entries", "MAX_CHECKPOINT_BYTES",
+]
+
+#: Largest file (bytes) a checkpoint keeps; a larger one is recorded as not undoable.
+MAX_CHECKPOINT_BYTES: Final = 64 * 1024 * 1024
+
+#: Tools whose index changes are recorded (``git_commit`` only when it names paths).
+_INDEX_TOOLS: Final = ("git_add", "git_restore", "git_commit")
+#: Tools around which HEAD and the branch are recorded.
+_HEAD_TOOLS: Final = ("git_commit", "git_branch")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class FileState(_Model):
+    """A path on disk at one moment.
+
+    Attributes:
+        kind: ``absent``, ``file``, ``symlink``, or ``unknown`` (a folder, a
+            device, a file over :data:`MAX_CHECKPOINT_BYTES`, unreadable).
+        digest: SHA-256 of the bytes (file) or of the link target (symlink).
+        mode: Permission bits of a file (``stat.S_IMODE``).
+        reason: Why the state is ``unknown``.
+    """
+
+    kind: Literal["absent", "file", "symlink", "unknown"]
+    digest: str | None = None
+    mode: int | None = None
+    reason: str | None = None
+
+
+class BufferState(_Model):
+    """An open editor buffer: SHA-256 of its text (UTF-8) and its LSP version."""
+
+    digest: str
+    version: int
+
+
+class PathChange(_Model):
+    """One path a turn touched: its state before the turn's first write and after its last.
+
+    ``path`` is relative to the workspace folder. ``created_dirs`` are parent
+    folders that did not exist before (outermost first). ``undone`` is True
+    once an undo restored it (a redo sets it back to False).
+    """
+
+    path: str
+    before: FileState
+    after: FileState | None = None
+    before_buffer: BufferState | None = None
+    after_buffer: BufferState | None = None
+    created_dirs: list[str] = Field(default_factory=list)
+    undone: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """True when the turn left the disk or the buffer different from before."""
+        if self.after is None:
+            return False
+        return self.after != self.before or (self.after_buffer is not None and self.after_buffer != self.before_buffer)
+
+
+class GitAction(_Model):
+    """One git action of a turn, in the order it happened.
+
+    Attributes:
+        action: ``commit`` (``branch`` moved from ``old`` to ``new``),
+            ``branch_create`` (``branch`` created at ``old`` and switched to,
+            from ``previous``), ``branch_switch`` (from ``previous`` at ``old``
+            to ``branch`` at ``new``), ``index`` (entries of ``paths`` changed).
+        branch: See ``action``.
+        previous: The branch before a switch (None: HEAD was detached).
+        old: HEAD before (None: no commit yet).
+        new: HEAD after.
+        before: ``index``: path → ``"<mode> <oid> <stage>"`` before (absent: no entry).
+        after: ``index``: the same, after.
+        undone: True once undone (a redo sets it back).
+    """
+
+    action: Literal["commit", "branch_create", "branch_switch", "index"]
+    branch: str | None = None
+    previous: str | None = None
+    old: str | None = None
+    new: str | None = None
+    before: dict[str, str] = Field(default_factory=dict)
+    after: dict[str, str] = Field(default_factory=dict)
+    undone: bool = False
+
+    def describe(self) -> str:
+        """One line for results, e.g. ``commit 1a2b3c4 on main``."""
+        if self.action == "commit":
+            return f"commit {(self.new or '')[:7]} on {self.branch}"
+        if self.action == "branch_create":
+            return f"create and switch to branch {self.branch}"
+        if self.action == "branch_switch":
+            return f"switch from {self.previous or 'detached HEAD'} to branch {self.branch}"
+        names = sorted(set(self.before) | set(self.after))
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        return f"index entries of {shown}"
+
+
+class TurnCheckpoint(_Model):
+    """Everything one turn changed (saved as JSON next to its contents).
+
+    ``paths`` is keyed by workspace-relative path; ``git`` is in the order the
+    actions happened. ``undone_at`` is the time (``time.time()``) of the last
+    undo, for choosing what ``redoTurn`` redoes by default.
+    """
+
+    session_id: str
+    turn_id: str
+    root: str
+    started: float = Field(default_factory=time.time)
+    stop_reason: str | None = None
+    paths: dict[str, PathChange] = Field(default_factory=dict)
+    git: list[GitAction] = Field(default_factory=list)
+    undone_at: float | None = None
+
+    def changes(self) -> list[PathChange]:
+        """Paths the turn left different, sorted by path."""
+        return [c for _, c in sorted(self.paths.items()) if c.changed]
+
+    @property
+    def changed_anything(self) -> bool:
+        """True when some path or git action was changed by the turn."""
+        return bool(self.git) or any(c.changed for c in self.paths.values())
+
+    @property
+    def undoable(self) -> bool:
+        """True when something the turn changed is not undone yet."""
+        return any(not c.undone for c in self.changes()) or any(not g.undone for g in self.git)
+
+    @property
+    def undone(self) -> bool:
+        """True when the turn changed something and all of it is undone."""
+        return self.changed_anything and not self.undoable
+
+    def summary(self) -> dict[str, Any]:
+        """``{turnId, stopReason, undoable, undone}`` for the session snapshot."""
+        return {"turnId": self.turn_id, "stopReason": self.stop_reason, "undoable": self.undoable, "undone": self.undone}
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON object saved in the store."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+def probe(path: Path, store: CheckpointStore | None = None) -> tuple[FileState, bytes | None]:
+    """The state of the directory entry ``path`` (symlinks are not followed).
+
+    Args:
+        path: Absolute path of the entry.
+        store: When given, the content is stored (a checkpoint); otherwise only hashed.
+
+    Returns:
+        The state, and the bytes of a file (the link target of a symlink), None otherwise.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return FileState(kind="absent"), None
+    except OSError as exc:
+        return FileState(kind="unknown", reason=f"cannot read it: {exc.strerror or exc}"), None
+    if stat.S_ISLNK(st.st_mode):
+        data = os.fsencode(os.readlink(path))
+        kind = "symlink"
+        mode = None
+    elif stat.S_ISREG(st.st_mode):
+        if st.st_size > MAX_CHECKPOINT_BYTES:
+            return FileState(kind="unknown", reason=f"{st.st_size} bytes is over the {MAX_CHECKPOINT_BYTES}-byte checkpoint limit"), None
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return FileState(kind="unknown", reason=f"cannot read it: {exc.strerror or exc}"), None
+        kind, mode = "file", stat.S_IMODE(st.st_mode)
+    else:
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        return FileState(kind="unknown", reason=f"it is {what}"), None
+    digest = store.put(data) if store is not None else hashlib.sha256(data).hexdigest()
+    return FileState(kind=kind, digest=digest, mode=mode), data  # type: ignore[arg-type]
+
+
+def buffer_state(ctx: ToolContext, rel: str, store: CheckpointStore | None = None) -> tuple[BufferState | None, str | None]:
+    """The open buffer of ``rel`` (state and text), or ``(None, None)`` when it is not open."""
+    doc = ctx.documents.get(Path(os.path.realpath(ctx.root / rel)))
+    if doc is None:
+        return None, None
+    data = doc.text.encode("utf-8", "surrogatepass")
+    digest = store.put(data) if store is not None else hashlib.sha256(data).hexdigest()
+    return BufferState(digest=digest, version=doc.version), doc.text
+
+
+async def index_entries(ctx: ToolContext, paths: list[str]) -> dict[str, str]:
+    """Index entries under ``paths`` (workspace-relative pathspecs): path → ``"<mode> <oid> <stage>"``.
+
+    Read-only (``git ls-files -s``, no optional locks): the index is not touched.
+    """
+    out = await run_git(ctx.root, ["ls-files", "-s", "-z", "--", *paths], read_only=True, timeout=ctx.git_timeout)
+    entries = {}
+    for record in out.stdout.split(b"\x00"):
+        if not record:
+            continue
+        info, _, name = record.partition(b"\t")
+        entries[os.fsdecode(name)] = info.decode("ascii", "replace")
+    return entries
+
+
+class _Step:
+    """What :meth:`Checkpointer.before` took for one tool call, for :meth:`Checkpointer.after`."""
+
+    __slots__ = ("paths", "index_paths", "index_before", "head_before", "tool", "args")
+
+    def __init__(self, tool: Tool, args: Any) -> None:
+        self.tool, self.args = tool, args
+        self.paths: list[str] = []
+        self.index_paths: list[str] | None = None
+        self.index_before: dict[str, str] = {}
+        self.head_before: Any = None
+
+
+class Checkpointer:
+    """Takes one turn's checkpoints around its writing tools.
+
+    Args:
+        record: The turn's record (filled in place).
+        ctx: The session's tool context (root, open buffers, git timeout).
+        store: Where contents and the record are saved.
+
+    The scheduler calls :meth:`before` right before a writing tool runs and
+    :meth:`after` right after it (shielded from cancellation), under the call's
+    path locks. Neither raises: a path that cannot be captured is recorded as
+    ``unknown`` (undo then lists it as not undoable), a git read that fails is
+    logged and that git action is not recorded.
+    """
+
+    def __init__(self, record: TurnCheckpoint, ctx: ToolContext, store: CheckpointStore) -> None:
+        self.record = record
+        self.ctx = ctx
+        self.store = store
+
+    async def before(self, tool: Tool, args: Any) -> _Step:
+        """Take the prior state of every path ``tool`` will change that the turn has not touched yet."""
+        step = _Step(tool, args)
+        try:
+            step.paths = await self._paths(tool, args)
+        except (ToolError, OSError) as exc:
+            log.info("checkpoint: paths of %s not known (%s)", tool.name, exc)
+        for rel in step.paths:
+            if rel not in self.record.paths:
+                self.record.paths[rel] = self._capture_before(rel)
+        if tool.name in _INDEX_TOOLS and await self._in_repo():
+            names = getattr(args, "paths", None)
+            if names:
+                step.index_paths = self._rels(names)
+                step.index_before = await self._quiet(index_entries(self.ctx, step.index_paths), {})
+        if tool.name in _HEAD_TOOLS and getattr(args, "action", None) != "list":
+            step.head_before = await self._quiet(repo_state(self.ctx), None)
+        return step
+
+    async def after(self, step: _Step) -> None:
+        """Take the state the tool left and save the record (call shielded)."""
+        for rel in step.paths:
+            change = self.record.paths[rel]
+            change.after = self._quiet_probe(rel)
+            change.after_buffer = buffer_state(self.ctx, rel, self.store)[0]
+            change.undone = False
+        if step.index_paths is not None:
+            after = await self._quiet(index_entries(self.ctx, step.index_paths), None)
+            if after is not None:
+                names = {n for n in set(step.index_before) | set(after) if step.index_before.get(n) != after.get(n)}
+                if names:
+                    self.record.git.append(GitAction(
+                        action="index", before={n: step.index_before[n] for n in names if n in step.index_before},
+                        after={n: after[n] for n in names if n in after}))
+        if step.head_before is not None:
+            head_after = await self._quiet(repo_state(self.ctx), None)
+            if head_after is not None:
+                self._note_head(step, step.head_before, head_after)
+        self.save()
+
+    def save(self) -> None:
+        """Save the record (errors are logged: the turn goes on without a saved checkpoint)."""
+        try:
+            self.store.save(self.record.session_id, self.record.turn_id, self.record.dump())
+        except OSError as exc:
+            log.warning("cannot save the checkpoint of turn %s: %s", self.record.turn_id, exc)
+
+    # ------------------------------------------------------------ helpers
+    def _note_head(self, step: _Step, before: Any, after: Any) -> None:
+        if step.tool.name == "git_commit":
+            if after.head != before.head and after.branch == before.branch and after.branch:
+                self.record.git.append(GitAction(action="commit", branch=after.branch, old=before.head, new=after.head))
+        elif after.branch != before.branch or after.head != before.head:
+            create = getattr(step.args, "action", None) == "create"
+            self.record.git.append(GitAction(
+                action="branch_create" if create else "branch_switch", branch=after.branch,
+                previous=before.branch, old=before.head, new=after.head))
+
+    def _rels(self, names: list[str]) -> list[str]:
+        return [resolve_path(self.ctx.root, n).rel for n in names]
+
+    async def _paths(self, tool: Tool, args: Any) -> list[str]:
+        """Workspace-relative paths whose files ``tool`` may change."""
+        root = self.ctx.root
+        if tool.name in ("create_file", "edit_file", "multi_edit"):  # these write through symlinks
+            return [resolve_path(root, args.path).resolved.relative_to(root).as_posix()]
+        if tool.name in ("delete_file", "rename_file"):  # these act on the entry itself
+            names = [args.path] + ([args.new_path] if tool.name == "rename_file" else [])
+            return [resolve_path(root, n).entry.relative_to(root).as_posix() for n in names]
+        if tool.name == "git_restore":
+            if args.staged or not await self._in_repo():
+                return []
+            out = await run_git(root, ["diff", "--name-only", "--no-renames", "-z", "--", *self._rels(args.paths)],
+                                read_only=True, timeout=self.ctx.git_timeout)
+            return sorted({os.fsdecode(n) for n in out.stdout.split(b"\x00") if n})
+        if tool.name.startswith("git_"):
+            return []
+        out = []
+        for name in tool.paths(args):  # another writing tool: the entry and its target
+            wp = resolve_path(root, name)
+            out += [wp.entry.relative_to(root).as_posix(), wp.resolved.relative_to(root).as_posix()]
+        return list(dict.fromkeys(out))
+
+    def _capture_before(self, rel: str) -> PathChange:
+        state = self._quiet_probe(rel)
+        buffer = buffer_state(self.ctx, rel, self.store)[0]
+        created: list[str] = []
+        if state.kind == "absent":
+            parent = (self.ctx.root / rel).parent
+            while parent != self.ctx.root and not os.path.lexists(parent):
+                created.insert(0, parent.relative_to(self.ctx.root).as_posix())
+                parent = parent.parent
+        return PathChange(path=rel, before=state, before_buffer=buffer, created_dirs=created)
+
+    def _quiet_probe(self, rel: str) -> FileState:
+        try:
+            return probe(self.ctx.root / rel, self.store)[0]
+        except OSError as exc:  # the store refused (disk full…)
+            return FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc.strerror or exc}")
+
+    async def _in_repo(self) -> bool:
+        out = await run_git(self.ctx.root, ["rev-parse", "--is-inside-work-tree"], read_only=True,
+                            timeout=self.ctx.git_timeout, check=False)
+        return out.returncode == 0 and out.text.strip() == "true"
+
+    async def _quiet(self, coro: Any, default: Any) -> Any:
+        try:
+            return await coro
+        except ToolError as exc:
+            log.info("checkpoint: git read failed: %s", exc.message)
+            return default

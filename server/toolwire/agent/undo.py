@@ -1,0 +1,409 @@
+"""Undo and redo a whole turn from its checkpoint, never clobbering later changes.
+
+Rule (the same for undo and redo, with "before" and "after" swapped): a path is
+put back only when it is still exactly what the turn left (bytes, permission
+bits, link target or absence on disk; the text of an open buffer). A path
+changed since (by the user, another session, a later turn) is ``kept`` and
+reported with the diff the undo would make; naming it in ``force`` restores it
+anyway. Open buffers are restored through the editor (versioned
+``workspace/applyEdit``), other files atomically (temporary file, then rename,
+with the recorded permission bits).
+
+Git actions are undone in reverse order after the files (and redone in order
+before them), each only when the repository is still where the turn left it:
+
+* ``commit``: HEAD must still be that commit on the same branch; the branch is
+  moved back (``git update-ref`` with the expected old value), so the changes
+  return to the index and working tree and nothing is lost;
+* ``branch_create``: HEAD must still be on that branch; the previous branch is
+  checked out again and the new branch is deleted when it still points where it
+  was created (otherwise it is kept and the message says so);
+* ``branch_switch``: HEAD must still be on that branch at the same commit;
+* ``index``: each entry must still be what the turn left (``git update-index``).
+
+Anything else is ``not_undoable`` with the reason. An item put back is marked
+undone, so undoing the same turn again does nothing and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from toolwire.agent.checkpoint_store import CheckpointStore, StoreError
+from toolwire.agent.checkpoints import BufferState, FileState, GitAction, PathChange, TurnCheckpoint, index_entries, probe
+from toolwire.tools.base import ToolContext
+from toolwire.tools.gitinfo import repo_state
+from toolwire.tools.gitrun import run_git
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.fs import TEMP_MARKER
+from toolwire.workspace.paths import resolve_path
+from toolwire.workspace.text import unified_diff
+
+__all__ = ["Restorer", "refresh"]
+
+
+def _same(a: FileState, b: FileState) -> bool:
+    return a.kind == b.kind and a.digest == b.digest and (a.kind != "file" or a.mode == b.mode)
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def describe_change(rel: str, now: bytes | None, then: bytes | None, now_mode: int | None = None,
+                    then_mode: int | None = None) -> str:
+    """The diff from what ``rel`` holds ``now`` to what the undo would make it (``then``).
+
+    Text is shown as a unified diff; binary contents and permission changes as one line each.
+    """
+    out = ""
+    if now is not None and then is not None and now_mode is not None and then_mode is not None and now_mode != then_mode:
+        out += f"mode {now_mode:o} -> {then_mode:o}\n"
+    if now == then:
+        return out
+    a, b = _text(now), _text(then)
+    if (now is None or a is not None) and (then is None or b is not None):
+        return out + unified_diff(a, b, rel)
+    size = lambda d: "absent" if d is None else f"{len(d)} bytes"  # noqa: E731
+    return out + f"Binary file {rel} differs ({size(now)} now, {size(then)} after the undo)\n"
+
+
+def _write_entry(entry: Path, state: FileState, data: bytes | None, listener: Callable | None) -> None:
+    """Make the directory entry ``entry`` hold ``state`` atomically (``data``: its bytes or link target)."""
+    if state.kind == "absent":
+        if os.path.lexists(entry):
+            if listener is not None:
+                listener(entry, None)
+            os.unlink(entry)
+        return
+    assert data is not None
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    temp = entry.parent / f".{entry.name[:80]}{TEMP_MARKER}{secrets.token_hex(6)}.tmp"
+    try:
+        if state.kind == "symlink":
+            os.symlink(os.fsdecode(data), temp)
+        else:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                os.fchmod(fd, state.mode if state.mode is not None else 0o644)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        if listener is not None:
+            listener(entry, data if state.kind == "file" else None)
+        os.replace(temp, entry)
+    except BaseException:
+        if os.path.lexists(temp):
+            os.unlink(temp)
+        raise
+
+
+def refresh(record: TurnCheckpoint, store: CheckpointStore) -> None:
+    """Take the undone flags saved in the store (another process, ``toolwire undo``, may have changed them)."""
+    saved = store.load(record.session_id, record.turn_id)
+    if not saved:
+        return
+    try:
+        other = TurnCheckpoint.model_validate(saved)
+    except ValueError:
+        return
+    for rel, change in record.paths.items():
+        if rel in other.paths:
+            change.undone = other.paths[rel].undone
+    if len(other.git) == len(record.git):
+        for mine, theirs in zip(record.git, other.git):
+            mine.undone = theirs.undone
+    record.undone_at = other.undone_at
+
+
+class Restorer:
+    """Undoes or redoes one turn.
+
+    Args:
+        record: The turn's checkpoint (its undone flags are updated and saved).
+        ctx: Root, open buffers, write listener and git timeout.
+        store: The checkpoint storage (contents, and where the record is saved).
+        tree_write: Returns a context manager held while git changes the working
+            tree (the session's watcher then takes those changes as its own).
+    """
+
+    def __init__(self, record: TurnCheckpoint, ctx: ToolContext, store: CheckpointStore,
+                 tree_write: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+        self.record = record
+        self.ctx = ctx
+        self.store = store
+        self.tree_write = tree_write or nullcontext
+        self.redo = False
+        self.force: set[str] = set()
+        self.paths: list[dict[str, Any]] = []
+        self.git: list[dict[str, Any]] = []
+        self.blocked: dict[str, str] = {}  # path → why: it is in a commit that stays
+
+    async def run(self, *, redo: bool = False, force: list[str] | None = None) -> dict[str, Any]:
+        """Undo (or redo) what is not undone (or is undone) yet.
+
+        Args:
+            redo: Re-apply an undone turn instead.
+            force: Workspace-relative paths (and index paths) to restore even if they changed since.
+
+        Returns:
+            ``{turnId, status, message, paths: [{path, outcome, reason?, diff?}],
+            git: [{action, outcome, reason?}]}`` with status ``undone`` /
+            ``redone`` / ``partial`` / ``nothing_to_do``.
+        """
+        self.redo, self.force = redo, {f.strip("/") for f in force or []}
+        record = self.record
+        files = [c for c in record.changes() if c.undone == redo]
+        actions = [g for g in record.git if g.undone == redo]
+        if not files and not actions:
+            return self._result("nothing_to_do")
+        if redo:
+            for action in actions:
+                await self._git(action)
+        else:
+            await self._find_blocked(actions)
+        for change in files:
+            await self._path(change)
+        if not redo:
+            for action in reversed(actions):
+                await self._git(action)
+        if not redo and any(item["outcome"] == "restored" for item in self.paths + self.git):
+            record.undone_at = time.time()
+        try:
+            self.store.save(record.session_id, record.turn_id, record.dump())
+        except OSError:
+            pass  # the in-memory record is still right; the next save retries
+        ok = all(p["outcome"] == "restored" for p in self.paths + self.git)
+        return self._result(("redone" if redo else "undone") if ok else "partial")
+
+    # --------------------------------------------------------------- files
+    async def _path(self, change: PathChange) -> None:
+        rel = change.path
+        try:
+            outcome, reason, diff = await self._restore_path(change)
+        except (OSError, ToolError, StoreError) as exc:
+            outcome, reason, diff = "not_undoable", getattr(exc, "message", None) or str(exc), None
+        if outcome == "restored":
+            change.undone = not self.redo
+        item: dict[str, Any] = {"path": rel, "outcome": outcome}
+        if reason:
+            item["reason"] = reason
+        if diff is not None:
+            item["diff"] = diff
+        self.paths.append(item)
+
+    async def _restore_path(self, change: PathChange) -> tuple[str, str | None, str | None]:
+        rel = change.path
+        src, dst = (change.before, change.after) if self.redo else (change.after, change.before)
+        src_buf, dst_buf = (change.before_buffer, change.after_buffer) if self.redo else (change.after_buffer, change.before_buffer)
+        assert src is not None
+        if rel in self.blocked and rel not in self.force:
+            return "not_undoable", self.blocked[rel], None
+        if dst.kind == "unknown" or src.kind == "unknown":
+            return "not_undoable", f"its state was not recorded: {(dst.reason or src.reason)}", None
+        wp = resolve_path(self.ctx.root, rel)
+        entry = self.ctx.root / rel
+        if wp.entry != entry:
+            return "not_undoable", "a folder on its path is now a symbolic link", None
+        forced = rel in self.force
+        disk_todo = not _same(src, dst)
+        buffer_todo = src_buf is not None and (dst_buf is None or src_buf.digest != dst_buf.digest)
+        doc = self.ctx.documents.get(Path(os.path.realpath(entry)))
+        now, now_data = probe(entry)
+        want = self.store.get(dst.digest) if dst.digest else None
+        write = disk_todo and not _same(now, dst)
+        if write and not forced:
+            if not _same(now, src):
+                return "kept", "changed since the turn", describe_change(rel, now_data, want, now.mode, dst.mode)
+            if doc is not None and not buffer_todo and doc.text != (_text(now_data) or ""):
+                return "kept", "open in the editor with unsaved changes", unified_diff(doc.text, _text(want), rel)
+        checked: Any = None
+        if buffer_todo:
+            assert src_buf is not None
+            checked = self._check_buffer(change, doc, src_buf, dst_buf, dst, forced)
+            if isinstance(checked, tuple):
+                return checked
+        if write:
+            _write_entry(entry, dst, want, self.ctx.write_listener)
+        if dst.kind == "absent" and not self.redo:
+            for folder in reversed(change.created_dirs):  # folders the turn created, if now empty
+                try:
+                    os.rmdir(self.ctx.root / folder)
+                except OSError:
+                    break
+        if buffer_todo and isinstance(checked, str) and not await self.ctx.documents.replace(doc, checked):
+            return "not_undoable", "the editor refused the edit (the buffer changed meanwhile)", None
+        return "restored", None, None
+
+    def _check_buffer(self, change: PathChange, doc: Any, src_buf: BufferState, dst_buf: BufferState | None,
+                      dst: FileState, forced: bool) -> tuple[str, str | None, str | None] | str | None:
+        """For the buffer of an open file: the text to put in it, None when it already
+        holds it, or an outcome (``kept``, ``not_undoable``) when it must not be touched."""
+        rel = change.path
+        if dst_buf is not None:
+            target: str | None = self.store.get(dst_buf.digest).decode("utf-8", "surrogatepass")
+        else:  # the buffer was opened during the turn: back to the file's text
+            target = _text(self.store.get(dst.digest)) if dst.digest else ""
+            if target is None:
+                return "not_undoable", "its earlier content is not text", None
+        if doc is None:
+            return "not_undoable", "the editor buffer the turn edited is closed", None
+        current = doc.text.encode("utf-8", "surrogatepass")
+        if current == target.encode("utf-8", "surrogatepass"):
+            return None
+        if not forced and hashlib.sha256(current).hexdigest() != src_buf.digest:
+            return "kept", "changed in the editor since the turn", unified_diff(doc.text, target, rel)
+        return target
+
+    # ----------------------------------------------------------------- git
+    async def _git(self, action: GitAction) -> None:
+        try:
+            outcome, reason = await self._git_action(action)
+        except ToolError as exc:
+            outcome, reason = "not_undoable", exc.message
+        if outcome == "restored":
+            action.undone = not self.redo
+        item: dict[str, Any] = {"action": action.describe(), "outcome": outcome}
+        if reason:
+            item["reason"] = reason
+        self.git.append(item)
+
+    async def _run(self, args: list[str]) -> None:
+        await run_git(self.ctx.root, args, read_only=False, timeout=self.ctx.git_timeout)
+
+    async def _switch(self, branch: str | None, commit: str | None) -> None:
+        with self.tree_write():
+            if branch is None:
+                await self._run(["switch", "-q", "--detach", "--end-of-options", str(commit)])
+            elif commit is None:  # a branch with no commits yet
+                await self._run(["symbolic-ref", "HEAD", f"refs/heads/{branch}"])
+            else:
+                await self._run(["switch", "-q", "--no-guess", "--end-of-options", branch])
+
+    async def _git_action(self, a: GitAction) -> tuple[str, str | None]:
+        if a.action == "index":
+            return await self._index(a)
+        state = await repo_state(self.ctx)
+        where = f"branch {state.branch}" if state.branch else "a detached HEAD"
+        label = f"turn {self.record.turn_id}"
+        if a.action == "commit":
+            expect = a.old if self.redo else a.new
+            if state.branch != a.branch:
+                return "not_undoable", f"HEAD is now on {where}, not on {a.branch}"
+            if state.head != expect:
+                return "not_undoable", f"{a.branch} moved since (it is at {(state.head or 'no commit')[:7]}, not {(expect or 'no commit')[:7]})"
+            ref = f"refs/heads/{a.branch}"
+            target = a.new if self.redo else a.old
+            verb = "redo" if self.redo else "undo"
+            if target is None:
+                await self._run(["update-ref", "-m", f"toolwire: {verb} {label}", "-d", ref, str(expect)])
+            else:
+                await self._run(["update-ref", "-m", f"toolwire: {verb} {label}", ref, target, expect or ""])
+            return "restored", None
+        here, there = (a.previous, a.branch) if self.redo else (a.branch, a.previous)
+        here_head = a.old if self.redo else a.new
+        if state.branch != here or (a.action == "branch_switch" and state.head != here_head):
+            return "not_undoable", f"HEAD is now on {where} at {(state.head or 'no commit')[:7]}"
+        if self.redo and a.action == "branch_create":
+            exists = await run_git(self.ctx.root, ["rev-parse", "-q", "--verify", f"refs/heads/{a.branch}"],
+                                   read_only=True, timeout=self.ctx.git_timeout, check=False)
+            with self.tree_write():
+                await self._run(["switch", "-q", "--no-guess", *([] if exists.returncode == 0 else ["-c"]), str(a.branch)])
+            return "restored", None
+        await self._switch(there, a.old if not self.redo else a.new)
+        if a.action == "branch_create" and not self.redo:
+            tip = await run_git(self.ctx.root, ["rev-parse", "-q", "--verify", f"refs/heads/{a.branch}"],
+                                read_only=True, timeout=self.ctx.git_timeout, check=False)
+            if tip.text.strip() == (a.old or ""):
+                await self._run(["update-ref", "-d", f"refs/heads/{a.branch}", tip.text.strip()])
+            else:
+                return "restored", f"switched back to {there}; branch {a.branch} is kept (it has commits made since)"
+        return "restored", None
+
+    async def _find_blocked(self, actions: list[GitAction]) -> None:
+        """Files of a commit that cannot be undone stay as the commit has them (their
+        undo would show as changes against a HEAD that keeps them): note why."""
+        commits = [a for a in actions if a.action == "commit"]
+        if not commits:
+            return
+        try:
+            state = await repo_state(self.ctx)
+        except ToolError:
+            return
+        for a in commits:
+            if state.branch == a.branch and state.head == a.new:
+                continue
+            why = f"HEAD is now on {state.branch or 'a detached HEAD'}" if state.branch != a.branch else f"{a.branch} moved since"
+            args = ["diff", "--name-only", "--relative", "--no-renames", "-z", a.old, str(a.new)] if a.old else [
+                "ls-tree", "-r", "--name-only", "-z", "--full-tree", str(a.new)]
+            try:
+                out = await run_git(self.ctx.root, args, read_only=True, timeout=self.ctx.git_timeout)
+            except ToolError:
+                continue
+            for name in out.stdout.split(b"\x00"):
+                if name:
+                    self.blocked[os.fsdecode(name)] = f"it is in commit {(a.new or '')[:7]}, which stays ({why})"
+
+    async def _index(self, a: GitAction) -> tuple[str, str | None]:
+        src, dst = (a.before, a.after) if self.redo else (a.after, a.before)
+        names = sorted(set(src) | set(dst))
+        stuck = [n for n in names if n in self.blocked and n not in self.force]
+        if stuck:
+            return "not_undoable", f"{', '.join(stuck)}: {self.blocked[stuck[0]]}"
+        current = await index_entries(self.ctx, names) if names else {}
+        changed = [n for n in names if current.get(n) not in (src.get(n), dst.get(n)) and n not in self.force]
+        if changed:
+            return "kept", f"index entries changed since the turn: {', '.join(changed)}"
+        for name in names:
+            if current.get(name) == dst.get(name):
+                continue
+            if name not in dst:
+                await self._run(["update-index", "--force-remove", "--", name])
+                continue
+            mode, oid, stage = dst[name].split()
+            if stage != "0":
+                return "not_undoable", f"{name} had a conflict entry, which cannot be put back"
+            await self._run(["update-index", "--add", "--cacheinfo", f"{mode},{oid},{name}"])
+        return "restored", None
+
+    # -------------------------------------------------------------- result
+    def _result(self, status: str) -> dict[str, Any]:
+        record = self.record
+        verb = "Redid" if self.redo else "Undid"
+        restored = sum(1 for p in self.paths if p["outcome"] == "restored")
+        kept = [p["path"] for p in self.paths if p["outcome"] == "kept"]
+        if status == "nothing_to_do":
+            if not record.changed_anything:
+                message = f"Turn {record.turn_id} changed nothing; there is nothing to {'redo' if self.redo else 'undo'}."
+            elif self.redo:
+                message = f"Turn {record.turn_id} is not undone; there is nothing to redo."
+            else:
+                message = f"Turn {record.turn_id} is already undone; there is nothing left to undo."
+        else:
+            parts = [f"{restored} file(s) restored"]
+            git_done = sum(1 for g in self.git if g["outcome"] == "restored")
+            if self.git:
+                parts.append(f"{git_done} of {len(self.git)} git action(s) {'redone' if self.redo else 'undone'}")
+            message = f"{verb} {'part of ' if status == 'partial' else ''}turn {record.turn_id}: " + ", ".join(parts) + "."
+            if kept:
+                message += f" Kept {', '.join(kept)}: changed since the turn (name them in force to overwrite)."
+            blocked = [p["path"] for p in self.paths if p["outcome"] == "not_undoable"] + [
+                g["action"] for g in self.git if g["outcome"] != "restored"]
+            if blocked:
+                message += f" Not done: {', '.join(blocked)} (see the reasons)."
+        return {"turnId": record.turn_id, "status": status, "message": message, "paths": self.paths, "git": self.git}
