@@ -126,6 +126,7 @@ class FakeEndpoint:
     Attributes:
         requests: Every request body received (parsed JSON), in order.
         request_times: ``time.monotonic()`` at the arrival of each request.
+        authorizations: The ``Authorization`` header of each request ("" when absent).
     """
 
     def __init__(self, replies: list[Any] | None = None) -> None:
@@ -133,6 +134,7 @@ class FakeEndpoint:
         self._stalls = [r for r in self.replies if isinstance(r, Stall)]
         self.requests: list[dict] = []
         self.request_times: list[float] = []
+        self.authorizations: list[str] = []
         self._arrived = threading.Condition()
         endpoint = self
 
@@ -145,6 +147,7 @@ class FakeEndpoint:
                 with endpoint._arrived:
                     endpoint.requests.append(body)
                     endpoint.request_times.append(time.monotonic())
+                    endpoint.authorizations.append(self.headers.get("Authorization", ""))
                     reply = endpoint.replies.pop(0) if endpoint.replies else Reply()
                     endpoint._arrived.notify_all()
                 if isinstance(reply, Reply):

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pydantic import ValidationError
 from pygls.uris import from_fs_path, to_fs_path
 
-from toolwire.agent.events import AgentEvent, PermissionAnswer
+from toolwire.agent.events import AgentEvent, PermissionAnswer, TurnUpdate
 from toolwire.lsp.protocol import (
     PERMISSION_OPTIONS,
     REQUEST_PERMISSION,
@@ -55,7 +55,10 @@ class LspSink:
 
     def emit(self, event: AgentEvent) -> None:
         """Send one update (notifications keep the order of the calls)."""
-        self._server.protocol.notify(SESSION_UPDATE, {**self._params, "update": update_payload(event)})
+        update = update_payload(event)
+        if type(event) is TurnUpdate and event.message:  # model errors may quote a key
+            update["message"] = self._server.redactor.redact(event.message)
+        self._server.protocol.notify(SESSION_UPDATE, {**self._params, "update": update})
 
 
 class LspApprover:

@@ -31,6 +31,7 @@ from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
+from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration, model_key, refresh_session, session_settings
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
@@ -79,6 +80,9 @@ class ToolwireServer(LanguageServer):
         sessions: Open sessions by id.
         pending_permissions: Per session id, the ``toolwire/session/requestPermission``
             params still waiting for the client's answer, by request id.
+        origins: Per session id, what it was opened with (to apply changed settings).
+        redactor: Keeps API keys out of logs and messages (a filter on every log handler).
+        background: Tasks the server started that nobody awaits (model closes, actions).
         watchers: One workspace watcher per workspace folder.
     """
 
@@ -93,9 +97,38 @@ class ToolwireServer(LanguageServer):
         self.settings: Settings = Settings()
         self.sessions: dict[str, Session] = {}
         self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
+        self.origins: dict[str, SessionOrigin] = {}
+        self.redactor = Redactor()
+        self.redactor.install()  # logging is set up before the server is built (cli.py)
+        self.background: set[asyncio.Task] = set()
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
+
+    def spawn(self, coro: Any) -> asyncio.Task:
+        """Run ``coro`` as a task the server owns (kept until done; errors are logged)."""
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self.background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task failed: %s", t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    def close_later(self, model: Any) -> None:
+        """Close a model that was replaced (its connection pool), in the background."""
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            self.spawn(close())
+
+    def turn_ended(self, session: Session) -> None:
+        """A session's turn ended: settings that changed meanwhile apply now."""
+        origin = self.origins.get(session.id)
+        if origin is not None and origin.stale and session.id in self.sessions:
+            refresh_session(self, session)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Answer a body that is not JSON with -32700; log everything else (no pop-ups)."""
@@ -131,7 +164,11 @@ server = ToolwireServer()
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
     """``initialize``: read settings from ``initializationOptions``; report bad ones, keep defaults."""
-    settings, problems = parse_settings(params.initialization_options)
+    ls.redactor.install()
+    options = params.initialization_options
+    if isinstance(options, dict) and isinstance(options.get("apiKey"), str):
+        ls.redactor.add(options["apiKey"])
+    settings, problems = parse_settings(options)
     ls.settings = settings
     for problem in problems:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"Toolwire: {problem}"))
@@ -146,6 +183,12 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
             session.turn.cancel(CancelReason.SHUTDOWN)
 
 
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: ToolwireServer, params: types.DidChangeConfigurationParams) -> None:
+    """``workspace/didChangeConfiguration``: new settings for each session's next turn (see protocol.md)."""
+    await apply_configuration(ls, getattr(params, "settings", None))
+
+
 @server.feature(P.SESSION_NEW)
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
@@ -153,15 +196,11 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     root = Path(req.cwd).expanduser()
     if not root.is_absolute() or not root.is_dir():
         raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: cwd: {req.cwd!r} is not an existing absolute folder")
-    settings = ls.settings
-    if req.settings:
-        base = ls.settings.model_dump(by_alias=True)
-        merged = {**base, **req.settings}
-        if isinstance(req.settings.get("permissions"), dict):  # merged key by key, not replaced
-            merged["permissions"] = {**base["permissions"], **req.settings["permissions"]}
-        settings, problems = parse_settings(merged)
-        if problems:
-            raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
+    if req.settings and isinstance(req.settings.get("apiKey"), str):
+        ls.redactor.add(req.settings["apiKey"])
+    settings, problems = session_settings(ls.settings, req.settings)
+    if problems:
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
     spec = req.model or settings.model
     try:
         model = make_model(
@@ -183,6 +222,7 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         documents=LspDocuments(ls),
     )
     ls.sessions[session.id] = session
+    ls.origins[session.id] = SessionOrigin(req.model, dict(req.settings or {}), model_key(spec, settings))
     await ls.watchers.attach(session)
     log.info("session %s: %s on %s", session.id, model.model_id, session.root)
     return P.SessionNewResult(session_id=session.id, model=model.model_id, tools=registry.names()).dump()
@@ -205,6 +245,9 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
     finally:
         session.turn = None
+        ls.turn_ended(session)
+    if outcome.message:
+        outcome.message = ls.redactor.redact(outcome.message)
     result = outcome.to_wire()
     P.PromptResult.model_validate(result)  # the wire model is the contract; nulls stay null
     return result
@@ -227,6 +270,7 @@ async def session_close(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     if session is None:
         return {"closed": False}
     ls.pending_permissions.pop(req.session_id, None)
+    ls.origins.pop(req.session_id, None)
     if session.turn is not None:
         session.turn.cancel()
     for scheduler in list(session.fed_schedulers):  # client-fed runs in progress
