@@ -152,7 +152,9 @@ class TurnCheckpoint(_Model):
 
     ``paths`` is keyed by workspace-relative path; ``git`` is in the order the
     actions happened. ``undone_at`` is the time (``time.time()``) of the last
-    undo, for choosing what ``redoTurn`` redoes by default.
+    undo, for choosing what ``redoTurn`` redoes by default. ``dirs_left`` are
+    the folders the turn created that still existed after its last writing tool
+    (a redo makes them again, even the ones left empty).
     """
 
     session_id: str
@@ -163,6 +165,11 @@ class TurnCheckpoint(_Model):
     paths: dict[str, PathChange] = Field(default_factory=dict)
     git: list[GitAction] = Field(default_factory=list)
     undone_at: float | None = None
+    dirs_left: list[str] = Field(default_factory=list)
+
+    def created_dirs(self) -> set[str]:
+        """Every folder the turn's paths needed that did not exist before the turn."""
+        return {d for c in self.paths.values() for d in c.created_dirs}
 
     def changes(self) -> list[PathChange]:
         """Paths the turn left different, sorted by path."""
@@ -323,6 +330,8 @@ class Checkpointer:
             head_after = await self._quiet(repo_state(self.ctx), None)
             if head_after is not None:
                 self._note_head(step, step.head_before, head_after)
+        root = self.ctx.root
+        self.record.dirs_left = sorted(d for d in self.record.created_dirs() if os.path.isdir(root / d))
         self.save()
 
     def save(self) -> None:

@@ -179,6 +179,7 @@ class Restorer:
             await self._find_blocked(actions)
         for change in files:
             await self._path(change)
+        self._folders()
         if not redo:
             for action in reversed(actions):
                 await self._git(action)
@@ -240,12 +241,6 @@ class Restorer:
                 return checked
         if write:
             _write_entry(entry, dst, want, self.ctx.write_listener)
-        if dst.kind == "absent" and not self.redo:
-            for folder in reversed(change.created_dirs):  # folders the turn created, if now empty
-                try:
-                    os.rmdir(self.ctx.root / folder)
-                except OSError:
-                    break
         if buffer_todo and isinstance(checked, str) and not await self.ctx.documents.replace(doc, checked):
             return "not_undoable", "the editor refused the edit (the buffer changed meanwhile)", None
         return "restored", None, None
@@ -269,6 +264,24 @@ class Restorer:
         if not forced and hashlib.sha256(current).hexdigest() != src_buf.digest:
             return "kept", "changed in the editor since the turn", unified_diff(doc.text, target, rel)
         return target
+
+    def _folders(self) -> None:
+        """Undo: remove the folders the turn created once nothing is left in them (deepest
+        first). Redo: make again those it left, empty ones included."""
+        record = self.record
+        if self.redo:
+            for folder in record.dirs_left:
+                try:
+                    resolve_path(self.ctx.root, folder)  # never through a link out of the workspace
+                    (self.ctx.root / folder).mkdir(parents=True, exist_ok=True)
+                except (OSError, ToolError):
+                    pass
+            return
+        for folder in sorted(record.created_dirs(), key=lambda d: d.count("/"), reverse=True):
+            try:
+                os.rmdir(self.ctx.root / folder)
+            except OSError:
+                pass
 
     # ----------------------------------------------------------------- git
     async def _git(self, action: GitAction) -> None:
@@ -337,27 +350,42 @@ class Restorer:
 
     async def _find_blocked(self, actions: list[GitAction]) -> None:
         """Files of a commit that cannot be undone stay as the commit has them (their
-        undo would show as changes against a HEAD that keeps them): note why."""
-        commits = [a for a in actions if a.action == "commit"]
-        if not commits:
+        undo would show as changes against a HEAD that keeps them): note why.
+
+        Whether a commit can be undone is decided on the state the later actions'
+        undo will leave (a branch the turn switched to is left first), simulated
+        newest first from where HEAD is now.
+        """
+        if not any(a.action == "commit" for a in actions):
             return
         try:
             state = await repo_state(self.ctx)
         except ToolError:
             return
-        for a in commits:
-            if state.branch == a.branch and state.head == a.new:
+        branch, head = state.branch, state.head
+        for a in reversed(actions):
+            if a.action == "index":
                 continue
-            why = f"HEAD is now on {state.branch or 'a detached HEAD'}" if state.branch != a.branch else f"{a.branch} moved since"
-            args = ["diff", "--name-only", "--relative", "--no-renames", "-z", a.old, str(a.new)] if a.old else [
-                "ls-tree", "-r", "--name-only", "-z", "--full-tree", str(a.new)]
-            try:
-                out = await run_git(self.ctx.root, args, read_only=True, timeout=self.ctx.git_timeout)
-            except ToolError:
-                continue
-            for name in out.stdout.split(b"\x00"):
-                if name:
-                    self.blocked[os.fsdecode(name)] = f"it is in commit {(a.new or '')[:7]}, which stays ({why})"
+            if a.action == "commit" and branch == a.branch and head == a.new:
+                head = a.old
+            elif a.action == "branch_create" and branch == a.branch:
+                branch, head = a.previous, a.old
+            elif a.action == "branch_switch" and branch == a.branch and head == a.new:
+                branch, head = a.previous, a.old
+            elif a.action == "commit":
+                why = f"HEAD is now on {branch or 'a detached HEAD'}" if branch != a.branch else f"{a.branch} moved since"
+                await self._block_commit(a, why)
+
+    async def _block_commit(self, a: GitAction, why: str) -> None:
+        args = ["diff", "--name-only", "--relative", "--no-renames", "-z", str(a.old), str(a.new)] if a.old else [
+            "ls-tree", "-r", "--name-only", "-z", str(a.new)]
+        try:
+            out = await run_git(self.ctx.root, args, read_only=True, timeout=self.ctx.git_timeout)
+        except ToolError:
+            return
+        for name in out.stdout.split(b"\x00"):
+            if name:
+                self.blocked.setdefault(os.fsdecode(name), f"it is in commit {(a.new or '')[:7]}, which stays ({why})")
 
     async def _index(self, a: GitAction) -> tuple[str, str | None]:
         src, dst = (a.before, a.after) if self.redo else (a.after, a.before)
