@@ -221,7 +221,8 @@ async def test_full_turn_read_edit_commit(repo: Path, tmp_path: Path) -> None:
     assert diff["old_text"] == "hello world" and diff["new_text"] == "hello there"
     # the edit and the commit were asked about, the read was not; each with its exact subject
     assert [p.tool_call_id for p in client.permissions] == ["c2", "c3"]
-    assert any(c.type == "diff" for c in client.permissions[0].content)
+    whole = client.permissions[0].content[0]  # the whole file before and after
+    assert (whole.type, whole.old_text, whole.new_text) == ("diff", "hello world\n", "hello there\n")
     assert "git" in client.permissions[1].content[0].content.text
     texts = "".join(u.content.text for u in client.updates if u.session_update == "agent_message_chunk")
     assert "Reading." in texts and "Done." in texts

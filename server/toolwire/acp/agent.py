@@ -197,7 +197,7 @@ class ToolwireAcpAgent:
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
-        turn = Turn(core, session.sink, AcpApprover(self._conn, session_id, session.sink, core.root))
+        turn = Turn(core, session.sink, AcpApprover(self._conn, core, session.sink))
         core.turn = turn
         try:
             outcome = await turn.run(text)
@@ -236,7 +236,7 @@ class ToolwireAcpAgent:
             core = open_session(Path(cwd), None, self.settings, documents)
         except SessionSpecError as exc:
             raise RequestError.invalid_params({exc.field: str(exc)}) from None
-        documents._session_id = core.id
+        documents.bind(core.id)
         sink = AcpSink(self._conn, core.id, core.root)
         task = asyncio.get_running_loop().create_task(sink.run(), name=f"acp-sink-{core.id}")
         session = AcpSession(core, sink, documents, task)

@@ -22,6 +22,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    FileEditToolCallContent,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -29,6 +30,8 @@ from acp.schema import (
 )
 
 from toolwire.acp import mapping
+from toolwire.agent.preview import PreviewError, preview_call
+from toolwire.agent.session import Session
 from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, ToolCallUpdate, TurnUpdate
 from toolwire.workspace.documents import OpenDocument
 
@@ -157,27 +160,43 @@ class AcpApprover:
     (treated as a rejection, as in the LSP front-end).
     """
 
-    def __init__(self, conn: Any, session_id: str, sink: AcpSink, root: Path) -> None:
+    def __init__(self, conn: Any, session: Session, sink: AcpSink) -> None:
         self._conn = conn
-        self._session_id = session_id
+        self._session = session
         self._sink = sink
-        self._root = root
+        self._root = session.root
 
     async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
-        """Ask and wait; cancellation of the caller abandons the request."""
+        """Ask and wait; cancellation of the caller abandons the request.
+
+        An edit's content is a ``diff`` of the whole file (the dry run of
+        :func:`toolwire.agent.preview.preview_call`, the code behind the approval
+        diff) plus the exact unified diff the approval is about.
+        """
         await self._sink.flush()
+        content = mapping.subject_content(subject, self._root)
+        if subject.get("kind") == "edit":
+            try:
+                preview = await preview_call(self._session, call.get("toolCallId") or "")
+            except PreviewError as exc:
+                log.info("no whole-file diff for the permission request: %s", exc)
+            else:
+                created = preview.before == "" and "--- /dev/null" in (subject.get("diff") or "")
+                whole = FileEditToolCallContent(type="diff", path=str(self._root / preview.path),
+                                                old_text=None if created else preview.before, new_text=preview.after)
+                content = [whole] + [c for c in content if getattr(c, "type", None) != "diff"]
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.get("toolCallId") or "",
             title=mapping.title(call),
             kind=mapping.tool_kind(call),
             status="pending",
-            content=mapping.subject_content(subject, self._root),
+            content=content,
             locations=mapping.locations(call, self._root, subject.get("diff")),
             raw_input=call.get("arguments"),
         )
         try:
             response = await self._conn.request_permission(
-                session_id=self._session_id, tool_call=tool_call, options=mapping.PERMISSION_OPTIONS)
+                session_id=self._session.id, tool_call=tool_call, options=mapping.PERMISSION_OPTIONS)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -213,6 +232,10 @@ class AcpDocuments:
         self.enabled = enabled
         self._docs: dict[Path, OpenDocument] = {}
         self._versions = itertools.count(1)
+
+    def bind(self, session_id: str) -> None:
+        """Name the session the requests are for (known once the core session exists)."""
+        self._session_id = session_id
 
     async def prepare(self, paths: list[Path]) -> None:
         """Fetch the client's text of each path (absolute, resolved) a call touches.

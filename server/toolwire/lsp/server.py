@@ -21,14 +21,12 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
-from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
+from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.undo import Restorer, refresh
-from toolwire.llm.factory import ModelSpecError, make_model
-from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
 from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration, model_key, refresh_session, session_settings
@@ -193,9 +191,6 @@ async def did_change_configuration(ls: ToolwireServer, params: types.DidChangeCo
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
-    root = Path(req.cwd).expanduser()
-    if not root.is_absolute() or not root.is_dir():
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: cwd: {req.cwd!r} is not an existing absolute folder")
     if req.settings and isinstance(req.settings.get("apiKey"), str):
         ls.redactor.add(req.settings["apiKey"])
     settings, problems = session_settings(ls.settings, req.settings)
@@ -203,24 +198,10 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
     spec = req.model or settings.model
     try:
-        model = make_model(
-            spec,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            replay_log=Path(settings.replay_log) if settings.replay_log else None,
-            cwd=root,
-        )
-    except (ModelSpecError, ReplayScriptError) as exc:
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: model: {exc}") from None
-    registry = default_registry()
-    session = Session(
-        root=root.resolve(),
-        model=model,
-        registry=registry,
-        policy=PermissionPolicy(dict(settings.permissions)),
-        settings=settings,
-        documents=LspDocuments(ls),
-    )
+        session = open_session(Path(req.cwd), req.model, settings, LspDocuments(ls))
+    except SessionSpecError as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
+    model, registry = session.model, session.registry
     ls.sessions[session.id] = session
     ls.origins[session.id] = SessionOrigin(req.model, dict(req.settings or {}), model_key(spec, settings))
     await ls.watchers.attach(session)
