@@ -41,14 +41,21 @@ def no_illegal_transitions():
 class ToolwireTestClient(LanguageClient):
     """A pytest-lsp client that keeps custom payloads as plain dicts, records every
     ``toolwire/session/update`` per session, and answers permission requests per
-    session with a scripted answer."""
+    session with a scripted answer.
+
+    ``updates`` holds each update as a client sees it after applying it: a
+    ``tool_call`` update's ``toolCall`` is the call's full state rebuilt by
+    :class:`toolwire.lsp.mirror.CallMirror` from the update form (argument pieces,
+    fields only when changed). ``raw_updates`` holds the params exactly as sent.
+    """
 
     def __init__(self) -> None:
         from toolwire.lsp.server import make_converter
 
         super().__init__(converter_factory=make_converter)
         self.updates: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self.raw_updates: dict[str, list[dict[str, Any]]] = defaultdict(list)  # whole params objects
+        self.raw_updates: dict[str, list[dict[str, Any]]] = defaultdict(list)  # whole params objects, as sent
+        self.mirrors: dict[str, Any] = {}
         self.permission_requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.answers: dict[str, list[dict[str, Any]] | dict[str, Any]] = {}
         self.waiters: list[tuple[Any, asyncio.Event]] = []
@@ -57,14 +64,25 @@ class ToolwireTestClient(LanguageClient):
         self.permission_asked = asyncio.Event()  # set whenever a permission request arrives
 
     def on_update(self, params: dict[str, Any]) -> None:
-        self.updates[params["sessionId"]].append(params["update"])
-        self.raw_updates[params["sessionId"]].append(params)
+        from toolwire.lsp.mirror import CallMirror
+
+        sid = params["sessionId"]
+        update = params["update"]
+        if update.get("sessionUpdate") == "tool_call":
+            mirror = self.mirrors.setdefault(sid, CallMirror())
+            full = mirror.apply(update["toolCall"], params.get("streamId"))
+            assert not mirror.gaps, f"a piece of argument text was missed: {update}"
+            if full is not None:
+                update = {**update, "toolCall": full}
+        self.updates[sid].append(update)
+        self.raw_updates[sid].append(params)
+        seen = {**params, "update": update}  # waiters see the update as applied
         for predicate, event in list(self.waiters):
-            if predicate(params):
+            if predicate(seen):
                 event.set()
 
     async def wait_for(self, predicate, timeout: float = 20.0) -> None:
-        """Wait until an update params object satisfies ``predicate``."""
+        """Wait until an update params object (its update as applied) satisfies ``predicate``."""
         event = asyncio.Event()
         self.waiters.append((predicate, event))
         try:

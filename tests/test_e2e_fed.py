@@ -25,6 +25,7 @@ from conftest import DATA, ToolwireTestClient
 from test_corpus import PROVIDER_KINDS, expected_format
 from toolwire.streaming.framing import frames_from_bytes
 from toolwire.streaming.merge import merge_bytes
+from toolwire.streaming.wireform import ARGUMENT_FIELDS, brief_form
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -101,13 +102,25 @@ async def feed(client: ToolwireTestClient, sid: str, stream_id: str, items: list
     return results
 
 
-def final_states(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last snapshot of every call the merge results mention, in call order."""
+def final_states(client: ToolwireTestClient, sid: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The full final state of every call the merge results mention, in call order.
+
+    Merge results carry the calls without their argument fields; the state is the
+    one the client rebuilt from the session's updates (``ToolwireTestClient.updates``).
+    """
     last: dict[int, dict[str, Any]] = {}
     for result in results:
         for call in result["toolCalls"]:
+            assert not set(call) & set(ARGUMENT_FIELDS), call  # those travel in the notifications only
             last[call["index"]] = call
-    return [last[i] for i in sorted(last)]
+    rebuilt = client.tool_calls(sid)
+    out = []
+    for index in sorted(last):
+        brief = last[index]
+        full = rebuilt[brief["toolCallId"] or f"#{index}"][-1]
+        assert brief.items() <= full.items(), (brief, full)
+        out.append(full)
+    return out
 
 
 def pushed(client: ToolwireTestClient, sid: str, kind: str) -> list[dict[str, Any]]:
@@ -160,13 +173,14 @@ async def feed_and_check(client: ToolwireTestClient, root: Path, name: str, mode
     assert results[-1]["ended"] is True
     assert results[-1]["format"] == expected_format(name)
     assert all(r["ended"] is False for r in results[:-1])
-    calls = final_states(results)
+    calls = final_states(client, sid, results)
     check_against_expected(name, calls)
 
-    # The pushed snapshots are exactly the answered ones, in order, with increasing revs.
-    snapshots = [u["toolCall"] for u in pushed(client, sid, "tool_call")]
-    assert snapshots == [call for r in results for call in r["toolCalls"]]
-    assert_revs_increase(snapshots)
+    # The pushed updates are the answered ones (which leave out the argument fields), in order,
+    # with increasing revs.
+    sent = [p["update"]["toolCall"] for p in client.raw_updates[sid] if p["update"]["sessionUpdate"] == "tool_call"]
+    assert [brief_form(u) for u in sent] == [call for r in results for call in r["toolCalls"]]
+    assert_revs_increase(sent)
     # Text and reasoning reach the client as chunks, all of it.
     reference = merge_bytes((CORPUS / name).read_bytes())
     text = "".join(u["content"]["text"] for u in pushed(client, sid, "agent_message_chunk"))
@@ -257,7 +271,7 @@ async def test_payloads_as_json_text_with_data_prefix_and_event_wrappers(client,
         else:
             chunks.append(json.dumps(item))
     results = await feed(client, sid, "a", chunks, random.Random(3))
-    check_against_expected(name, final_states(results))
+    check_against_expected(name, final_states(client, sid, results))
     assert results[-1]["format"] == "anthropic"
 
     sid = await open_session(client, tmp_path)
@@ -265,7 +279,7 @@ async def test_payloads_as_json_text_with_data_prefix_and_event_wrappers(client,
     lines = [line for line in (CORPUS / name).read_text().splitlines() if line.startswith("data:")]
     assert lines[-1].strip() == "data: [DONE]"
     results = await feed(client, sid, "b", lines, random.Random(4))
-    check_against_expected(name, final_states(results))
+    check_against_expected(name, final_states(client, sid, results))
 
 
 async def test_format_alias_is_answered_by_its_canonical_name(client, tmp_path):
@@ -287,7 +301,7 @@ async def test_format_may_come_after_undetectable_chunks(client, tmp_path):
     assert first == {"toolCalls": [], "format": None, "ended": False}
     rest = await client.call(MERGE, {"sessionId": sid, "streamId": "s", "chunks": bare, "format": "anthropic",
                                      "end": True})
-    check_against_expected(name, final_states([rest]))
+    check_against_expected(name, final_states(client, sid, [rest]))
     # a format contradicting the detected one is refused
     sid = await open_session(client, tmp_path)
     await client.call(MERGE, {"sessionId": sid, "streamId": "s", "chunks": bare[:2]})
@@ -310,7 +324,7 @@ async def test_chunk_that_is_not_json_rejects_the_batch_and_the_stream_keeps_goi
     assert len(client.updates[sid]) == before  # nothing of the rejected batch was merged or pushed
     # The same batch without the bad chunk, then the rest: the stream ends exactly as recorded.
     rest = await feed(client, sid, "s", items[5:], random.Random(5))
-    check_against_expected(name, final_states([first, *rest]))
+    check_against_expected(name, final_states(client, sid, [first, *rest]))
 
     with pytest.raises(JsonRpcInvalidParams, match="not JSON"):
         await client.call(MERGE, {"sessionId": sid, "streamId": "t", "chunks": ["", "{}"]})
@@ -386,7 +400,7 @@ async def test_run_real_tools_one_result_per_call_in_call_order(client, repo):
         ("call_bad", "read_file", '{"path": "hello.txt"'),
     ], text="Let me fix that.", piece=4)
     results = await feed(client, sid, "resp-1", stream, random.Random(11))
-    assert [c["status"] for c in final_states(results)] == ["generated", "generated", "generated", "errored"]
+    assert [c["status"] for c in final_states(client, sid, results)] == ["generated", "generated", "generated", "errored"]
 
     answer = await client.call(RUN, {"sessionId": sid, "streamId": "resp-1"})
     out = answer["results"]
@@ -471,7 +485,7 @@ async def test_many_small_batches_of_a_long_stream_then_run(client, repo):
     assert len(stream) > 300
     results = await feed(client, sid, "long", [json.dumps(c) for c in stream], random.Random(19))
     assert len(results) > 100
-    [call] = final_states(results)
+    [call] = final_states(client, sid, results)
     assert call["status"] == "generated" and call["argumentsText"] == args and call["path"] == "big.txt"
     snaps = client.tool_calls(sid)["big"]
     assert_revs_increase(snaps)
@@ -492,7 +506,7 @@ async def test_calls_without_ids_get_stable_ids_at_end_and_can_be_run(client, re
         chat_chunk({}, finish="tool_calls"),
     ]
     results = await feed(client, sid, "noids", stream, random.Random(23))
-    calls = final_states(results)
+    calls = final_states(client, sid, results)
     assert [c["toolCallId"] for c in calls] == ["noids-0", "noids-1"]
     assert [c["status"] for c in calls] == ["generated", "generated"]
     out = await client.call(RUN, {"sessionId": sid, "streamId": "noids", "toolCallIds": ["noids-1"]})
@@ -503,7 +517,7 @@ async def test_provider_executed_calls_are_shown_but_never_run(client, repo):
     sid = await open_session(client, repo)
     name = "anthropic__server-tool-then-client-tool-interleaved-text.sse"
     results = await feed(client, sid, "s", corpus_items(name), random.Random(29))
-    server_call, client_call = final_states(results)
+    server_call, client_call = final_states(client, sid, results)
     assert server_call["kind"] == "server_tool_use" and client_call["kind"] == "function"
     with pytest.raises(JsonRpcInvalidParams, match="no client calls"):
         await client.call(RUN, {"sessionId": sid, "streamId": "s", "toolCallIds": [server_call["toolCallId"]]})

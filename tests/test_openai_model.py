@@ -16,6 +16,7 @@ import pytest
 from endpoint import FakeEndpoint
 from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.llm.openai_model import OpenAIModel
+from toolwire.lsp.mirror import CallMirror
 from toolwire.streaming.merge import merge_frames
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -79,9 +80,10 @@ def test_full_turn_over_stdio_with_the_sdk(tmp_path):
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines[-1]["stopReason"] == "end_turn"
     finals = {}
+    mirror = CallMirror()  # --json prints the updates as sent: argument pieces, fields when changed
     for params in lines[:-1]:
         if params["update"]["sessionUpdate"] == "tool_call":
-            call = params["update"]["toolCall"]
+            call = mirror.apply(params["update"]["toolCall"])
             finals[call["toolCallId"]] = call
     assert [(c["name"], cid, c["arguments"]) for cid, c in finals.items()] == EXPECTED
     assert {c["status"] for c in finals.values()} == {"errored"}

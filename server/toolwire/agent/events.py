@@ -10,7 +10,7 @@ TurnStateName = Literal["started", "model_request", "running_tools", "ended"]
 
 @dataclass(slots=True, frozen=True)
 class ToolCallUpdate:
-    """A tool call changed; ``call`` is its full wire snapshot (``ToolCallState.to_wire()``)."""
+    """A tool call changed; ``call`` is its update form (:func:`toolwire.streaming.wireform.update_form`)."""
 
     call: dict[str, Any]
 

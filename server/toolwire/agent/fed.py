@@ -24,6 +24,7 @@ from toolwire.streaming.partial import loads_marking_duplicates
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
+from toolwire.streaming.wireform import update_form
 
 
 class FedStreamError(ValueError):
@@ -226,7 +227,7 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         calls = [c for c in calls if c.id in wanted]
 
     def push(call: ToolCallState, *, force: bool = False) -> None:
-        sink.emit(ToolCallUpdate(call.to_wire()))
+        sink.emit(ToolCallUpdate(update_form(call)))
 
     if stream.run_lock is None:
         stream.run_lock = anyio.Lock()

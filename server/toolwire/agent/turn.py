@@ -35,6 +35,7 @@ from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.decoding import BrokenStream, PayloadDecoder
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
+from toolwire.streaming.wireform import update_form
 
 log = logging.getLogger(__name__)
 
@@ -388,7 +389,7 @@ class Turn:
         if not (force or first or call.status is not Status.GENERATING or now - self._last_push[key] >= PUSH_INTERVAL):
             return
         self._last_push[key] = now
-        self.sink.emit(ToolCallUpdate(call.to_wire()))
+        self.sink.emit(ToolCallUpdate(update_form(call)))
 
 
 __all__ = ["Turn", "TurnOutcome", "model_result_text"]

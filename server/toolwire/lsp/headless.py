@@ -1,7 +1,9 @@
 """The headless client behind ``toolwire run``: a real JSON-RPC peer of ``toolwire serve``.
 
 It starts the server as a subprocess, speaks the real protocol over its stdio
-(pygls' JSON-RPC client), prints every status change as it happens, answers
+(pygls' JSON-RPC client), rebuilds each tool call from its updates
+(:class:`toolwire.lsp.mirror.CallMirror`; a missed piece of argument text makes
+it take ``toolwire/session/snapshot``), prints every status change as it happens, answers
 permission requests per ``--approve``, and turns Ctrl-C into
 ``toolwire/session/cancel`` (a second Ctrl-C exits at once).
 
@@ -25,6 +27,7 @@ from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 
 from toolwire.lsp import protocol as P
+from toolwire.lsp.mirror import CallMirror
 from toolwire.lsp.server import make_converter
 
 
@@ -140,15 +143,34 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
 
     turn_over = False
 
+    mirror = CallMirror()  # the calls' full states, rebuilt from the update form
+
+    async def resync() -> None:
+        """A piece of argument text was missed: take the session's snapshot as the truth."""
+        if session_id is None:
+            return
+        snapshot = await client.protocol.send_request_async(P.SESSION_SNAPSHOT, {"sessionId": session_id})
+        for call in snapshot.get("toolCalls", []):
+            mirror.reset(call)
+
     @client.feature(P.SESSION_UPDATE)
     def on_update(params: Any) -> None:
         if turn_over:  # e.g. a late workspace_change: the turn's output already ended
             return
-        if options.json:
+        update = params.get("update", {})
+        if update.get("sessionUpdate") == "tool_call":
+            full = mirror.apply(update.get("toolCall", {}), params.get("streamId"))
+            if mirror.gaps:
+                mirror.gaps.clear()
+                asyncio.ensure_future(resync())
+            if full is None:
+                return  # stale
+            update = {**update, "toolCall": full}
+        if options.json:  # the params exactly as sent (pieces and all)
             out.write(json.dumps(params, ensure_ascii=False) + "\n")
             out.flush()
         else:
-            printer.update(params.get("update", {}))
+            printer.update(update)
 
     @client.feature(P.REQUEST_PERMISSION)
     async def on_permission(params: Any) -> dict[str, Any]:

@@ -131,10 +131,11 @@ class CallErrorWire(Wire):
 
 
 class ToolCallWire(Wire):
-    """A tool-call snapshot as ``toolwire/session/update`` carries it (see protocol.md, "ToolCall").
+    """A full tool-call snapshot (see protocol.md, "ToolCall"): every field whole.
 
-    Built by :meth:`toolwire.streaming.state.ToolCallState.to_wire` on the hot
-    path; this model documents the shape and a test validates snapshots against it.
+    Carried by ``toolwire/session/snapshot`` and ``toolwire/session/requestPermission``;
+    built by :meth:`toolwire.streaming.state.ToolCallState.to_wire`. Updates carry
+    :class:`ToolCallUpdateWire` instead. A test validates both against these models.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -149,6 +150,50 @@ class ToolCallWire(Wire):
     partial_arguments: dict[str, Any] | None
     arguments: dict[str, Any] | None
     path: str | None
+    error: CallErrorWire | None = None
+    cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
+                           "shutdown"] | None = None
+    result: dict[str, Any] | None = None
+
+
+class ArgumentsDeltaWire(Wire):
+    """A piece of argument text appended to a call's text (``argumentsDelta``).
+
+    ``offset`` is the length of the text before the piece in Unicode code points
+    (Python ``len``; in JavaScript count code points, not UTF-16 units).
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    offset: int = Field(ge=0)
+    text: str
+
+
+class ToolCallUpdateWire(Wire):
+    """The ``toolCall`` of a ``tool_call`` update (protocol.md, "ToolCall updates").
+
+    Built by :func:`toolwire.streaming.wireform.update_form`. The identity and
+    status fields are always present; the argument fields only as the rules say:
+    ``arguments_delta`` while ``generating`` when text was appended,
+    ``arguments_text`` whole once when the status leaves ``generating`` (or when
+    the text changed other than by appending), ``partial_arguments`` a bounded
+    preview when it changed, ``arguments`` when it changed. An absent field is
+    unchanged since the call's previous update.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    tool_call_id: str
+    index: int
+    name: str
+    kind: str
+    status: Literal["generating", "generated", "calling", "done", "errored", "canceled"]
+    rev: int
+    path: str | None
+    arguments_delta: ArgumentsDeltaWire | None = None
+    arguments_text: str | None = None
+    partial_arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = None
     error: CallErrorWire | None = None
     cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
                            "shutdown"] | None = None
@@ -324,8 +369,8 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     """The ``update`` object of a ``toolwire/session/update`` notification for ``event``.
 
     Shapes (``sessionUpdate`` is the discriminator):
-    ``tool_call`` {toolCall}; ``agent_message_chunk`` / ``agent_thought_chunk``
-    {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
+    ``tool_call`` {toolCall} (the update form, :class:`ToolCallUpdateWire`); ``agent_message_chunk`` /
+    ``agent_thought_chunk`` {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
     ``workspace_change`` {paths}.
     """

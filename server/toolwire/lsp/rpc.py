@@ -1,17 +1,29 @@
-"""JSON-RPC edge cases pygls leaves unanswered, answered per the JSON-RPC 2.0 spec §5.1.
+"""JSON-RPC edge cases pygls leaves unanswered, answered per the JSON-RPC 2.0 spec §5.1,
+and a leaner writer.
 
 * A body that is not JSON gets ``-32700 Parse error`` with ``id: null``.
 * A request whose ``jsonrpc`` member is missing or not ``"2.0"`` gets
   ``-32600 Invalid Request`` (with its id, so the client does not wait forever).
 
 Either way the server keeps serving.
+
+Messages are written as compact UTF-8 JSON (no ``\\u`` escapes for
+non-ASCII text, no spaces after separators) with only the ``Content-Length``
+header, which the LSP base protocol says is the one required header (the
+``Content-Type`` default is ``application/vscode-jsonrpc; charset=utf-8``). A
+message holding a lone UTF-16 surrogate, which UTF-8 cannot carry, is written
+with ASCII escapes as before.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 from typing import Any
+
+from pygls.exceptions import JsonRpcInternalError
 
 from pygls.protocol import LanguageServerProtocol
 
@@ -39,6 +51,31 @@ class ToolwireProtocol(LanguageServerProtocol):
                 self._send_data(error_response(msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'))
             return
         super().handle_message(message)
+
+    def _send_data(self, data: Any) -> None:
+        """Write one message: compact UTF-8 JSON behind a ``Content-Length`` header."""
+        if not data:
+            return
+        if self.writer is None:
+            log.error("Unable to send data, no available transport!")
+            return
+        try:
+            try:
+                body = json.dumps(data, default=self._serialize_message, ensure_ascii=False,
+                                  separators=(",", ":")).encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: ASCII escapes carry it
+                body = json.dumps(data, default=self._serialize_message, separators=(",", ":")).encode("ascii")
+            if self._include_headers:
+                body = b"Content-Length: %d\r\n\r\n" % len(body) + body
+            res = self.writer.write(body)
+            if inspect.isawaitable(res):
+                asyncio.ensure_future(res)
+        except BrokenPipeError:
+            log.exception("Error sending data. BrokenPipeError")
+            raise
+        except Exception as error:  # pygls reports it the same way
+            log.exception("Error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def _serialize_message(self, data: Any) -> Any:
         if isinstance(data, dict):

@@ -34,6 +34,7 @@ from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
+from toolwire.streaming.wireform import brief_form, update_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
 
@@ -337,10 +338,12 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         for sid in ended[: max(0, len(session.streams) + 1 - MAX_FED_STREAMS)]:
             del session.streams[sid]  # forget the oldest ended streams
         session.streams[req.stream_id] = stream
-    snapshots = [call.to_wire() for call in changed]
-    for snapshot in snapshots:
-        sink.emit(ToolCallUpdate(snapshot))
-    return {"toolCalls": snapshots, "format": stream.fmt, "ended": stream.ended}
+    briefs = []
+    for call in changed:  # the argument fields travel once, in the notifications
+        update = update_form(call)
+        sink.emit(ToolCallUpdate(update))
+        briefs.append(brief_form(update))
+    return {"toolCalls": briefs, "format": stream.fmt, "ended": stream.ended}
 
 
 @server.feature(P.TOOL_CALLS_RUN)

@@ -128,6 +128,8 @@ class ToolCallState:
         error: Set when ``status`` is ``errored``.
         cancel_reason: Set when ``status`` is ``canceled``.
         result: The tool's result once ``done``/``errored`` after running.
+        wire: What the call's ``tool_call`` updates have sent so far (see
+            :mod:`toolwire.streaming.wireform`); None before the first update.
     """
 
     key: Any
@@ -146,6 +148,7 @@ class ToolCallState:
     cancel_reason: CancelReason | None = None
     result: Any = None
     whole_arguments: Any = None  # arguments given whole as an object (Gemini, Anthropic start block)
+    wire: Any = None  # what the call's update stream sent (toolwire.streaming.wireform.WireMark)
 
     @property
     def arguments_text(self) -> str:
@@ -190,7 +193,11 @@ class ToolCallState:
         self.rev += 1
 
     def to_wire(self) -> dict[str, Any]:
-        """Return the call as the client sees it (camelCase; see protocol.md)."""
+        """Return the call's full snapshot (camelCase; protocol.md, "ToolCall").
+
+        Every field whole: for ``toolwire/session/snapshot`` and permission
+        requests. Updates use :func:`toolwire.streaming.wireform.update_form`.
+        """
         out: dict[str, Any] = {
             "toolCallId": self.id,
             "index": self.index,
