@@ -12,6 +12,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const server = new ServerController({
     log,
     status,
+    bundledLibs: context.asAbsolutePath("bundled/libs"),
     askPermission: (params, token) => askPermission(params, token, log),
   });
   const ask = new AskCommand(server, log);

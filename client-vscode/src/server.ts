@@ -8,13 +8,12 @@ import { LanguageClient, State, type LanguageClientOptions, type ServerOptions }
 import { errorText } from "./log";
 import {
   RequestPermission,
-  SERVE_ARGS,
   SessionUpdateNotification,
   type RequestPermissionParams,
   type RequestPermissionResult,
   type SessionUpdateParams,
 } from "./protocol";
-import { findInterpreter, onPythonEnvironmentChange } from "./python";
+import { InterpreterError, onPythonEnvironmentChange, selectInterpreter, serverLaunch, type ServerLaunch } from "./python";
 import { RESTART_SETTINGS, initializationOptions, readSettings } from "./settings";
 import type { ServerStatus } from "./status";
 
@@ -22,6 +21,8 @@ import type { ServerStatus } from "./status";
 export interface ServerDeps {
   log: vscode.LogOutputChannel;
   status: ServerStatus;
+  /** The extension's `bundled/libs` folder (the server and its Python packages; see python.ts). */
+  bundledLibs: string;
   /** Answers `toolwire/session/requestPermission`. */
   askPermission(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<RequestPermissionResult>;
 }
@@ -116,15 +117,24 @@ export class ServerController implements vscode.Disposable {
     const { log, status } = this.deps;
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settings = readSettings(this.configuration(), (message) => log.warn(message));
-    const python = await findInterpreter(settings.pythonPath, folder, log);
-    const commandLine = `${python.command} ${SERVE_ARGS.join(" ")}`;
-    log.info(`Starting ${commandLine} (interpreter from ${python.source}).`);
+    let launch: ServerLaunch;
+    try {
+      launch = await serverLaunch(settings.pythonPath, settings.importStrategy, folder, this.deps.bundledLibs, log);
+    } catch (error) {
+      if (!(error instanceof InterpreterError)) {
+        throw error;
+      }
+      this.reportNoInterpreter(error);
+      return;
+    }
+    const commandLine = `${launch.command} ${launch.args.join(" ")}`;
+    log.info(`Starting ${launch.description}.`);
     status.setServer("starting", commandLine);
 
     const serverOptions: ServerOptions = {
-      command: python.command,
-      args: [...SERVE_ARGS],
-      options: { cwd: folder?.uri.fsPath },
+      command: launch.command,
+      args: launch.args,
+      options: { cwd: folder?.uri.fsPath, env: launch.env },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }],
@@ -155,7 +165,7 @@ export class ServerController implements vscode.Disposable {
       await client.dispose(2000).catch(() => undefined);
       void vscode.window
         .showErrorMessage(
-          `Toolwire: could not start the server with ${python.command}. Is toolwire installed in that environment?`,
+          `Toolwire: could not start the server with ${launch.command} (${launch.toolwire} toolwire).`,
           "Show Log",
           "Open Settings",
         )
@@ -167,6 +177,20 @@ export class ServerController implements vscode.Disposable {
           }
         });
     }
+  }
+
+  /** The one message for "no usable Python": log, status item, and a notification with two ways out. */
+  private reportNoInterpreter(error: InterpreterError): void {
+    const { log, status } = this.deps;
+    log.error(error.message);
+    status.setServer("failed", error.message);
+    void vscode.window.showErrorMessage(error.message, "Select Interpreter", "Open Settings").then(async (choice) => {
+      if (choice === "Select Interpreter") {
+        await selectInterpreter(log);
+      } else if (choice === "Open Settings") {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "toolwire.pythonPath");
+      }
+    });
   }
 
   private async stopClient(): Promise<void> {

@@ -7,6 +7,7 @@
  * Only `import type` from `vscode` here, so the test can use this module.
  */
 import type { InitializationOptions } from "./protocol";
+import type { ImportStrategy } from "./python";
 
 /** The subset of `vscode.WorkspaceConfiguration` this module needs (section `toolwire`). */
 export interface ConfigurationReader {
@@ -21,6 +22,8 @@ export type Approval = "ask" | "auto" | "deny";
 export interface Settings {
   /** Interpreter that runs `-m toolwire serve`; empty: discover one (python.ts). */
   pythonPath: string;
+  /** Where `toolwire` is imported from: the extension's bundle or the interpreter's environment. */
+  importStrategy: ImportStrategy;
   /** Model spec for new sessions; `replay` means the server's embedded default. */
   model: string;
   /**
@@ -32,12 +35,13 @@ export interface Settings {
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
-export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.model"] as const;
+export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.importStrategy", "toolwire.model"] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
 const EMBEDDED_MODEL = "replay";
 
 const APPROVALS: readonly string[] = ["ask", "auto", "deny"] satisfies Approval[];
+const IMPORT_STRATEGIES: readonly string[] = ["useBundled", "fromEnvironment"] satisfies ImportStrategy[];
 
 /** Shape of the parts of package.json read here. */
 export interface Manifest {
@@ -65,6 +69,7 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
   };
   return {
     pythonPath: pick("pythonPath", isString).trim(),
+    importStrategy: pick("importStrategy", (v): v is ImportStrategy => typeof v === "string" && IMPORT_STRATEGIES.includes(v)),
     model: pick("model", isNonEmptyString).trim(),
     approval: pick("approval", (v): v is Approval => typeof v === "string" && APPROVALS.includes(v)),
   };
