@@ -4,7 +4,15 @@
  * call that arrives during a run schedules exactly one more.
  */
 import * as vscode from "vscode";
-import { LanguageClient, State, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  State,
+  type ErrorHandler,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
 import { errorText } from "./log";
 import {
   RequestPermission,
@@ -140,6 +148,7 @@ export class ServerController implements vscode.Disposable {
       documentSelector: [{ scheme: "file" }],
       outputChannel: log,
       initializationOptions: initializationOptions(settings),
+      errorHandler: this.errorHandler(),
     };
     const client = new LanguageClient("toolwire", "Toolwire", serverOptions, clientOptions);
     client.onNotification(SessionUpdateNotification, (params) => this.updates.fire(params));
@@ -177,6 +186,32 @@ export class ServerController implements vscode.Disposable {
           }
         });
     }
+  }
+
+  /**
+   * A server that exits on its own stays stopped (its sessions are gone, so a silent
+   * restart would only hide that): the status item says so and one notification offers
+   * Restart, which is also the `toolwire.restart` command.
+   */
+  private errorHandler(): ErrorHandler {
+    return {
+      error: () => ({ action: ErrorAction.Continue }),
+      closed: () => {
+        if (!this.disposed && this.inflight === undefined) {
+          this.deps.log.error("The Toolwire server exited unexpectedly.");
+          void vscode.window
+            .showErrorMessage("Toolwire: the server stopped unexpectedly. Its sessions are gone.", "Restart", "Show Log")
+            .then((choice) => {
+              if (choice === "Restart") {
+                void this.restart("restart after the server stopped");
+              } else if (choice === "Show Log") {
+                this.deps.log.show();
+              }
+            });
+        }
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    };
   }
 
   /** The one message for "no usable Python": log, status item, and a notification with two ways out. */
