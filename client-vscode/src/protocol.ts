@@ -349,6 +349,30 @@ export const ToolCallCancel = new RequestType<ToolCallCancelParams, { cancelled:
   "toolwire/toolCall/cancel",
 );
 
+/** The one argument of the `toolwire.runAction` command (code actions; `workspace/executeCommand`). */
+export interface RunActionArgs {
+  kind: "edit" | "explain" | "fix";
+  uri: string;
+  /** In the negotiated position encoding. */
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  text?: string;
+  /** The LSP diagnostic a fix is about. */
+  diagnostic?: Record<string, unknown>;
+  /** What the user wants done (Edit selection…). */
+  instruction?: string;
+  /** Run in this session instead of a new one. */
+  sessionId?: string;
+}
+
+/** Result of `toolwire.runAction`, sent as soon as the turn started. */
+export interface RunActionResult {
+  sessionId: string;
+  turnId: string;
+}
+
+/** The command every Toolwire code action carries. */
+export const RUN_ACTION_COMMAND = "toolwire.runAction";
+
 /** client→server: the before/after text of a pending edit call, for a diff editor. */
 export const ToolCallPreview = new RequestType<ToolCallPreviewParams, ToolCallPreviewResult, void>(
   "toolwire/toolCall/preview",

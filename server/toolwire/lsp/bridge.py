@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from lsprotocol import types
 from pydantic import ValidationError
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.uris import from_fs_path, to_fs_path
 
-from toolwire.agent.events import AgentEvent, PermissionAnswer, TurnUpdate
+from toolwire.agent.events import AgentEvent, PermissionAnswer, ToolCallUpdate, TurnUpdate
 from toolwire.lsp.protocol import (
     PERMISSION_OPTIONS,
     REQUEST_PERMISSION,
@@ -27,9 +28,11 @@ from toolwire.lsp.protocol import (
     RequestPermissionResult,
     update_payload,
 )
+from toolwire.lsp.fallback import ask_with_message_request
 from toolwire.workspace.documents import OpenDocument
 
 if TYPE_CHECKING:
+    from toolwire.lsp.progress import LongTools
     from toolwire.lsp.server import ToolwireServer
 
 log = logging.getLogger(__name__)
@@ -45,10 +48,13 @@ class LspSink:
         server: The server.
         session_id: The session the updates belong to.
         stream_id: For client-fed streams, added to each notification as ``streamId``.
+        long_tools: Given tool-call updates, to report long-running tools as work-done progress.
     """
 
-    def __init__(self, server: "ToolwireServer", session_id: str, stream_id: str | None = None) -> None:
+    def __init__(self, server: "ToolwireServer", session_id: str, stream_id: str | None = None,
+                 long_tools: "LongTools | None" = None) -> None:
         self._server = server
+        self._long_tools = long_tools
         self._params: dict[str, Any] = {"sessionId": session_id}
         if stream_id is not None:
             self._params["streamId"] = stream_id
@@ -59,10 +65,14 @@ class LspSink:
         if type(event) is TurnUpdate and event.message:  # model errors may quote a key
             update["message"] = self._server.redactor.redact(event.message)
         self._server.protocol.notify(SESSION_UPDATE, {**self._params, "update": update})
+        if self._long_tools is not None and type(event) is ToolCallUpdate:
+            self._long_tools.seen(event.call)
 
 
 class LspApprover:
-    """Asks the client through ``toolwire/session/requestPermission``."""
+    """Asks the client through ``toolwire/session/requestPermission``; a client that
+    does not know that method is asked with ``window/showMessageRequest`` from then on
+    (:mod:`toolwire.lsp.fallback`)."""
 
     def __init__(self, server: "ToolwireServer", session_id: str) -> None:
         self._server = server
@@ -73,6 +83,8 @@ class LspApprover:
 
         Cancellation of the caller sends ``$/cancelRequest`` for the pending request.
         """
+        if self._server.permission_fallback:
+            return await ask_with_message_request(self._server, call, subject)
         msg_id = f"perm-{uuid.uuid4().hex[:12]}"
         params = {
             "sessionId": self._session_id,
@@ -91,6 +103,10 @@ class LspApprover:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             protocol._request_futures.pop(msg_id, None)
             raise
+        except JsonRpcMethodNotFound:  # an LSP client without Toolwire's panel
+            open_requests.pop(msg_id, None)
+            self._server.permission_fallback = True
+            return await ask_with_message_request(self._server, call, subject)
         except Exception as exc:  # the client answered with an error
             log.warning("permission request failed: %s", exc)
             return PermissionAnswer("cancelled")

@@ -17,13 +17,14 @@ from lsprotocol import types
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
+from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
-from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.undo import Restorer, refresh
@@ -37,6 +38,8 @@ from toolwire.streaming.state import CancelReason
 from toolwire.streaming.wireform import brief_form, update_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
+from toolwire.lsp import actions
+from toolwire.lsp.progress import LongTools
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -82,6 +85,9 @@ class ToolwireServer(LanguageServer):
         origins: Per session id, what it was opened with (to apply changed settings).
         redactor: Keeps API keys out of logs and messages (a filter on every log handler).
         background: Tasks the server started that nobody awaits (model closes, actions).
+        progress_cancels: Per work-done progress token, what its cancel does.
+        permission_fallback: The client does not know ``toolwire/session/requestPermission``;
+            approvals are asked with ``window/showMessageRequest``.
         watchers: One workspace watcher per workspace folder.
     """
 
@@ -100,6 +106,8 @@ class ToolwireServer(LanguageServer):
         self.redactor = Redactor()
         self.redactor.install()  # logging is set up before the server is built (cli.py)
         self.background: set[asyncio.Task] = set()
+        self.progress_cancels: dict[str, Any] = {}
+        self.permission_fallback = False
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
@@ -122,6 +130,36 @@ class ToolwireServer(LanguageServer):
         close = getattr(model, "aclose", None)
         if close is not None:
             self.spawn(close())
+
+    async def open_session(self, cwd: str, model_spec: str | None, overrides: dict[str, Any] | None) -> Session:
+        """Open a session on the folder ``cwd`` (``toolwire/session/new``, code actions).
+
+        Raises:
+            JsonRpcInvalidParams: ``cwd`` is not an existing absolute folder, the
+                settings overrides are invalid, or the model spec cannot be built.
+        """
+        if overrides and isinstance(overrides.get("apiKey"), str):
+            self.redactor.add(overrides["apiKey"])
+        settings, problems = session_settings(self.settings, overrides)
+        if problems:
+            raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
+        spec = model_spec or settings.model
+        try:
+            session = open_session(Path(cwd), spec, settings, LspDocuments(self))
+        except SessionSpecError as exc:
+            raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
+        self.sessions[session.id] = session
+        self.origins[session.id] = SessionOrigin(model_spec, dict(overrides or {}), model_key(spec, settings))
+        await self.watchers.attach(session)
+        log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
+        return session
+
+    def cancel_call(self, session: Session, call_id: str) -> bool:
+        """Cancel one call of the session's turn or client-fed runs (False if unknown or finished)."""
+        cancelled = session.turn.cancel_call(call_id) if session.turn is not None else False
+        for scheduler in list(session.fed_schedulers):
+            cancelled = cancelled or scheduler.cancel_call(call_id)
+        return cancelled
 
     def turn_ended(self, session: Session) -> None:
         """A session's turn ended: settings that changed meanwhile apply now."""
@@ -192,22 +230,9 @@ async def did_change_configuration(ls: ToolwireServer, params: types.DidChangeCo
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
-    if req.settings and isinstance(req.settings.get("apiKey"), str):
-        ls.redactor.add(req.settings["apiKey"])
-    settings, problems = session_settings(ls.settings, req.settings)
-    if problems:
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
-    spec = req.model or settings.model
-    try:
-        session = open_session(Path(req.cwd), req.model, settings, LspDocuments(ls))
-    except SessionSpecError as exc:
-        raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
-    model, registry = session.model, session.registry
-    ls.sessions[session.id] = session
-    ls.origins[session.id] = SessionOrigin(req.model, dict(req.settings or {}), model_key(spec, settings))
-    await ls.watchers.attach(session)
-    log.info("session %s: %s on %s", session.id, model.model_id, session.root)
-    return P.SessionNewResult(session_id=session.id, model=model.model_id, tools=registry.names()).dump()
+    session = await ls.open_session(req.cwd, req.model, req.settings)
+    return P.SessionNewResult(session_id=session.id, model=session.model.model_id,
+                              tools=session.registry.names()).dump()
 
 
 @server.feature(P.SESSION_PROMPT)
@@ -217,7 +242,8 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     session = session_of(ls, req.session_id)
     if session.turn is not None:
         raise TurnInProgress()
-    turn = Turn(session, LspSink(ls, session.id), LspApprover(ls, session.id))
+    long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id))
+    turn = Turn(session, LspSink(ls, session.id, long_tools=long_tools), LspApprover(ls, session.id))
     session.turn = turn
     try:
         outcome = await turn.run(req.text())
@@ -270,10 +296,7 @@ def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCall/cancel`` → ``{cancelled}``: cancel one call; the turn goes on."""
     req = parse(P.TOOL_CALL_CANCEL, P.ToolCallCancelParams, params)
     session = session_of(ls, req.session_id)
-    cancelled = session.turn.cancel_call(req.tool_call_id) if session.turn is not None else False
-    for scheduler in list(session.fed_schedulers):  # calls of client-fed runs
-        cancelled = cancelled or scheduler.cancel_call(req.tool_call_id)
-    return {"cancelled": cancelled}
+    return {"cancelled": ls.cancel_call(session, req.tool_call_id)}
 
 
 @server.feature(P.TOOL_CALL_PREVIEW)
@@ -392,3 +415,41 @@ async def session_undo_turn(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 async def session_redo_turn(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/redoTurn`` → the same shape as undoTurn, re-applying an undone turn."""
     return await _undo_or_redo(ls, P.SESSION_REDO_TURN, params, redo=True)
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=list(actions.KINDS), resolve_provider=False))
+def code_action(ls: ToolwireServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """``textDocument/codeAction``: Edit selection / Explain / Fix '<diagnostic>' (see protocol.md)."""
+    return actions.code_actions(params)
+
+
+@server.command(actions.RUN_ACTION)
+async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
+    """``workspace/executeCommand`` ``toolwire.runAction`` → ``{sessionId, turnId}``; the turn runs on."""
+    if len(arguments) != 1:
+        raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: expected one argument object, got {len(arguments)}")
+    args = parse(actions.RUN_ACTION, P.RunActionArgs, arguments[0])
+    fs_path = to_fs_path(args.uri) if args.uri.startswith("file:") else None
+    if not fs_path:
+        raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: invalid params: uri: {args.uri[:200]!r} is not a file: URI")
+    path = Path(fs_path).resolve()
+    if args.session_id is not None:
+        session = session_of(ls, args.session_id)
+    else:
+        session = await ls.open_session(str(actions.folder_for(ls, path)), None, None)
+    if session.turn is not None:
+        raise TurnInProgress()
+    try:
+        return actions.start_action(ls, session, args, path)
+    except (OSError, ValueError) as exc:  # the file or range cannot be read
+        raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: cannot read {args.uri[:200]}: {exc}") from None
+
+
+@server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+def work_done_progress_cancel(ls: ToolwireServer, params: types.WorkDoneProgressCancelParams) -> None:
+    """``window/workDoneProgress/cancel``: a code-action turn's progress cancels the turn,
+    a long tool's progress cancels that call."""
+    cancel = ls.progress_cancels.pop(str(params.token), None)
+    if cancel is not None:
+        cancel()

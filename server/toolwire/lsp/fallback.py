@@ -1,0 +1,68 @@
+"""Approval for LSP clients that do not implement ``toolwire/session/requestPermission``.
+
+When the client answers that request with MethodNotFound (any editor without
+Toolwire's panel), the server asks with the standard ``window/showMessageRequest``
+instead: the message names the tool and shows what it will do (the edit's diff,
+the git command line, or the arguments, cut at :data:`MAX_SUBJECT` characters), and
+the actions are "Allow once", "Allow always" and "Reject". No answer (the user
+dismissed it) counts as a rejection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from lsprotocol import types
+
+from toolwire.agent.events import PermissionAnswer
+
+if TYPE_CHECKING:
+    from toolwire.lsp.server import ToolwireServer
+
+log = logging.getLogger(__name__)
+
+#: Characters of the subject shown in the message.
+MAX_SUBJECT = 3000
+
+_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject"}
+
+
+def subject_text(call: dict[str, Any], subject: dict[str, Any]) -> str:
+    """The question: ``Toolwire wants to run edit_file on a.py:`` and what it will do."""
+    name = call.get("name") or subject.get("tool") or "a tool"
+    target = f" on {subject['path']}" if subject.get("path") else ""
+    if subject.get("kind") == "edit":
+        body = subject.get("diff") or ""
+    elif subject.get("kind") == "git":
+        body = " ".join(subject.get("argv") or []) + f"\n(in {subject.get('cwd')})"
+    else:
+        body = json.dumps(subject.get("arguments"), ensure_ascii=False, indent=1)
+    if len(body) > MAX_SUBJECT:
+        body = body[:MAX_SUBJECT] + f"\n… ({len(body) - MAX_SUBJECT} more characters)"
+    return f"Toolwire wants to run {name}{target}:\n{body}"
+
+
+async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any],
+                                   subject: dict[str, Any]) -> PermissionAnswer:
+    """Ask through ``window/showMessageRequest``; ``cancelled`` when the client cannot answer.
+
+    Cancellation of the caller withdraws the request (``$/cancelRequest``).
+    """
+    params = types.ShowMessageRequestParams(
+        type=types.MessageType.Warning, message=subject_text(call, subject),
+        actions=[types.MessageActionItem(title=title) for title in _ACTIONS])
+    try:
+        answer = await server.window_show_message_request_async(params)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except Exception as exc:  # noqa: BLE001 - the client could not answer: not approved
+        log.warning("window/showMessageRequest failed: %s", exc)
+        return PermissionAnswer("cancelled")
+    title = getattr(answer, "title", None) if answer is not None else None
+    if isinstance(answer, dict):
+        title = answer.get("title")
+    option = _ACTIONS.get(title or "")
+    return PermissionAnswer(option) if option else PermissionAnswer("cancelled")  # type: ignore[arg-type]

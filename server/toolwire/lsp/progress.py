@@ -1,0 +1,170 @@
+"""LSP work-done progress for turns and long tools (``window/workDoneProgress/create``,
+``$/progress`` begin / report / end, ``window/workDoneProgress/cancel``).
+
+* :class:`WorkProgress` — one server-initiated progress: created only when the
+  client declared ``window.workDoneProgress``; a client's cancel runs a callback.
+* :class:`TurnProgressSink` — forwards a code-action turn's events to the session's
+  sink and reports each step (model request, each call's status change) on the
+  turn's progress.
+* :class:`LongTools` — in any turn, a tool still running after :data:`LONG_TOOL_AFTER`
+  seconds (git on a large repository, a big edit) gets its own cancellable progress,
+  ended when the call ends; cancelling it cancels that call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from toolwire.agent.events import AgentEvent, ToolCallUpdate, TurnUpdate
+
+if TYPE_CHECKING:
+    from toolwire.lsp.server import ToolwireServer
+
+log = logging.getLogger(__name__)
+
+#: Seconds a tool runs before it gets its own progress (shorter ones would only flicker).
+LONG_TOOL_AFTER = 0.5
+
+_TERMINAL = frozenset({"done", "errored", "canceled"})
+
+
+def supports_progress(server: "ToolwireServer") -> bool:
+    """True when the client declared ``window.workDoneProgress``."""
+    caps = server.client_capabilities
+    return bool(caps and caps.window and caps.window.work_done_progress)
+
+
+def describe_call(call: dict[str, Any]) -> str:
+    """``"edit_file a.py"``: a call's tool and target, for progress and summaries."""
+    path = call.get("path")
+    return f"{call.get('name') or 'tool'} {path}" if path else str(call.get("name") or "tool")
+
+
+class WorkProgress:
+    """One server-initiated work-done progress.
+
+    Args:
+        server: The server.
+        on_cancel: Called when the client cancels the progress.
+    """
+
+    def __init__(self, server: "ToolwireServer", on_cancel: Callable[[], None]) -> None:
+        self._server = server
+        self._on_cancel = on_cancel
+        self.token = f"toolwire-{uuid.uuid4().hex[:12]}"
+        self.active = False
+        self._ended = False
+
+    async def begin(self, title: str, message: str | None = None) -> bool:
+        """Create the token and send ``begin`` (cancellable). False when the client does
+        not support progress or refused the token; the other methods then do nothing."""
+        if not supports_progress(self._server):
+            return False
+        try:
+            await self._server.work_done_progress.create_async(self.token)
+        except Exception as exc:  # noqa: BLE001 - the client refused: no progress, the work goes on
+            log.warning("window/workDoneProgress/create failed: %s", exc)
+            return False
+        if self._ended:  # ended while the token was being created
+            return False
+        self._server.progress_cancels[self.token] = self._on_cancel
+        self._server.work_done_progress.begin(
+            self.token, types.WorkDoneProgressBegin(title=title, cancellable=True, message=message))
+        self.active = True
+        return True
+
+    def report(self, message: str) -> None:
+        """Send ``report`` with ``message``."""
+        if self.active:
+            self._server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
+
+    def end(self, message: str | None = None) -> None:
+        """Send ``end`` (once) and forget the token."""
+        self._ended = True
+        if not self.active:
+            return
+        self.active = False
+        self._server.progress_cancels.pop(self.token, None)
+        self._server.work_done_progress.tokens.pop(self.token, None)
+        self._server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+
+
+class TurnProgressSink:
+    """A sink for a code-action turn: every event goes to ``inner`` (the session's
+    ``toolwire/session/update`` sink), and each step is reported on ``progress``.
+
+    Reported: a model request, and each change of a call's status (``calling``
+    "running edit_file a.py", ``generated`` "edit_file a.py: waiting for approval",
+    terminal ones with their status). Argument streaming is not reported.
+    """
+
+    def __init__(self, inner: Any, progress: WorkProgress | None = None) -> None:
+        self.inner = inner
+        self.progress = progress
+        self._status: dict[str, str] = {}
+
+    def emit(self, event: AgentEvent) -> None:
+        """Forward ``event``; report it when it is a step."""
+        self.inner.emit(event)
+        progress = self.progress
+        if progress is None or not progress.active:
+            return
+        if type(event) is TurnUpdate and event.state == "model_request":
+            progress.report("asking the model…")
+        elif type(event) is ToolCallUpdate:
+            call = event.call
+            key = call.get("toolCallId") or f"#{call.get('index')}"
+            status = call.get("status", "")
+            if self._status.get(key) == status:
+                return
+            self._status[key] = status
+            what = describe_call(call)
+            if status == "calling":
+                progress.report(f"running {what}")
+            elif status == "generated":
+                progress.report(f"{what}: waiting for approval or its turn")
+            elif status in _TERMINAL:
+                progress.report(f"{what}: {status}")
+
+
+class LongTools:
+    """Gives each tool call that runs longer than :data:`LONG_TOOL_AFTER` its own progress.
+
+    Fed with every ``tool_call`` update of one session (:meth:`seen`).
+
+    Args:
+        server: The server.
+        cancel_call: Cancels one call by id (the progress is cancellable).
+    """
+
+    def __init__(self, server: "ToolwireServer", cancel_call: Callable[[str], Any]) -> None:
+        self._server = server
+        self._cancel_call = cancel_call
+        self._running: dict[str, tuple[asyncio.Task, WorkProgress]] = {}
+
+    def seen(self, call: dict[str, Any]) -> None:
+        """A call changed: start watching it when it starts running, end its progress when it ends."""
+        call_id = call.get("toolCallId") or ""
+        status = call.get("status")
+        if not call_id:
+            return
+        if status == "calling" and call_id not in self._running:
+            if not supports_progress(self._server):
+                return
+            progress = WorkProgress(self._server, lambda: self._cancel_call(call_id))
+            task = self._server.spawn(self._watch(progress, describe_call(call)))
+            self._running[call_id] = (task, progress)
+        elif status in _TERMINAL and call_id in self._running:
+            task, progress = self._running.pop(call_id)
+            task.cancel()
+            progress.end(f"{describe_call(call)}: {status}")
+
+    async def _watch(self, progress: WorkProgress, what: str) -> None:
+        await asyncio.sleep(LONG_TOOL_AFTER)
+        await progress.begin(f"Toolwire: {what}", "running")
