@@ -10,7 +10,7 @@ NODE_STAMP := client-vscode/node_modules/.installed
 VSCE_TARGET ?= linux-x64
 VSIX := dist/toolwire-$(VSCE_TARGET).vsix
 
-.PHONY: demo test test-python test-client test-package package install bench clean
+.PHONY: demo test test-python test-client test-package test-e2e package install bench clean
 
 install: $(STAMP)
 
@@ -27,7 +27,7 @@ $(NODE_STAMP): client-vscode/package.json client-vscode/package-lock.json
 demo: $(STAMP)
 	$(BIN)/toolwire demo
 
-test: test-client test-python test-package
+test: test-client test-python test-package test-e2e
 
 test-python: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -50,6 +50,15 @@ package: $(STAMP) $(NODE_STAMP)
 # What the .vsix holds and lacks (vsce ls and the zip itself); its server answers initialize.
 test-package: package
 	cd client-vscode && TOOLWIRE_VSIX=$(abspath $(VSIX)) node --test e2e/package.test.mjs
+
+# A real VS Code (code-server 4.x on Node 24, cached in ~/.cache/toolwire-e2e; the first run
+# builds it, about 2-5 minutes) with the .vsix installed, driven by Playwright and Debian's
+# chromium. scripts/e2e-toolchain.sh apt-installs the Debian packages when root, else
+# stops with the exact command. Screenshots: client-vscode/e2e/artifacts/.
+test-e2e: package
+	toolchain=$$(bash scripts/e2e-toolchain.sh) && cd client-vscode && \
+		TOOLWIRE_VSIX=$(abspath $(VSIX)) TOOLWIRE_E2E_TOOLCHAIN=$$toolchain \
+		node --test --test-concurrency=1 e2e/*.e2e.test.mjs
 
 bench: $(STAMP)
 	$(BIN)/python bench/merge.py

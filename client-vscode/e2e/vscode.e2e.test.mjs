@@ -1,0 +1,74 @@
+// End-to-end in a real VS Code (code-server) with the packaged .vsix and the replay model.
+// Scenarios of issue 9 that need no chat panel: a turn run from the command palette,
+// a killed server brought back by Restart.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { STEP_MS, gitSubjects, makeWorkspace, readWorkspaceFile, withVsCode } from "./harness.mjs";
+
+const data = path.join(path.dirname(fileURLToPath(import.meta.url)), "data");
+const GREET = '"""A tiny greeting module."""\n\n\ndef greet(name):\n    return "Hello " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n';
+const FIXED = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n';
+
+/** Waits until `check()` is true, polling the file system (the editor writes asynchronously). */
+async function eventually(check, what, timeout = STEP_MS) {
+  const deadline = Date.now() + timeout;
+  while (!check()) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+test("command palette: Toolwire: Ask runs a turn (read, edit, diff, commit) with the bundled server", async (t) => {
+  const workspace = makeWorkspace({ "greet.py": GREET, "README.md": "# greet\n" });
+  const settings = { "toolwire.model": `replay:${path.join(data, "fix-greeting.jsonl")}`, "toolwire.approval": "auto" };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    await vscode.command("Toolwire: Ask");
+    await vscode.answerInput("Fix the greeting and commit it");
+    await eventually(() => gitSubjects(workspace)[0] === "Fix the greeting's punctuation and add type hints", "the commit");
+    assert.ok(readWorkspaceFile(workspace, "greet.py").includes(FIXED), "greet.py is edited on disk");
+    await vscode.openFile("greet.py");
+    await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the edited greet.py in the editor");
+    assert.match(await vscode.languageStatus(), /Toolwire: ready/);
+    await vscode.screenshot("ask-from-command-palette");
+  });
+});
+
+test("an open file with unsaved changes is edited in its buffer; a killed server is shown, Restart brings it back, a new turn works", async (t) => {
+  const workspace = makeWorkspace({ "greet.py": GREET });
+  const settings = { "toolwire.model": `replay:${path.join(data, "edit-greeting.jsonl")}`, "toolwire.approval": "auto" };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    await vscode.openFile("greet.py");
+    // The user's unsaved text at the end of the buffer.
+    await vscode.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await vscode.page.keyboard.press("Control+End");
+    await vscode.page.keyboard.type("# unsaved note\n");
+    await vscode.waitForEditorText(/# unsaved note/, "the user's unsaved line");
+
+    await vscode.command("Toolwire: Ask");
+    await vscode.answerInput("Fix the greeting");
+    const edited = await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the edit in the open buffer");
+    assert.match(edited, /# unsaved note/, "the user's unsaved text is kept");
+    assert.equal(readWorkspaceFile(workspace, "greet.py"), GREET, "nothing was written to disk behind the editor");
+    await vscode.screenshot("edit-in-dirty-buffer");
+
+    const [pid] = vscode.serverPids();
+    assert.ok(pid, "the Toolwire server runs in code-server's process group");
+    process.kill(pid, "SIGKILL");
+    await vscode.notification("the server stopped unexpectedly").waitFor({ timeout: STEP_MS });
+    assert.match(await vscode.languageStatus(), /Toolwire: stopped/);
+    await vscode.screenshot("server-killed");
+
+    // The user drops the buffer's changes and restarts; the new server plays the script again.
+    await vscode.command("File: Revert File");
+    await vscode.waitForEditorText((text) => !text.includes("unsaved note") && text.includes('"Hello " + name'), "the reverted buffer");
+    await vscode.command("Toolwire: Restart Server");
+    await eventually(() => vscode.serverPids().length === 1 && vscode.serverPids()[0] !== pid, "a new server process");
+    await vscode.command("Toolwire: Ask");
+    await vscode.answerInput("Fix the greeting again");
+    await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the second turn's edit");
+    assert.match(await vscode.languageStatus(), /Toolwire: ready/);
+  });
+});
