@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
-from conftest import git, server_fixture
+from conftest import git, server_fixture, write_script
 from undo_helpers import EDITOR_CAPABILITIES, calls_script, make_undo_editor, outcomes, redo, run_turn, state, tree, undo
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -177,3 +178,20 @@ async def test_errors_and_defaults(ed, repo, tmp_path):
         await ed.call("toolwire/session/undoTurn", {"sessionId": sid, "force": "a.txt"})
     assert tree(repo)["hello.txt"][1] == b"hello\n"
     assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_no_undo_while_the_session_runs_a_turn(ed, repo, tmp_path):
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "x.txt", "content": "x\n"}}]},
+        {"text": "done"},
+        {"text": "a slow second answer, word by word", "chunk_size": 1, "delay": 0.2},
+    ])
+    sid, _ = await run_turn(ed, repo, script)
+    running = asyncio.ensure_future(ed.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "again"}))
+    await ed.wait_for(lambda p: p["sessionId"] == sid and p["update"].get("turnId") == "t2")
+    with pytest.raises(Exception, match="a turn is running"):
+        await undo(ed, sid)
+    ed.protocol.notify("toolwire/session/cancel", {"sessionId": sid})
+    assert (await running)["stopReason"] == "cancelled"
+    assert (await undo(ed, sid))["status"] == "undone"  # t2 changed nothing: t1 is the last to undo
+    assert not (repo / "x.txt").exists()

@@ -10,16 +10,8 @@ anyway. Open buffers are restored through the editor (versioned
 with the recorded permission bits).
 
 Git actions are undone in reverse order after the files (and redone in order
-before them), each only when the repository is still where the turn left it:
-
-* ``commit``: HEAD must still be that commit on the same branch; the branch is
-  moved back (``git update-ref`` with the expected old value), so the changes
-  return to the index and working tree and nothing is lost;
-* ``branch_create``: HEAD must still be on that branch; the previous branch is
-  checked out again and the new branch is deleted when it still points where it
-  was created (otherwise it is kept and the message says so);
-* ``branch_switch``: HEAD must still be on that branch at the same commit;
-* ``index``: each entry must still be what the turn left (``git update-index``).
+before them), each only when the repository is still where the turn left it
+(:mod:`toolwire.agent.undo_git`).
 
 Anything else is ``not_undoable`` with the reason. An item put back is marked
 undone, so undoing the same turn again does nothing and says so.
@@ -32,15 +24,14 @@ import os
 import secrets
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from toolwire.agent.checkpoint_store import CheckpointStore, StoreError
-from toolwire.agent.checkpoints import BufferState, FileState, GitAction, PathChange, TurnCheckpoint, index_entries, probe
+from toolwire.agent.checkpoints import BufferState, FileState, GitAction, PathChange, TurnCheckpoint, probe
+from toolwire.agent.undo_git import GitUndo
 from toolwire.tools.base import ToolContext
-from toolwire.tools.gitinfo import repo_state
-from toolwire.tools.gitrun import run_git
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import TEMP_MARKER
 from toolwire.workspace.paths import resolve_path
@@ -147,12 +138,12 @@ class Restorer:
         self.record = record
         self.ctx = ctx
         self.store = store
-        self.tree_write = tree_write or nullcontext
         self.redo = False
         self.force: set[str] = set()
         self.paths: list[dict[str, Any]] = []
         self.git: list[dict[str, Any]] = []
-        self.blocked: dict[str, str] = {}  # path → why: it is in a commit that stays
+        self.gitundo = GitUndo(ctx, record.turn_id, tree_write)
+        self.blocked = self.gitundo.blocked  # path → why: it is in a commit that stays
 
     async def run(self, *, redo: bool = False, force: list[str] | None = None) -> dict[str, Any]:
         """Undo (or redo) what is not undone (or is undone) yet.
@@ -166,7 +157,8 @@ class Restorer:
             git: [{action, outcome, reason?}]}`` with status ``undone`` /
             ``redone`` / ``partial`` / ``nothing_to_do``.
         """
-        self.redo, self.force = redo, {f.strip("/") for f in force or []}
+        self.redo, self.force = redo, {self._normal(f) for f in force or []}
+        self.gitundo.redo, self.gitundo.force = self.redo, self.force
         record = self.record
         files = [c for c in record.changes() if c.undone == redo]
         actions = [g for g in record.git if g.undone == redo]
@@ -176,7 +168,7 @@ class Restorer:
             for action in actions:
                 await self._git(action)
         else:
-            await self._find_blocked(actions)
+            await self.gitundo.find_blocked(actions)
         for change in files:
             await self._path(change)
         self._folders()
@@ -191,6 +183,13 @@ class Restorer:
             pass  # the in-memory record is still right; the next save retries
         ok = all(p["outcome"] == "restored" for p in self.paths + self.git)
         return self._result(("redone" if redo else "undone") if ok else "partial")
+
+    def _normal(self, path: str) -> str:
+        """A ``force`` entry as checkpoints name paths (workspace-relative, POSIX)."""
+        try:
+            return resolve_path(self.ctx.root, path).rel
+        except ToolError:
+            return path
 
     # --------------------------------------------------------------- files
     async def _path(self, change: PathChange) -> None:
@@ -286,7 +285,7 @@ class Restorer:
     # ----------------------------------------------------------------- git
     async def _git(self, action: GitAction) -> None:
         try:
-            outcome, reason = await self._git_action(action)
+            outcome, reason = await self.gitundo.act(action)
         except ToolError as exc:
             outcome, reason = "not_undoable", exc.message
         if outcome == "restored":
@@ -295,119 +294,6 @@ class Restorer:
         if reason:
             item["reason"] = reason
         self.git.append(item)
-
-    async def _run(self, args: list[str]) -> None:
-        await run_git(self.ctx.root, args, read_only=False, timeout=self.ctx.git_timeout)
-
-    async def _switch(self, branch: str | None, commit: str | None) -> None:
-        with self.tree_write():
-            if branch is None:
-                await self._run(["switch", "-q", "--detach", "--end-of-options", str(commit)])
-            elif commit is None:  # a branch with no commits yet
-                await self._run(["symbolic-ref", "HEAD", f"refs/heads/{branch}"])
-            else:
-                await self._run(["switch", "-q", "--no-guess", "--end-of-options", branch])
-
-    async def _git_action(self, a: GitAction) -> tuple[str, str | None]:
-        if a.action == "index":
-            return await self._index(a)
-        state = await repo_state(self.ctx)
-        where = f"branch {state.branch}" if state.branch else "a detached HEAD"
-        label = f"turn {self.record.turn_id}"
-        if a.action == "commit":
-            expect = a.old if self.redo else a.new
-            if state.branch != a.branch:
-                return "not_undoable", f"HEAD is now on {where}, not on {a.branch}"
-            if state.head != expect:
-                return "not_undoable", f"{a.branch} moved since (it is at {(state.head or 'no commit')[:7]}, not {(expect or 'no commit')[:7]})"
-            ref = f"refs/heads/{a.branch}"
-            target = a.new if self.redo else a.old
-            verb = "redo" if self.redo else "undo"
-            if target is None:
-                await self._run(["update-ref", "-m", f"toolwire: {verb} {label}", "-d", ref, str(expect)])
-            else:
-                await self._run(["update-ref", "-m", f"toolwire: {verb} {label}", ref, target, expect or ""])
-            return "restored", None
-        here, there = (a.previous, a.branch) if self.redo else (a.branch, a.previous)
-        here_head = a.old if self.redo else a.new
-        if state.branch != here or (a.action == "branch_switch" and state.head != here_head):
-            return "not_undoable", f"HEAD is now on {where} at {(state.head or 'no commit')[:7]}"
-        if self.redo and a.action == "branch_create":
-            exists = await run_git(self.ctx.root, ["rev-parse", "-q", "--verify", f"refs/heads/{a.branch}"],
-                                   read_only=True, timeout=self.ctx.git_timeout, check=False)
-            with self.tree_write():
-                await self._run(["switch", "-q", "--no-guess", *([] if exists.returncode == 0 else ["-c"]), str(a.branch)])
-            return "restored", None
-        await self._switch(there, a.old if not self.redo else a.new)
-        if a.action == "branch_create" and not self.redo:
-            tip = await run_git(self.ctx.root, ["rev-parse", "-q", "--verify", f"refs/heads/{a.branch}"],
-                                read_only=True, timeout=self.ctx.git_timeout, check=False)
-            if tip.text.strip() == (a.old or ""):
-                await self._run(["update-ref", "-d", f"refs/heads/{a.branch}", tip.text.strip()])
-            else:
-                return "restored", f"switched back to {there}; branch {a.branch} is kept (it has commits made since)"
-        return "restored", None
-
-    async def _find_blocked(self, actions: list[GitAction]) -> None:
-        """Files of a commit that cannot be undone stay as the commit has them (their
-        undo would show as changes against a HEAD that keeps them): note why.
-
-        Whether a commit can be undone is decided on the state the later actions'
-        undo will leave (a branch the turn switched to is left first), simulated
-        newest first from where HEAD is now.
-        """
-        if not any(a.action == "commit" for a in actions):
-            return
-        try:
-            state = await repo_state(self.ctx)
-        except ToolError:
-            return
-        branch, head = state.branch, state.head
-        for a in reversed(actions):
-            if a.action == "index":
-                continue
-            if a.action == "commit" and branch == a.branch and head == a.new:
-                head = a.old
-            elif a.action == "branch_create" and branch == a.branch:
-                branch, head = a.previous, a.old
-            elif a.action == "branch_switch" and branch == a.branch and head == a.new:
-                branch, head = a.previous, a.old
-            elif a.action == "commit":
-                why = f"HEAD is now on {branch or 'a detached HEAD'}" if branch != a.branch else f"{a.branch} moved since"
-                await self._block_commit(a, why)
-
-    async def _block_commit(self, a: GitAction, why: str) -> None:
-        args = ["diff", "--name-only", "--relative", "--no-renames", "-z", str(a.old), str(a.new)] if a.old else [
-            "ls-tree", "-r", "--name-only", "-z", str(a.new)]
-        try:
-            out = await run_git(self.ctx.root, args, read_only=True, timeout=self.ctx.git_timeout)
-        except ToolError:
-            return
-        for name in out.stdout.split(b"\x00"):
-            if name:
-                self.blocked.setdefault(os.fsdecode(name), f"it is in commit {(a.new or '')[:7]}, which stays ({why})")
-
-    async def _index(self, a: GitAction) -> tuple[str, str | None]:
-        src, dst = (a.before, a.after) if self.redo else (a.after, a.before)
-        names = sorted(set(src) | set(dst))
-        stuck = [n for n in names if n in self.blocked and n not in self.force]
-        if stuck:
-            return "not_undoable", f"{', '.join(stuck)}: {self.blocked[stuck[0]]}"
-        current = await index_entries(self.ctx, names) if names else {}
-        changed = [n for n in names if current.get(n) not in (src.get(n), dst.get(n)) and n not in self.force]
-        if changed:
-            return "kept", f"index entries changed since the turn: {', '.join(changed)}"
-        for name in names:
-            if current.get(name) == dst.get(name):
-                continue
-            if name not in dst:
-                await self._run(["update-index", "--force-remove", "--", name])
-                continue
-            mode, oid, stage = dst[name].split()
-            if stage != "0":
-                return "not_undoable", f"{name} had a conflict entry, which cannot be put back"
-            await self._run(["update-index", "--add", "--cacheinfo", f"{mode},{oid},{name}"])
-        return "restored", None
 
     # -------------------------------------------------------------- result
     def _result(self, status: str) -> dict[str, Any]:
