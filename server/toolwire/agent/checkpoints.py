@@ -316,7 +316,7 @@ class Checkpointer:
         for rel in step.paths:
             change = self.record.paths[rel]
             change.after = self._quiet_probe(rel)
-            change.after_buffer = buffer_state(self.ctx, rel, self.store)[0]
+            change.after_buffer = self._quiet_buffer(rel)
             change.undone = False
         if step.index_paths is not None:
             after = await self._quiet(index_entries(self.ctx, step.index_paths), None)
@@ -379,7 +379,7 @@ class Checkpointer:
 
     def _capture_before(self, rel: str) -> PathChange:
         state = self._quiet_probe(rel)
-        buffer = buffer_state(self.ctx, rel, self.store)[0]
+        buffer = self._quiet_buffer(rel)
         created: list[str] = []
         if state.kind == "absent":
             parent = (self.ctx.root / rel).parent
@@ -393,6 +393,13 @@ class Checkpointer:
             return probe(self.ctx.root / rel, self.store)[0]
         except OSError as exc:  # the store refused (disk full…)
             return FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc.strerror or exc}")
+
+    def _quiet_buffer(self, rel: str) -> BufferState | None:
+        try:
+            return buffer_state(self.ctx, rel, self.store)[0]
+        except OSError as exc:  # the store refused: the buffer's state is not kept
+            log.warning("checkpoint: cannot store the buffer of %s: %s", rel, exc)
+            return None
 
     async def _in_repo(self) -> bool:
         out = await run_git(self.ctx.root, ["rev-parse", "--is-inside-work-tree"], read_only=True,
