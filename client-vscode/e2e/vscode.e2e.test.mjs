@@ -72,3 +72,42 @@ test("an open file with unsaved changes is edited in its buffer; a killed server
     assert.match(await vscode.languageStatus(), /Toolwire: ready/);
   });
 });
+
+test("a diagnostic from a problem matcher offers Toolwire: Fix as a quick fix; choosing it runs a turn that changes the file", async (t) => {
+  const tasks = {
+    version: "2.0.0",
+    tasks: [
+      {
+        label: "check greeting",
+        type: "shell",
+        command: "echo 'greet.py:5:12: error: the greeting lacks a comma'",
+        presentation: { reveal: "never" },
+        problemMatcher: {
+          owner: "greetcheck",
+          fileLocation: ["relative", "${workspaceFolder}"],
+          pattern: { regexp: "^(.*):(\\d+):(\\d+): (error): (.*)$", file: 1, line: 2, column: 3, severity: 4, message: 5 },
+        },
+      },
+    ],
+  };
+  const workspace = makeWorkspace({ "greet.py": GREET, ".vscode/tasks.json": JSON.stringify(tasks, null, 2) });
+  const settings = { "toolwire.model": `replay:${path.join(data, "edit-greeting.jsonl")}`, "toolwire.approval": "auto" };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    await vscode.command("Toolwire: Show Log"); // The user has used Toolwire: the extension is active.
+    await vscode.command("Tasks: Run Task");
+    const task = vscode.page.locator(".quick-input-list .monaco-list-row", { hasText: "check greeting" }).first();
+    await task.waitFor({ timeout: STEP_MS });
+    await task.click();
+    await vscode.page.locator("#status\\.problems", { hasText: "1" }).waitFor({ timeout: STEP_MS });
+    await vscode.openFile("greet.py");
+    await vscode.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await vscode.page.keyboard.press("F8"); // Go to the problem.
+    await vscode.page.keyboard.press("Escape");
+    await vscode.page.keyboard.press("Control+.");
+    const fix = vscode.page.locator(".action-widget .monaco-list-row", { hasText: "Toolwire: Fix 'the greeting lacks a comma'" }).first();
+    await fix.waitFor({ timeout: STEP_MS });
+    await vscode.screenshot("quick-fix-offered");
+    await fix.click();
+    await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the quick fix's edit in the editor");
+  });
+});
