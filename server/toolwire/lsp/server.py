@@ -22,15 +22,15 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 
 from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
-from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.undo import Restorer, refresh
 from toolwire.lsp import protocol as P
-from toolwire.lsp.bridge import LspApprover, LspDocuments, LspSink
-from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration, model_key, refresh_session, session_settings
+from toolwire.lsp.bridge import LspApprover, LspSink
+from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration
+from toolwire.lsp.hosting import SessionHost
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
@@ -74,7 +74,7 @@ def make_converter():
     return converter
 
 
-class ToolwireServer(LanguageServer):
+class ToolwireServer(SessionHost, LanguageServer):
     """The Toolwire language server.
 
     Attributes:
@@ -111,61 +111,6 @@ class ToolwireServer(LanguageServer):
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
-
-    def spawn(self, coro: Any) -> asyncio.Task:
-        """Run ``coro`` as a task the server owns (kept until done; errors are logged)."""
-        task = asyncio.ensure_future(coro)
-        self.background.add(task)
-
-        def done(t: asyncio.Task) -> None:
-            self.background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task failed: %s", t.exception())
-
-        task.add_done_callback(done)
-        return task
-
-    def close_later(self, model: Any) -> None:
-        """Close a model that was replaced (its connection pool), in the background."""
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            self.spawn(close())
-
-    async def open_session(self, cwd: str, model_spec: str | None, overrides: dict[str, Any] | None) -> Session:
-        """Open a session on the folder ``cwd`` (``toolwire/session/new``, code actions).
-
-        Raises:
-            JsonRpcInvalidParams: ``cwd`` is not an existing absolute folder, the
-                settings overrides are invalid, or the model spec cannot be built.
-        """
-        if overrides and isinstance(overrides.get("apiKey"), str):
-            self.redactor.add(overrides["apiKey"])
-        settings, problems = session_settings(self.settings, overrides)
-        if problems:
-            raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
-        spec = model_spec or settings.model
-        try:
-            session = open_session(Path(cwd), spec, settings, LspDocuments(self))
-        except SessionSpecError as exc:
-            raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
-        self.sessions[session.id] = session
-        self.origins[session.id] = SessionOrigin(model_spec, dict(overrides or {}), model_key(spec, settings))
-        await self.watchers.attach(session)
-        log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
-        return session
-
-    def cancel_call(self, session: Session, call_id: str) -> bool:
-        """Cancel one call of the session's turn or client-fed runs (False if unknown or finished)."""
-        cancelled = session.turn.cancel_call(call_id) if session.turn is not None else False
-        for scheduler in list(session.fed_schedulers):
-            cancelled = cancelled or scheduler.cancel_call(call_id)
-        return cancelled
-
-    def turn_ended(self, session: Session) -> None:
-        """A session's turn ended: settings that changed meanwhile apply now."""
-        origin = self.origins.get(session.id)
-        if origin is not None and origin.stale and session.id in self.sessions:
-            refresh_session(self, session)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Answer a body that is not JSON with -32700; log everything else (no pop-ups)."""
