@@ -323,8 +323,9 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     if stream is None:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: invalid params: streamId: unknown stream {req.stream_id!r}")
     try:
-        results = await run_fed_calls(session, stream, req.tool_call_ids, LspSink(ls, session.id, req.stream_id),
-                                      LspApprover(ls, session.id))
+        long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id))
+        sink = LspSink(ls, session.id, req.stream_id, long_tools=long_tools)
+        results = await run_fed_calls(session, stream, req.tool_call_ids, sink, LspApprover(ls, session.id))
     except FedStreamError as exc:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: {exc}") from None
     return {"results": results}
