@@ -195,3 +195,49 @@ async def test_no_undo_while_the_session_runs_a_turn(ed, repo, tmp_path):
     assert (await running)["stopReason"] == "cancelled"
     assert (await undo(ed, sid))["status"] == "undone"  # t2 changed nothing: t1 is the last to undo
     assert not (repo / "x.txt").exists()
+
+
+async def test_a_folder_that_is_not_a_repository(ed, tmp_path):
+    root = tmp_path / "plain"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.txt").write_bytes(b"a\r\n")
+    (root / "target.txt").write_text("t\n")
+    os.symlink("target.txt", root / "link")
+    before = state_tree = tree(root)
+    script = calls_script(tmp_path / "s.jsonl", [
+        ("edit_file", {"path": "sub/a.txt", "old_string": "a", "new_string": "b"}),
+        ("delete_file", {"path": "link"}),
+        ("create_file", {"path": "c/d.txt", "content": "d\n"}),
+        ("git_add", {"paths": ["."]}),  # fails: not a repository; nothing recorded for it
+    ])
+    sid, _ = await run_turn(ed, root, script)
+    assert not os.path.lexists(root / "link") and (root / "c" / "d.txt").exists()
+    done = await undo(ed, sid)
+    assert done["status"] == "undone" and done["git"] == [], done
+    assert tree(root) == before == state_tree
+    assert os.readlink(root / "link") == "target.txt"
+
+
+async def test_a_workspace_in_a_sub_folder_of_the_repository(ed, repo, tmp_path):
+    app = repo / "packages" / "app"
+    app.mkdir(parents=True)
+    (app / "main.py").write_text("x = 1\n")
+    (app / "notes.txt").write_text("n\n")
+    (repo / "outside.txt").write_text("o\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    (app / "notes.txt").write_text("unstaged work\n")
+    before = state(repo)
+    script = calls_script(tmp_path / "s.jsonl", [
+        ("edit_file", {"path": "main.py", "old_string": "x = 1", "new_string": "x = 2"}),
+        ("git_add", {"paths": ["main.py"]}),
+        ("git_commit", {"message": "app change", "paths": ["main.py"]}),
+        ("git_restore", {"paths": ["notes.txt"]}),
+    ])
+    sid, _ = await run_turn(ed, app, script)
+    assert (app / "notes.txt").read_text() == "n\n"
+    assert git(repo, "log", "-1", "--format=%s").strip() == "app change"
+    done = await undo(ed, sid)
+    assert done["status"] == "undone", done
+    assert outcomes(done) == {"main.py": "restored", "notes.txt": "restored"}
+    assert state(repo) == before, done

@@ -14,7 +14,9 @@ workspace or its ``.git`` folder (HEAD, index, stash, reflog and object
 database are untouched): a checkpoint outlives ``git gc`` and works the same
 in folders that are not repositories.
 
-Every write is atomic (temporary file, then rename). Only the newest
+Every write is atomic (temporary file, then rename; not fsynced: a checkpoint
+is a convenience taken around every writing tool, and a content torn by a
+crash is detected by its digest and reported, never restored). Only the newest
 :data:`KEEP_TURNS` records of a workspace are kept; objects no record names any
 more are removed with the records that named them.
 """
@@ -60,8 +62,6 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
     try:
         with open(temp, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)

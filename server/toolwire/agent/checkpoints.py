@@ -366,7 +366,7 @@ class Checkpointer:
         if tool.name == "git_restore":
             if args.staged or not await self._in_repo():
                 return []
-            out = await run_git(root, ["diff", "--name-only", "--no-renames", "-z", "--", *self._rels(args.paths)],
+            out = await run_git(root, ["diff", "--name-only", "--relative", "--no-renames", "-z", "--", *self._rels(args.paths)],
                                 read_only=True, timeout=self.ctx.git_timeout)
             return sorted({os.fsdecode(n) for n in out.stdout.split(b"\x00") if n})
         if tool.name.startswith("git_"):

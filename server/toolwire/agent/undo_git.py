@@ -161,6 +161,7 @@ class GitUndo:
         changed = [n for n in names if current.get(n) not in (src.get(n), dst.get(n)) and n not in self.force]
         if changed:
             return "kept", f"index entries changed since the turn: {', '.join(changed)}"
+        prefix: str | None = None
         for name in names:
             if current.get(name) == dst.get(name):
                 continue
@@ -170,5 +171,9 @@ class GitUndo:
             mode, oid, stage = dst[name].split()
             if stage != "0":
                 return "not_undoable", f"{name} had a conflict entry, which cannot be put back"
-            await self._run(["update-index", "--add", "--cacheinfo", f"{mode},{oid},{name}"])
+            if prefix is None:  # --cacheinfo takes a path from the top folder, not the workspace
+                shown = await run_git(self.ctx.root, ["rev-parse", "--show-prefix"], read_only=True,
+                                      timeout=self.ctx.git_timeout)
+                prefix = shown.text.strip()
+            await self._run(["update-index", "--add", "--cacheinfo", f"{mode},{oid},{prefix}{name}"])
         return "restored", None
