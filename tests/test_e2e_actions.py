@@ -383,3 +383,29 @@ async def test_a_long_tool_reports_work_done_progress_in_a_prompt_turn(toolwire_
     assert kinds(client.progress_reports[token])[-1] == "end"
     assert client.progress_reports[token][-1].message == "git_commit: done"
     assert git(repo, "log", "-1", "--format=%s").strip() == "slow hook"
+
+
+async def test_ranges_use_the_negotiated_position_encoding(ws, tmp_path):
+    """A client that speaks UTF-8 offsets gets them: the selection is read in bytes."""
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+                                client_factory=make_editor)
+    client = await config.start()
+    try:
+        caps = types.ClientCapabilities(
+            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8]),
+            window=types.WindowClientCapabilities(work_done_progress=True))
+        result = await client.initialize_session(types.InitializeParams(capabilities=caps))
+        assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+        log = tmp_path / "requests.jsonl"
+        script = write_script(tmp_path / "s.jsonl", [{"text": "A greeting."}])
+        configure(client, model=f"replay:{script}", replayLog=str(log))
+        uri = client.open(ws / "calc.py")
+        # 'héllo 👋 wörld' is 20 UTF-8 bytes (16 UTF-16 units)
+        await run_action(client, {"kind": "explain", "uri": uri, "range": {
+            "start": {"line": 5, "character": 11}, "end": {"line": 5, "character": 31}}})
+        await until(client, lambda: summaries(client, "explain"), "the closing message")
+        user = next(m["content"] for m in json.loads(log.read_text().splitlines()[0])["messages"] if m["role"] == "user")
+        assert "```\n'héllo 👋 wörld'\n```" in user
+    finally:
+        await client.shutdown_session()
+        await client.stop()
