@@ -18,6 +18,7 @@ from toolwire.agent.permissions import PermissionPolicy
 from toolwire.llm.base import Model
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
+from toolwire.tools.gitrepo import GitCache
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
 
@@ -71,6 +72,9 @@ class Session:
             as Toolwire's own: the window of such a tool plus :data:`QUIET_AFTER`.
         turn_records: The checkpoint of every turn of the session, oldest first
             (:mod:`toolwire.agent.checkpoints`; undo with :mod:`toolwire.agent.undo`).
+        git_cache: Repository facts the git tools share; cleared when a turn or a
+            client-fed run starts, when a tree-writing tool finishes and when
+            the watcher reports changes.
     """
 
     root: Path
@@ -93,11 +97,12 @@ class Session:
     quiet_until: float = 0.0
     turn_records: list[TurnCheckpoint] = field(default_factory=list)
     _store: CheckpointStore | None = None
+    git_cache: GitCache = field(default_factory=GitCache)
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
-                           write_listener=self.write_listener)
+                           write_listener=self.write_listener, git=self.git_cache)
 
     async def prepare_documents(self, rel_paths: list[str]) -> None:
         """Let the editor adapter fetch the buffers of the paths a call touches before
@@ -170,6 +175,7 @@ class Session:
         """Such a tool finished: its changes may still be reported for a moment."""
         self.tree_writers -= 1
         self.quiet_until = time.monotonic() + QUIET_AFTER
+        self.git_cache.clear()
 
     def is_quiet(self) -> bool:
         """True while a tree-writing git tool runs, and :data:`QUIET_AFTER` s after:
@@ -193,6 +199,8 @@ class Session:
             except ValueError:
                 continue
         self.external_changes |= recorded
+        if recorded:
+            self.git_cache.clear()
         return sorted(recorded)
 
     def take_external_note(self) -> str:

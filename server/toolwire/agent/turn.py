@@ -183,6 +183,7 @@ class Turn:
         """
         session = self.session
         session.last_turn = self
+        session.git_cache.clear()  # repository facts are cached within a turn only
         self.checkpoint = session.begin_checkpoint(self.id)
         self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store())
         session.conversation.add_user(prompt + session.take_external_note())

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from toolwire.tools.gitrepo import GitCache
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.errors import ToolError
 
@@ -71,6 +72,8 @@ class ToolContext:
         write_listener: Told ``(resolved path, new bytes or None)`` right before
             a tool writes or deletes a file on disk (the file watcher uses it
             to ignore the server's own writes). Optional.
+        git: Cached repository facts for the git tools (the session's cache,
+            cleared when a turn starts or the tree changes; a fresh one by default).
     """
 
     root: Path
@@ -78,6 +81,7 @@ class ToolContext:
     git_timeout: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
     write_listener: Callable[[Path, bytes | None], None] | None = None
+    git: GitCache = field(default_factory=GitCache)
 
 
 class Tool(ABC):

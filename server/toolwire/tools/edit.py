@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.tools.base import ToolContext, ToolResult
 from toolwire.tools.editing import EditPlan, Replacement, plan_edit
-from toolwire.tools.target import FileChange, FileTool, Target, load_target, result_data, write_target
+from toolwire.tools.target import FileChange, FileTool, Target, check_creatable, load_target, result_data, write_target
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["EditFile", "MultiEdit", "plan_file_edit"]
@@ -75,6 +75,7 @@ async def plan_file_edit(ctx: ToolContext, path: str, edits: list[Replacement]) 
     """
     target = load_target(ctx, path)
     plan = plan_edit(target.text, edits, label=target.path.rel)
+    check_creatable(ctx, target)
     return target, plan, unified_diff(plan.old_text, plan.new_text, target.path.rel)
 
 

@@ -15,7 +15,15 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
-from toolwire.tools.target import FileChange, FileTool, load_target, match_style, result_data, write_target
+from toolwire.tools.target import (
+    FileChange,
+    FileTool,
+    check_creatable,
+    load_target,
+    match_style,
+    result_data,
+    write_target,
+)
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import read_bytes
 from toolwire.workspace.paths import resolve_path
@@ -72,6 +80,8 @@ class ReadFile(Tool):
             "bom": target.bom,
             "newline": newline,
         }
+        if target.path.notes:
+            data["path_notes"] = list(target.path.notes)
         if args.start_line is None and args.end_line is None:
             return ToolResult(ok=True, content=text, data=data)
         start = args.start_line or 1
@@ -109,6 +119,7 @@ class CreateFile(FileTool):
         rel = target.path.rel
         if target.exists and not args.overwrite:
             raise ToolError("exists", f"{rel} already exists; use edit_file, or set overwrite to replace it")
+        check_creatable(ctx, target)
         new_text = match_style(target.text, args.content)
         diff = unified_diff(target.text, new_text, rel)
         created = not target.exists
@@ -262,6 +273,7 @@ class RenameFile(FileTool):
             raise ToolError("is_directory", f"{src.rel} is a folder; rename_file only moves files")
         if os.path.lexists(dst.entry):
             raise ToolError("exists", f"{dst.rel} already exists")
+        check_creatable(ctx, dst)
         diff = f"rename from {src.rel}\nrename to {dst.rel}\n"
         text = None if os.path.islink(src.entry) else _old_text_for_diff(src.entry, src.rel)[0]
 

@@ -1,21 +1,29 @@
 """git_diff and git_show: patches capped per file and in total, saying what was left out.
 
 The file list comes from ``--numstat -z`` and the text from ``--patch`` with the
-same options, so both list the same files in the same order. Binary files and
+same options, so both list the same files in the same order. Both run with
+``--relative`` in the workspace folder: a workspace inside a larger repository
+sees only its own files, with workspace-relative paths. File names in the
+file list are in display form (:mod:`toolwire.workspace.names`); the patch
+text is decoded as UTF-8 with U+FFFD for bytes that are not. Binary files and
 lockfiles are summarized in one line; a long file patch is cut with a marker;
 once the total budget is spent the remaining files are only named.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolwire.tools.base import Tool, ToolContext, ToolResult
-from toolwire.tools.gitinfo import git_paths, note_unsaved, repo_state, require_commits, verify_range, verify_rev
-from toolwire.tools.gitrun import git_argv, run_git
+from toolwire.tools.base import ToolContext, ToolResult
+from toolwire.tools.gitinfo import GitTool, git_paths, note_unsaved, repo_state, require_commits, verify_range, verify_rev
+from toolwire.tools.gitrepo import git
+from toolwire.tools.gitrun import git_argv
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_name
 
 __all__ = ["GitDiff", "GitShow", "capped_patch", "LOCKFILES", "PER_FILE_CHARS", "TOTAL_CHARS"]
 
@@ -30,11 +38,15 @@ LOCKFILES: Final = frozenset(
         "go.sum", "flake.lock", "mix.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json",
     }
 )  # fmt: skip
-_SAFE: Final = ("--no-ext-diff", "--no-textconv", "--no-color", "-M")
+_SAFE: Final = ("--no-ext-diff", "--no-textconv", "--no-color", "-M", "--relative")
 
 
 def _numstat(raw: bytes) -> list[dict[str, Any]]:
-    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
+    fields = raw.split(b"\x00")
+
+    def name(field: bytes) -> str:
+        return display_name(os.fsdecode(field))
+
     files: list[dict[str, Any]] = []
     i = 0
     while i < len(fields):
@@ -42,12 +54,14 @@ def _numstat(raw: bytes) -> list[dict[str, Any]]:
         i += 1
         if not head:
             continue
-        added, removed, path = head.split("\t", 2)
+        added, removed, path_bytes = head.split(b"\t", 2)
         item: dict[str, Any] = {}
-        if path == "":  # rename or copy: the two paths follow
-            item["from"], path = fields[i], fields[i + 1]
+        if path_bytes == b"":  # rename or copy: the two paths follow
+            item["from"], path = name(fields[i]), name(fields[i + 1])
             i += 2
-        binary = added == "-"
+        else:
+            path = name(path_bytes)
+        binary = added == b"-"
         item.update(
             path=path,
             added=0 if binary else int(added),
@@ -95,8 +109,8 @@ async def capped_patch(ctx: ToolContext, args: list[str], pathspec: list[str]) -
         added, removed, binary, lockfile, truncated, omitted}], "truncated": bool}``.
     """
     tail = ["--", *pathspec]
-    stat = await run_git(ctx.root, [*args, *_SAFE, "--numstat", "-z", *tail], read_only=True, timeout=ctx.git_timeout)
-    patch = await run_git(ctx.root, [*args, *_SAFE, "--patch", *tail], read_only=True, timeout=ctx.git_timeout)
+    stat = await git(ctx, [*args, *_SAFE, "--numstat", "-z", *tail], read_only=True)
+    patch = await git(ctx, [*args, *_SAFE, "--patch", *tail], read_only=True)
     files = _numstat(stat.stdout)
     blocks = _blocks(patch.text)
     if len(blocks) != len(files):  # unexpected shape: keep the text, cap it as one piece
@@ -139,7 +153,7 @@ class GitDiffArgs(BaseModel):
     paths: list[str] | None = Field(None, description="Limit the diff to these paths (relative to the workspace).")
 
 
-class GitDiff(Tool):
+class GitDiff(GitTool):
     """Show working-tree, staged or commit-range changes."""
 
     name: ClassVar[str] = "git_diff"
@@ -156,14 +170,14 @@ class GitDiff(Tool):
         cmd = ["diff", *(["--cached"] if args.staged else []), *([args.ref] if args.ref else [])]
         return git_argv([*cmd, *_SAFE, "--", *(args.paths or [])], read_only=True)
 
-    async def run(self, args: GitDiffArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        state = await repo_state(ctx)
+    async def execute(self, args: GitDiffArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        """``--numstat`` and ``--patch`` runs (plus revision checks for ``ref``)."""
         pathspec = git_paths(ctx, args.paths or [])
         cmd = ["diff"]
         if args.staged:
             cmd.append("--cached")
         if args.ref:
-            require_commits(state)
+            require_commits(await repo_state(ctx))
             cmd += await verify_range(ctx, args.ref)
         text, data = await capped_patch(ctx, cmd, pathspec)
         what = f"against {args.ref}" if args.ref else ("staged" if args.staged else "unstaged")
@@ -184,7 +198,7 @@ class GitShowArgs(BaseModel):
     rev: str = Field(description="The commit to show: a hash, branch, tag or expression like HEAD~2.")
 
 
-class GitShow(Tool):
+class GitShow(GitTool):
     """Show one commit: metadata and its (capped) patch."""
 
     name: ClassVar[str] = "git_show"
@@ -199,14 +213,16 @@ class GitShow(Tool):
         """The main git argv, for the permission prompt."""
         return git_argv(["show", *_SAFE, "--end-of-options", args.rev], read_only=True)
 
-    async def run(self, args: GitShowArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        state = await repo_state(ctx)
-        require_commits(state)
-        oid = await verify_rev(ctx, args.rev)
+    async def execute(self, args: GitShowArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        """Revision check, metadata, ``--numstat`` and ``--patch`` runs."""
+        try:
+            oid = await verify_rev(ctx, args.rev)
+        except ToolError as exc:
+            if exc.code == "unknown_revision":
+                require_commits(await repo_state(ctx))
+            raise
         fmt = "%H%x00%an%x00%ae%x00%aI%x00%P%x00%B"
-        meta = await run_git(
-            ctx.root, ["show", "-s", "--no-color", f"--format={fmt}", oid], read_only=True, timeout=ctx.git_timeout
-        )
+        meta = await git(ctx, ["show", "-s", "--no-color", f"--format={fmt}", oid], read_only=True, filters=())
         commit, author, email, date, parents, message = meta.text.split("\x00", 5)
         text, data = await capped_patch(ctx, ["show", "--format=", "--diff-merges=first-parent", oid], [])
         message = message.rstrip("\n")

@@ -1,94 +1,59 @@
-"""Facts about the repository the git tools need before they act.
+"""What the git tools check and read before they act.
 
-The repository state (branch, detached or unborn HEAD, merge or rebase in
-progress), revision validation, path arguments, and the parser of
-``git status --porcelain=v2 --branch -z``.
+Revision validation, path arguments (workspace-relative, confined to the
+workspace, in the form the tools print them), and the parser of
+``git status --porcelain=v2 --branch -z``. The repository facts and state
+live in :mod:`toolwire.tools.gitrepo`.
+
+Paths the git tools print are relative to the workspace folder (not to the
+repository's top folder) and in :func:`toolwire.workspace.names.display_name`
+form: valid Unicode, names that are not UTF-8 or hold control, bidirectional
+or invisible characters in git's quoted form; every git tool that takes paths
+accepts that form back.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolwire.tools.base import ToolContext, ToolResult
-from toolwire.tools.gitrun import run_git
+from toolwire.tools.base import Tool, ToolContext, ToolResult
+from toolwire.tools.gitrun import count_processes
+from toolwire.tools.gitrepo import RepoFacts, RepoState, git, in_progress, repo_state
 from toolwire.workspace.documents import unsaved_in_editor
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
 
-__all__ = ["RepoState", "repo_state", "verify_rev", "verify_range", "git_paths", "Status", "parse_status", "read_status",
-           "status_text", "list_lines", "describe_entry"]
+__all__ = ["GitTool", "RepoState", "repo_state", "verify_rev", "verify_range", "git_paths", "Status", "parse_status", "read_status",
+           "status_text", "list_lines", "describe_entry", "require_commits", "note_unsaved"]
 
 _BAD_REV = re.compile(r"[\x00-\x20\x7f]")
 _LIST_CAP = 200
 
 
-@dataclass(slots=True)
-class RepoState:
-    """Where HEAD is and what is in progress.
+class GitTool(Tool):
+    """A tool that runs git: :meth:`run` counts the git processes :meth:`execute`
+    starts and reports them as ``data["git_processes"]`` (also in a failure's data)."""
 
-    Attributes:
-        toplevel: The work tree's top folder.
-        git_dir: The absolute git directory.
-        branch: The current branch name (also on an unborn branch), or None when detached.
-        head: HEAD's commit hash, or None on an unborn branch.
-        merging: A merge is in progress (``MERGE_HEAD`` exists).
-        rebasing: A rebase is in progress.
-    """
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """Run :meth:`execute`, counting git processes."""
+        with count_processes() as started:
+            try:
+                result = await self.execute(args, ctx)
+            except ToolError as exc:
+                exc.data = {**(exc.data or {}), "git_processes": started[0]}
+                raise
+        result.data = {**(result.data or {}), "git_processes": started[0]}
+        return result
 
-    toplevel: Path
-    git_dir: Path
-    branch: str | None
-    head: str | None
-    merging: bool = False
-    rebasing: bool = False
-
-    @property
-    def detached(self) -> bool:
-        """HEAD points at a commit, not a branch."""
-        return self.branch is None
-
-    @property
-    def unborn(self) -> bool:
-        """The current branch has no commit yet."""
-        return self.head is None
-
-
-async def repo_state(ctx: ToolContext) -> RepoState:
-    """Read the repository state of ``ctx.root``.
-
-    Raises:
-        ToolError: ``not_a_repository`` when the workspace is not in a git work
-            tree; ``git_failed`` / ``timeout`` from the runner.
-    """
-    top = await run_git(
-        ctx.root, ["rev-parse", "--show-toplevel", "--absolute-git-dir"], read_only=True, timeout=ctx.git_timeout, check=False
-    )
-    if top.returncode != 0:
-        if "not a git repository" in top.error:
-            raise ToolError("not_a_repository", f"the workspace ({ctx.root}) is not inside a git repository")
-        raise ToolError("git_failed", f"git rev-parse failed: {top.error}", {"stderr": top.error})
-    lines = top.text.splitlines()
-    if len(lines) < 2:
-        raise ToolError("not_a_repository", "the workspace is not inside a git work tree")
-    toplevel, git_dir = Path(lines[0]), Path(lines[1])
-    sym = await run_git(ctx.root, ["symbolic-ref", "-q", "HEAD"], read_only=True, timeout=ctx.git_timeout, check=False)
-    ref = sym.text.strip()
-    branch = ref.removeprefix("refs/heads/") if sym.returncode == 0 else None
-    head = await run_git(
-        ctx.root, ["rev-parse", "-q", "--verify", "HEAD^{commit}"], read_only=True, timeout=ctx.git_timeout, check=False
-    )
-    oid = head.text.strip() if head.returncode == 0 else None
-    return RepoState(
-        toplevel=toplevel,
-        git_dir=git_dir,
-        branch=branch,
-        head=oid,
-        merging=(git_dir / "MERGE_HEAD").exists(),
-        rebasing=(git_dir / "rebase-merge").exists() or (git_dir / "rebase-apply").exists(),
-    )
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:  # pragma: no cover - abstract
+        """Do the tool's work. Raise :class:`ToolError` for expected failures."""
+        raise NotImplementedError
 
 
 def require_commits(state: RepoState) -> None:
@@ -109,13 +74,8 @@ async def verify_rev(ctx: ToolContext, rev: str) -> str:
     """
     if not rev or rev.startswith("-") or _BAD_REV.search(rev):
         raise ToolError("invalid_revision", f"{rev!r} is not a valid revision")
-    out = await run_git(
-        ctx.root,
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-        read_only=True,
-        timeout=ctx.git_timeout,
-        check=False,
-    )
+    out = await git(ctx, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                    read_only=True, check=False, filters=())
     if out.returncode != 0:
         raise ToolError("unknown_revision", f"{rev} does not name a commit in this repository")
     return out.text.strip()
@@ -140,25 +100,38 @@ async def verify_range(ctx: ToolContext, ref: str) -> list[str]:
 
 
 def git_paths(ctx: ToolContext, paths: list[str]) -> list[str]:
-    """Confine path arguments to the workspace and return them relative to it.
+    """Confine path arguments to the workspace and return them as git takes them.
 
-    The path need not exist (a deleted file can be staged or restored). The
-    lexical path is kept (git tracks symlinks as links).
+    Each path is what a git tool printed or what a person would write:
+    workspace-relative (``git`` runs in the workspace folder, so git reads it
+    relative to that folder even when the workspace is a sub-folder of the
+    repository), absolute inside the workspace, or a quoted name
+    (``"caf\\351.txt"``). The path need not exist (a deleted file can be
+    staged or restored). The lexical path is kept (git tracks symlinks as links).
+
+    Returns:
+        The names to pass after ``--`` (``str`` that ``os.fsencode`` turns
+        into the file's bytes; ``"."`` for the workspace folder itself).
 
     Raises:
         ToolError: ``outside_workspace`` / ``invalid_path`` (see
             :func:`toolwire.workspace.paths.resolve_path`).
     """
-    return [resolve_path(ctx.root, p).rel for p in paths]
+    return [resolve_path(ctx.root, p).name for p in paths]
 
 
 @dataclass(slots=True)
 class Status:
     """Parsed ``git status --porcelain=v2 --branch -z``.
 
-    Paths are relative to the repository's top folder. Each entry is
-    ``{"path", "status"}`` (one-letter git code: M, A, D, R, C, T, U…);
-    renames add ``"from"``.
+    Paths are relative to the workspace folder, in display form (see the
+    module docstring). Each entry is ``{"path", "status"}`` (one-letter git
+    code: M, A, D, R, C, T…); renames and copies add ``"from"``; a submodule
+    adds ``"submodule": {"commit", "modified", "untracked"}`` (booleans:
+    its checked-out commit moved, it has tracked changes, it has untracked
+    files). Conflicts are ``{"path", "status"}`` with git's two-letter code
+    (UU, AA, DU…). ``outside_staged`` lists staged changes outside the
+    workspace folder (``../x`` paths), when the run covered the whole repository.
     """
 
     branch: str | None = None
@@ -166,11 +139,12 @@ class Status:
     upstream: str | None = None
     ahead: int = 0
     behind: int = 0
-    staged: list[dict[str, str]] = field(default_factory=list)
-    unstaged: list[dict[str, str]] = field(default_factory=list)
+    staged: list[dict[str, Any]] = field(default_factory=list)
+    unstaged: list[dict[str, Any]] = field(default_factory=list)
     untracked: list[str] = field(default_factory=list)
     renamed: list[dict[str, str]] = field(default_factory=list)
     conflicted: list[dict[str, str]] = field(default_factory=list)
+    outside_staged: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -194,86 +168,118 @@ class Status:
         }
 
 
-def _entry(xy: str, path: str, status: Status, orig: str | None = None) -> None:
-    x, y = xy[0], xy[1]
-    if x != ".":
-        item = {"path": path, "status": x}
-        if orig is not None and x in "RC":
+def _entry(xy: str, sub: str, path: str, status: Status, orig: str | None = None) -> None:
+    extra: dict[str, Any] = {}
+    if sub.startswith("S"):
+        extra["submodule"] = {"commit": sub[1] == "C", "modified": sub[2] == "M", "untracked": sub[3] == "U"}
+    for code, where, into in ((xy[0], "staged", status.staged), (xy[1], "unstaged", status.unstaged)):
+        if code == ".":
+            continue
+        item: dict[str, Any] = {"path": path, "status": code, **extra}
+        if orig is not None and code in "RC":
             item["from"] = orig
-            status.renamed.append({"path": path, "from": orig, "where": "staged"})
-        status.staged.append(item)
-    if y != ".":
-        item = {"path": path, "status": y}
-        if orig is not None and y in "RC":
-            item["from"] = orig
-            status.renamed.append({"path": path, "from": orig, "where": "unstaged"})
-        status.unstaged.append(item)
+            status.renamed.append({"path": path, "from": orig, "where": where})
+        into.append(item)
 
 
-def parse_status(raw: bytes) -> Status:
+def parse_status(raw: bytes, facts: RepoFacts | None = None) -> Status:
     """Parse ``git status --porcelain=v2 --branch -z`` output.
 
     Args:
-        raw: git's stdout; NUL-terminated records, paths unquoted.
+        raw: git's stdout; NUL-terminated records, paths unquoted and relative
+            to the repository's top folder.
+        facts: The repository facts; paths are made workspace-relative with
+            them. Entries outside the workspace are left out (a staged one is
+            named in ``outside_staged``). None keeps repository paths.
 
     Returns:
         A :class:`Status`. ``branch`` is None for a detached HEAD; ``head``
-        is None on an unborn branch.
+        is None on an unborn branch. Every string is valid Unicode.
     """
     status = Status()
-    records = raw.decode("utf-8", "surrogateescape").split("\x00")
+    records = raw.split(b"\x00")
+
+    def ws(repo_bytes: bytes) -> str | None:
+        name = os.fsdecode(repo_bytes)
+        if facts is None:
+            return display_name(name)
+        if not facts.inside(name):
+            return None
+        return display_name(facts.to_workspace(name) or ".")
+
+    def rename_from(repo_bytes: bytes) -> str:
+        name = os.fsdecode(repo_bytes)
+        return display_name(facts.to_workspace(name) if facts is not None else name)
+
     i = 0
     while i < len(records):
         rec = records[i]
         i += 1
         if not rec:
             continue
-        kind = rec[0]
-        if rec.startswith("# branch.oid "):
-            oid = rec.split(" ", 2)[2]
-            status.head = None if oid == "(initial)" else oid
-        elif rec.startswith("# branch.head "):
-            name = rec.split(" ", 2)[2]
-            status.branch = None if name == "(detached)" else name
-        elif rec.startswith("# branch.upstream "):
-            status.upstream = rec.split(" ", 2)[2]
-        elif rec.startswith("# branch.ab "):
-            _, _, a, b = rec.split(" ")
-            status.ahead, status.behind = int(a), -int(b)
-        elif kind == "1":
-            parts = rec.split(" ", 8)
-            _entry(parts[1], parts[8], status)
-        elif kind == "2":
-            parts = rec.split(" ", 9)
-            orig = records[i] if i < len(records) else ""
+        kind = rec[:1]
+        if rec.startswith(b"# "):
+            key, _, value = rec[2:].decode("utf-8", "replace").partition(" ")
+            if key == "branch.oid":
+                status.head = None if value == "(initial)" else value
+            elif key == "branch.head":
+                status.branch = None if value == "(detached)" else value
+            elif key == "branch.upstream":
+                status.upstream = value
+            elif key == "branch.ab":
+                a, b = value.split(" ")
+                status.ahead, status.behind = int(a), -int(b)
+            continue
+        if kind == b"1":
+            parts = rec.split(b" ", 8)
+            xy, sub, path_bytes, orig = parts[1].decode(), parts[2].decode(), parts[8], None
+        elif kind == b"2":
+            parts = rec.split(b" ", 9)
+            xy, sub, path_bytes = parts[1].decode(), parts[2].decode(), parts[9]
+            orig = rename_from(records[i]) if i < len(records) else ""
             i += 1
-            _entry(parts[1], parts[9], status, orig)
-        elif kind == "u":
-            parts = rec.split(" ", 10)
-            status.conflicted.append({"path": parts[10], "status": parts[1]})
-        elif kind == "?":
-            status.untracked.append(rec[2:])
+        elif kind == b"u":
+            parts = rec.split(b" ", 10)
+            path = ws(parts[10])
+            if path is not None:
+                status.conflicted.append({"path": path, "status": parts[1].decode()})
+            continue
+        elif kind == b"?":
+            path = ws(rec[2:])
+            if path is not None:
+                status.untracked.append(path)
+            continue
+        else:
+            continue
+        path = ws(path_bytes)
+        if path is None:
+            if xy[0] != "." and facts is not None:
+                status.outside_staged.append(display_name(facts.to_workspace(os.fsdecode(path_bytes))))
+            continue
+        _entry(xy, sub, path, status, orig)
     return status
 
 
-async def read_status(ctx: ToolContext) -> Status:
-    """Run ``git status --porcelain=v2 --branch -z`` and parse it.
+async def read_status(ctx: ToolContext, *, whole_repository: bool = False) -> Status:
+    """Run ``git status --porcelain=v2 --branch -z`` (one process) and parse it.
+
+    Args:
+        ctx: The tool context.
+        whole_repository: Look at the whole repository (to learn about staged
+            changes outside the workspace) instead of the workspace folder only.
 
     Raises:
         ToolError: ``not_a_repository``, ``git_failed``, ``timeout``.
     """
-    out = await run_git(
-        ctx.root,
-        ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"],
-        read_only=True,
-        timeout=ctx.git_timeout,
-        check=False,
-    )
+    facts = await ctx.git.facts(ctx.root, ctx.git_timeout)
+    limit = ["--", "."] if facts.prefix and not whole_repository else []
+    out = await git(ctx, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", *limit],
+                    read_only=True, check=False)
     if out.returncode != 0:
         if "not a git repository" in out.error:
             raise ToolError("not_a_repository", f"the workspace ({ctx.root}) is not inside a git repository")
         raise ToolError("git_failed", f"git status failed: {out.error}", {"stderr": out.error})
-    return parse_status(out.stdout)
+    return parse_status(out.stdout, facts)
 
 
 def list_lines(title: str, items: list[str]) -> list[str]:
@@ -285,13 +291,35 @@ def list_lines(title: str, items: list[str]) -> list[str]:
     return [f"{title}:", *(f"  {i}" for i in shown), *more]
 
 
-def describe_entry(e: dict[str, str]) -> str:
-    """``"M path"`` or ``"R old -> new"`` for a status entry."""
-    return f"{e['status']} {e['from']} -> {e['path']}" if "from" in e else f"{e['status']} {e['path']}"
+def describe_entry(e: dict[str, Any]) -> str:
+    """``"M path"``, ``"R old -> new"`` or ``"M sub (submodule: new commits)"`` for a status entry."""
+    text = f"{e['status']} {e['from']} -> {e['path']}" if "from" in e else f"{e['status']} {e['path']}"
+    sub = e.get("submodule")
+    if sub is not None:
+        said = [w for w, on in (("new commits", sub["commit"]), ("modified content", sub["modified"]),
+                                ("untracked content", sub["untracked"])) if on]  # fmt: skip
+        text += f" (submodule{': ' + ', '.join(said) if said else ''})"
+    return text
 
 
-def status_text(status: Status, merging: bool = False) -> str:
-    """A ``git status``-like summary of a parsed status."""
+_OPS_TEXT = {
+    "merge": "A merge is in progress: resolve conflicts, stage them, then commit to conclude it.",
+    "rebase": "A rebase is in progress: finish (git rebase --continue) or abort it outside the assistant.",
+    "am": "git am is in progress: finish or abort it outside the assistant.",
+    "cherry-pick": "A cherry-pick is in progress: resolve conflicts, stage them, then commit to conclude it.",
+    "revert": "A revert is in progress: resolve conflicts, stage them, then commit to conclude it.",
+    "bisect": "A bisect is in progress.",
+}
+
+
+def status_text(status: Status, ops: Sequence[str] = (), prefix: str = "") -> str:
+    """A ``git status``-like summary of a parsed status.
+
+    Args:
+        status: The parsed status.
+        ops: Operations in progress (:attr:`toolwire.tools.gitrepo.InProgress.names`).
+        prefix: The workspace's folder in the repository (``""`` at the top).
+    """
     if status.branch is None:
         head = f"HEAD detached at {(status.head or '')[:12]}"
     elif status.head is None:
@@ -301,8 +329,10 @@ def status_text(status: Status, merging: bool = False) -> str:
     if status.upstream:
         head += f" (upstream {status.upstream}: ahead {status.ahead}, behind {status.behind})"
     out = [head]
-    if merging:
-        out.append("A merge is in progress.")
+    if prefix:
+        out.append(f"The workspace is the folder {display_name(prefix.rstrip('/'))} of the repository; paths are "
+                   "relative to the workspace and changes outside it are not listed.")
+    out += [_OPS_TEXT[op] for op in ops if op in _OPS_TEXT]
     out += list_lines("Conflicted", [f"{e['status']} {e['path']}" for e in status.conflicted])
     out += list_lines("Staged", [describe_entry(e) for e in status.staged])
     out += list_lines("Unstaged", [describe_entry(e) for e in status.unstaged])

@@ -25,7 +25,9 @@ import asyncio
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -34,7 +36,7 @@ import anyio
 
 from toolwire.workspace.errors import ToolError
 
-__all__ = ["GitOutput", "git_argv", "git_env", "run_git", "MAX_OUTPUT_BYTES"]
+__all__ = ["GitOutput", "git_argv", "git_env", "run_git", "blank_filters", "filter_settings", "count_processes", "MAX_OUTPUT_BYTES"]
 
 MAX_OUTPUT_BYTES: Final = 8 * 1024 * 1024
 """stdout kept per run (bytes); the rest is drained and dropped (``truncated``)."""
@@ -79,6 +81,29 @@ _DROPPED_ENV: Final = (
     "GIT_SEQUENCE_EDITOR",
     "GIT_ASKPASS",
 )
+
+
+_STARTED: ContextVar[list[int] | None] = ContextVar("toolwire_git_processes", default=None)
+
+
+@contextmanager
+def count_processes() -> Iterator[list[int]]:
+    """Count the git processes started inside the block (and the tasks it starts).
+
+    Yields:
+        A one-item list whose item is the number of git processes started so
+        far; read it after the block. Blocks nest: each counts its own starts
+        and those of the blocks inside it.
+    """
+    outer = _STARTED.get()
+    box = [0]
+    token = _STARTED.set(box)
+    try:
+        yield box
+    finally:
+        _STARTED.reset(token)
+        if outer is not None:
+            outer[0] += box[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +209,7 @@ async def run_git(
     config: Sequence[str] = (),
     check: bool = True,
     literal_pathspecs: bool = True,
-    _listing_filters: bool = False,
+    filters: Sequence[str] | None = None,
 ) -> GitOutput:
     """Run ``git <args>`` in ``root`` and wait for it.
 
@@ -197,6 +222,10 @@ async def run_git(
         config: Extra ``-c key=value`` settings.
         check: Raise on a non-zero exit status.
         literal_pathspecs: See :func:`git_argv`.
+        filters: For a read-only run, the ``-c`` settings that switch off the
+            repository's filter drivers (:func:`blank_filters`), when the caller
+            already knows them (``()`` for commands that run no filter); None
+            asks git for them first, which costs one more git process.
 
     Raises:
         ToolError: ``timeout`` when it ran too long; ``git_missing`` when git
@@ -204,8 +233,8 @@ async def run_git(
             ``returncode``) on a non-zero exit when ``check``.
         Cancellation: re-raised after the process group is killed and reaped.
     """
-    if read_only and not _listing_filters:
-        config = [*await _blank_filters(root, timeout), *config]
+    if read_only:
+        config = [*(await blank_filters(root, timeout) if filters is None else filters), *config]
     argv = git_argv(args, read_only=read_only, config=config, literal_pathspecs=literal_pathspecs)
     try:
         # Shielded: a cancel while asyncio connects the pipes would kill git alone
@@ -222,6 +251,9 @@ async def run_git(
             )
     except FileNotFoundError:
         raise ToolError("git_missing", "git is not installed or not on PATH") from None
+    counter = _STARTED.get()
+    if counter is not None:
+        counter[0] += 1
     out: list[bytes] = []
     err: list[bytes] = []
     truncated = False
@@ -248,18 +280,24 @@ async def run_git(
     return result
 
 
-async def _blank_filters(root: Path, timeout: float) -> list[str]:
-    """``key=`` settings that switch off every filter driver git is configured with.
-
-    ``git config`` itself runs no filter. Driver names may contain dots
-    (``filter.a.b.clean``): the name is everything between the first and last dot.
-    """
+async def blank_filters(root: Path, timeout: float) -> list[str]:
+    """``key=`` settings that switch off every filter driver git is configured with
+    (one ``git config`` process, which runs no filter itself)."""
     listed = await run_git(
         root, ["config", "--name-only", "--get-regexp", r"^filter\."],
-        read_only=True, timeout=timeout, check=False, _listing_filters=True,
+        read_only=True, timeout=timeout, check=False, filters=(),
     )
+    return filter_settings(listed.text.splitlines())
+
+
+def filter_settings(keys: Sequence[str]) -> list[str]:
+    """The ``key=`` settings that switch off the filter drivers named in config ``keys``.
+
+    Driver names may contain dots (``filter.a.b.clean``): the name is
+    everything between the first and last dot. Other keys are ignored.
+    """
     drivers = set()
-    for line in listed.text.splitlines():
+    for line in keys:
         section, _, rest = line.partition(".")
         name, _, key = rest.rpartition(".")
         if section.lower() == "filter" and name:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import ABSENT, atomic_write, read_bytes
+from toolwire.workspace.lookalike import check_new_path
 from toolwire.workspace.paths import WorkspacePath, resolve_path
 from toolwire.workspace.text import decode_text, dominant_newline, encode_text
 
@@ -30,6 +32,7 @@ __all__ = [
     "FileChange",
     "FileTool",
     "result_data",
+    "check_creatable",
 ]
 
 
@@ -83,6 +86,19 @@ def load_target(ctx: ToolContext, path: str) -> Target:
     return Target(path=wp, doc=None, text=decoded.text, bom=decoded.bom, raw=raw)
 
 
+def check_creatable(ctx: ToolContext, target: Target | WorkspacePath) -> None:
+    """Refuse to create a name that would read as something it is not
+    (:func:`toolwire.workspace.lookalike.check_new_path`); nothing for an existing file.
+
+    Raises:
+        ToolError: ``invalid_name``, ``lookalike``.
+    """
+    wp = target.path if isinstance(target, Target) else target
+    if isinstance(target, Target) and target.exists:
+        return
+    check_new_path(Path(os.path.realpath(ctx.root)), wp.name)
+
+
 async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
     """Write ``new_text`` where ``target`` was read from.
 
@@ -92,7 +108,8 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
 
     Raises:
         ToolError: ``stale`` (buffer moved on or the editor refused, or the
-            disk changed), ``exists``, ``io_error``.
+            disk changed), ``exists``, ``io_error``; ``invalid_name`` /
+            ``lookalike`` for a new name (:func:`check_creatable`).
     """
     if target.doc is not None:
         if not await ctx.documents.replace(target.doc, new_text):
@@ -100,6 +117,7 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
         return
     dest = target.path.resolved
     if not target.exists:
+        check_creatable(ctx, target)
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -1,0 +1,106 @@
+"""File names as text: a form that is always valid Unicode, reads as what it is,
+and comes back into the tools unchanged.
+
+File names on POSIX are bytes. Python gives names that are not UTF-8 as
+``str`` holding lone surrogates (``os.fsdecode``, PEP 383), which no JSON
+encoder, model API or log sink accepts. Names may also hold characters that
+make them read as another name: control characters (a newline splits a
+listing), bidirectional controls (U+202E turns ``evil\\u202etxt.exe`` into
+what reads as ``evilexe.txt``) and invisible characters (zero-width space).
+
+:func:`display_name` gives such names in git's C-quoted form (``core.quotePath``
+rules of git-config(1), restricted to the characters above): the name between
+double quotes, ``\\t \\n \\r \\" \\\\`` and friends for the usual escapes, and
+``\\ooo`` octal for every other offending byte; letters of any script stay as
+they are. :func:`parse_quoted` turns that form back into the name, so a name a
+tool printed can be passed to any tool that takes a path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+__all__ = ["display_name", "parse_quoted", "needs_quoting", "is_suspicious_char"]
+
+_ESCAPES: Final = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
+_UNESCAPES: Final = {v: k for k, v in _ESCAPES.items()}
+
+#: Characters that change how the rest of a name reads or cannot be seen:
+#: C0/C1 controls and DEL, the bidirectional formatting characters (Unicode
+#: UAX #9: LRM, RLM, ALM, LRE…RLO, LRI…PDI), zero-width and other invisible
+#: format characters, the line and paragraph separators.
+_SUSPICIOUS: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\u3164\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a\U000e0000-\U000e007f]"
+)
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def is_suspicious_char(ch: str) -> bool:
+    """True for a character :func:`display_name` escapes (controls, bidi, invisible)."""
+    return bool(_SUSPICIOUS.match(ch))
+
+
+def needs_quoting(name: str) -> bool:
+    """True when ``name`` holds undecodable bytes (lone surrogates), a control,
+    bidirectional or invisible character, or starts with a double quote."""
+    return name.startswith('"') or bool(_SURROGATE.search(name) or _SUSPICIOUS.search(name))
+
+
+def display_name(name: str | bytes) -> str:
+    """The name as valid Unicode text that reads as what it is.
+
+    Args:
+        name: A file name or relative path, as bytes or as ``os.fsdecode`` gives it.
+
+    Returns:
+        ``name`` itself when it is plain (the common case); otherwise git's
+        quoted form: ``"caf\\351.txt"`` for the Latin-1 name ``caf\\xe9.txt``,
+        ``"a\\nb"`` for a name with a newline, ``"evil\\342\\200\\256txt.exe"``
+        for one with U+202E. Always encodable as UTF-8.
+    """
+    text = os.fsdecode(name) if isinstance(name, bytes) else name
+    if not needs_quoting(text):
+        return text
+    out = ['"']
+    for ch in text:
+        if _SURROGATE.match(ch) or _SUSPICIOUS.match(ch) or ch in '"\\':
+            for byte in os.fsencode(ch):
+                out.append(f"\\{_ESCAPES[byte]}" if byte in _ESCAPES else f"\\{byte:03o}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+_QUOTED: Final = re.compile(r'"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"', re.S)
+
+
+def parse_quoted(text: str) -> str | None:
+    """The name a quoted form stands for, or None when ``text`` is not one.
+
+    Args:
+        text: A path argument, e.g. ``"caf\\351.txt"`` (with the quotes).
+
+    Returns:
+        The name as ``os.fsdecode`` would give it (lone surrogates for bytes
+        that are not UTF-8), ready for the file system and for git.
+    """
+    if len(text) < 2 or not _QUOTED.fullmatch(text):
+        return None
+    raw = bytearray()
+    i, body = 0, text[1:-1]
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            raw += ch.encode("utf-8", "surrogateescape")
+            i += 1
+        elif body[i + 1] in _UNESCAPES:
+            raw.append(_UNESCAPES[body[i + 1]])
+            i += 2
+        else:
+            raw.append(int(body[i + 1 : i + 4], 8))
+            i += 4
+    return os.fsdecode(bytes(raw))
