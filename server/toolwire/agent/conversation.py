@@ -5,6 +5,13 @@ a history where an assistant tool call has no tool result, a result has no call,
 or arguments are not a JSON object (``""`` included). :meth:`Conversation.repair`
 is run before every model request; it adds error results for missing ones and
 never drops half of a call/result pair.
+
+Every text stored is valid Unicode: a lone surrogate (what Python makes of a
+file name or a JSON ``\\udcXX`` escape that is not UTF-8) cannot be encoded for
+any provider, and once in the history it would make every later request of
+the session fail. :func:`valid_text` replaces each one with U+FFFD when a
+message is added, and :meth:`Conversation.repair` does the same for anything
+that got in otherwise.
 """
 
 from __future__ import annotations
@@ -12,12 +19,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolwire.workspace.names import valid_text
+
 #: Result text for a call that never got one (turn cancelled, server restarted).
 MISSING_RESULT = "Error: this tool call has no result (it was interrupted before it finished)."
 
 
 #: Start of the note that replaces an old tool result dropped to fit the context window.
 DROPPED_PREFIX = "[older tool result dropped to fit the context window;"
+
+
+def _scrub(value: Any) -> tuple[Any, bool]:
+    """``value`` (JSON-like) with :func:`valid_text` applied to every string; True when any changed."""
+    if isinstance(value, str):
+        fixed = valid_text(value)
+        return fixed, fixed is not value
+    if isinstance(value, list):
+        pairs = [_scrub(v) for v in value]
+        return [p[0] for p in pairs], any(p[1] for p in pairs)
+    if isinstance(value, dict):
+        items = {k: _scrub(v) for k, v in value.items()}
+        return {k: v[0] for k, v in items.items()}, any(v[1] for v in items.values())
+    return value, False
 
 
 def _is_object(text: str) -> bool:
@@ -63,7 +86,7 @@ class Conversation:
 
     def add_user(self, text: str) -> None:
         """Append a user message."""
-        self.messages.append({"role": "user", "content": text})
+        self.messages.append({"role": "user", "content": valid_text(text)})
 
     def add_assistant(self, text: str, calls: list[tuple[str, str, str]]) -> None:
         """Append the assistant's response.
@@ -78,6 +101,8 @@ class Conversation:
         """
         if not text and not calls:
             return
+        text = valid_text(text)
+        calls = [(valid_text(cid), valid_text(name), valid_text(args)) for cid, name, args in calls]
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             message["tool_calls"] = [
@@ -88,7 +113,7 @@ class Conversation:
 
     def add_tool_result(self, call_id: str, content: str) -> None:
         """Append the result of one call."""
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        self.messages.append({"role": "tool", "tool_call_id": valid_text(call_id), "content": valid_text(content)})
 
     def size(self) -> int:
         """Characters of the history as sent (a cheap proxy for tokens: about 4 per token)."""
@@ -156,7 +181,10 @@ class Conversation:
         Returns:
             What was repaired (empty when nothing was wrong).
         """
-        problems = self.problems()
+        scrubbed, changed = _scrub(self.messages)
+        if changed:
+            self.messages = scrubbed
+        problems = self.problems() + (["text that is not valid Unicode was replaced with U+FFFD"] if changed else [])
         if not problems:
             return []
         repaired: list[dict[str, Any]] = []

@@ -41,6 +41,7 @@ from pydantic import BaseModel
 from toolwire.tools.base import Tool, ToolContext
 from toolwire.tools.target import FileTool
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_name
 
 __all__ = ["Decision", "PermissionPolicy", "build_subject", "action_key"]
 
@@ -225,7 +226,10 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
             return subject
         argv = getattr(tool, "git_argv", None)
         if callable(argv):
-            return {"kind": "git", "tool": tool.name, "argv": list(argv(args)), "cwd": str(ctx.root)}
+            # Each argument as it reads: control, bidi and invisible characters and bytes that
+            # are not UTF-8 in git's quoted form, so the prompt never shows a misleading path.
+            shown = [display_name(a) for a in argv(args)]
+            return {"kind": "git", "tool": tool.name, "argv": shown, "cwd": display_name(str(ctx.root))}
         return {"kind": "tool", "tool": tool.name, "arguments": _arguments(args)}
     except ToolError as exc:
         note = f"{exc.code}: {exc.message}"

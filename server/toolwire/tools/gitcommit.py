@@ -149,11 +149,11 @@ class GitCommit(GitTool):
         facts = await ctx.git.facts(ctx.root, ctx.git_timeout)
         ops = in_progress(facts.git_dir)
         status = await read_status(ctx, whole_repository=True)
-        if status.branch is None:
-            raise ToolError("detached_head", "HEAD is detached; switch to a branch (git_branch) before committing")
         if ops.rebase or ops.am:
             what = "rebase" if ops.rebase else "git am"
             raise ToolError("rebase_in_progress", f"a {what} is in progress; finish or abort it outside the assistant")
+        if status.branch is None:
+            raise ToolError("detached_head", "HEAD is detached; switch to a branch (git_branch) before committing")
         if status.conflicted:
             names = ", ".join(e["path"] for e in status.conflicted)
             raise ToolError("merge_conflict", f"unresolved conflicts in {names}; resolve and stage them first")

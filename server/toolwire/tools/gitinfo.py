@@ -26,7 +26,7 @@ from toolwire.tools.gitrun import count_processes
 from toolwire.tools.gitrepo import RepoFacts, RepoState, git, in_progress, repo_state
 from toolwire.workspace.documents import unsaved_in_editor
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.names import display_name
+from toolwire.workspace.names import display_name, has_unusual, valid_text
 from toolwire.workspace.paths import resolve_path
 
 __all__ = ["GitTool", "RepoState", "repo_state", "verify_rev", "verify_range", "git_paths", "Status", "parse_status", "read_status",
@@ -34,6 +34,7 @@ __all__ = ["GitTool", "RepoState", "repo_state", "verify_rev", "verify_range", "
 
 _BAD_REV = re.compile(r"[\x00-\x20\x7f]")
 _LIST_CAP = 200
+_PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\x00"
 
 
 class GitTool(Tool):
@@ -169,13 +170,13 @@ class Status:
 
 
 def _entry(xy: str, sub: str, path: str, status: Status, orig: str | None = None) -> None:
-    extra: dict[str, Any] = {}
-    if sub.startswith("S"):
-        extra["submodule"] = {"commit": sub[1] == "C", "modified": sub[2] == "M", "untracked": sub[3] == "U"}
-    for code, where, into in ((xy[0], "staged", status.staged), (xy[1], "unstaged", status.unstaged)):
+    x, y = xy[0], xy[1]
+    for code, where, into in ((x, "staged", status.staged), (y, "unstaged", status.unstaged)):
         if code == ".":
             continue
-        item: dict[str, Any] = {"path": path, "status": code, **extra}
+        item: dict[str, Any] = {"path": path, "status": code}
+        if sub[0] == "S":
+            item["submodule"] = {"commit": sub[1] == "C", "modified": sub[2] == "M", "untracked": sub[3] == "U"}
         if orig is not None and code in "RC":
             item["from"] = orig
             status.renamed.append({"path": path, "from": orig, "where": where})
@@ -197,29 +198,34 @@ def parse_status(raw: bytes, facts: RepoFacts | None = None) -> Status:
         is None on an unborn branch. Every string is valid Unicode.
     """
     status = Status()
-    records = raw.split(b"\x00")
+    text = os.fsdecode(raw)  # one decode; names that are not UTF-8 keep lone surrogates until shown
+    # The common case, checked at C speed: printable ASCII only, so no name needs quoting.
+    plain = not raw.translate(None, _PLAIN_BYTES) or not has_unusual(text.replace("\x00", ""))
+    prefix = facts.prefix if facts is not None else ""
+    cut = len(prefix)
 
-    def ws(repo_bytes: bytes) -> str | None:
-        name = os.fsdecode(repo_bytes)
-        if facts is None:
-            return display_name(name)
-        if not facts.inside(name):
+    def shown(name: str) -> str:
+        return name if plain and not name.startswith('"') else display_name(name)
+
+    def ws(name: str) -> str | None:
+        if not name.startswith(prefix):
             return None
-        return display_name(facts.to_workspace(name) or ".")
+        return shown(name[cut:] or ".")
 
-    def rename_from(repo_bytes: bytes) -> str:
-        name = os.fsdecode(repo_bytes)
-        return display_name(facts.to_workspace(name) if facts is not None else name)
+    def rename_from(name: str) -> str:
+        return shown(facts.to_workspace(name) if facts is not None else name)
 
+    records = text.split("\x00")
     i = 0
     while i < len(records):
         rec = records[i]
         i += 1
         if not rec:
             continue
-        kind = rec[:1]
-        if rec.startswith(b"# "):
-            key, _, value = rec[2:].decode("utf-8", "replace").partition(" ")
+        kind = rec[0]
+        if kind == "#":
+            key, _, value = rec[2:].partition(" ")
+            value = valid_text(value)
             if key == "branch.oid":
                 status.head = None if value == "(initial)" else value
             elif key == "branch.head":
@@ -230,31 +236,31 @@ def parse_status(raw: bytes, facts: RepoFacts | None = None) -> Status:
                 a, b = value.split(" ")
                 status.ahead, status.behind = int(a), -int(b)
             continue
-        if kind == b"1":
-            parts = rec.split(b" ", 8)
-            xy, sub, path_bytes, orig = parts[1].decode(), parts[2].decode(), parts[8], None
-        elif kind == b"2":
-            parts = rec.split(b" ", 9)
-            xy, sub, path_bytes = parts[1].decode(), parts[2].decode(), parts[9]
+        if kind == "1":
+            parts = rec.split(" ", 8)
+            xy, sub, name, orig = parts[1], parts[2], parts[8], None
+        elif kind == "2":
+            parts = rec.split(" ", 9)
+            xy, sub, name = parts[1], parts[2], parts[9]
             orig = rename_from(records[i]) if i < len(records) else ""
             i += 1
-        elif kind == b"u":
-            parts = rec.split(b" ", 10)
+        elif kind == "u":
+            parts = rec.split(" ", 10)
             path = ws(parts[10])
             if path is not None:
-                status.conflicted.append({"path": path, "status": parts[1].decode()})
+                status.conflicted.append({"path": path, "status": parts[1]})
             continue
-        elif kind == b"?":
+        elif kind == "?":
             path = ws(rec[2:])
             if path is not None:
                 status.untracked.append(path)
             continue
         else:
             continue
-        path = ws(path_bytes)
+        path = ws(name)
         if path is None:
             if xy[0] != "." and facts is not None:
-                status.outside_staged.append(display_name(facts.to_workspace(os.fsdecode(path_bytes))))
+                status.outside_staged.append(display_name(facts.to_workspace(name)))
             continue
         _entry(xy, sub, path, status, orig)
     return status

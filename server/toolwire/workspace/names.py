@@ -22,7 +22,7 @@ import os
 import re
 from typing import Final
 
-__all__ = ["display_name", "parse_quoted", "needs_quoting", "is_suspicious_char"]
+__all__ = ["display_name", "parse_quoted", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
 
 _ESCAPES: Final = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
 _UNESCAPES: Final = {v: k for k, v in _ESCAPES.items()}
@@ -36,6 +36,25 @@ _SUSPICIOUS: Final = re.compile(
     "\u3164\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a\U000e0000-\U000e007f]"
 )
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_UNUSUAL: Final = re.compile("[\ud800-\udfff" + _SUSPICIOUS.pattern[1:])
+
+
+def has_unusual(text: str) -> bool:
+    """True when ``text`` holds a lone surrogate or a character :func:`display_name` escapes
+    (one scan; lets a caller skip per-name work for output with only plain names)."""
+    return _UNUSUAL.search(text) is not None
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (surrogate pairs joined).
+
+    Returns ``text`` itself when it is already valid (the common case: one scan).
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def is_suspicious_char(ch: str) -> bool:
@@ -46,7 +65,7 @@ def is_suspicious_char(ch: str) -> bool:
 def needs_quoting(name: str) -> bool:
     """True when ``name`` holds undecodable bytes (lone surrogates), a control,
     bidirectional or invisible character, or starts with a double quote."""
-    return name.startswith('"') or bool(_SURROGATE.search(name) or _SUSPICIOUS.search(name))
+    return name.startswith('"') or _UNUSUAL.search(name) is not None
 
 
 def display_name(name: str | bytes) -> str:

@@ -25,7 +25,8 @@ with a message that says why (each rule has a test):
   that entry: another Unicode normalization form of the name (NFC/NFD), the
   name with trailing dots or spaces (as Windows reads it), or another case
   when the file system itself says it is the same file (case-insensitive
-  file systems); two such candidates are refused as ambiguous.
+  file systems); two such candidates are refused as ambiguous;
+* the part of a path that does not exist yet is taken in Unicode NFC form.
 
 New names are checked separately (:mod:`toolwire.workspace.lookalike`).
 """
@@ -142,8 +143,11 @@ def _canonical(root: Path, parts: tuple[str, ...], notes: list[str]) -> list[str
             if len(cands) > 1:
                 shown = " and ".join(display_name(c) for c in sorted(cands))
                 raise ToolError("ambiguous_path", f"{display_name(comp)} could mean {shown}; give the exact name")
-            if not cands:
-                return out + list(parts[i:])
+            if not cands:  # a new name: created in NFC, the form a person's keyboard gives
+                rest = [unicodedata.normalize("NFC", p) for p in parts[i:]]
+                if rest != list(parts[i:]):
+                    notes.append(f"{display_name('/'.join(parts[i:]))} is written in Unicode NFC form")
+                return out + rest
             notes.append(f"{display_name(comp)} is the existing {display_name(cands[0])}")
             comp = cands[0]
         out.append(comp)
