@@ -90,6 +90,8 @@ async def test_git_status_starts_one_git_process_once_facts_are_cached(mono: Pat
     assert (await call(mono, "git_add", cache=cache, paths=["a.txt"])).data["git_processes"] == 2  # type: ignore[index]
     assert (await call(mono, "git_diff", cache=cache, staged=True)).data["git_processes"] == 2  # type: ignore[index]
     assert (await call(mono, "git_log", cache=cache)).data["git_processes"] == 1  # type: ignore[index]
+    done = await call(mono, "git_commit", cache=cache, message="m")
+    assert done.data and done.data["git_processes"] == 4  # status, conflict-marker check, commit, diff-tree
     git(mono, "config", "core.autocrlf", "false")  # the config changed: the facts are read again
     assert (await call(mono, "git_status", cache=cache)).data["git_processes"] == 3  # type: ignore[index]
     cache.clear()

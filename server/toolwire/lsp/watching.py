@@ -130,7 +130,7 @@ async def _not_ignored(root: Path, paths: list[Path]) -> list[Path]:
         return []
     try:
         out = await run_git(root, ["check-ignore", "--", *rel], read_only=True, timeout=10, check=False,
-                            literal_pathspecs=False)
+                            literal_pathspecs=False, filters=())  # check-ignore runs no filter driver
     except ToolError as exc:  # git missing or too slow: report everything rather than nothing
         log.warning("cannot check ignore rules in %s: %s", root, exc.message)
         return paths

@@ -91,11 +91,10 @@ async def conflict_markers(ctx: ToolContext, facts: RepoFacts, paths: list[str])
     return found
 
 
-async def _identity(ctx: ToolContext) -> list[str]:
-    """``-c user.name=…``/``-c user.email=…`` for the settings git has no value for (one process)."""
-    got = await git(ctx, ["config", "--name-only", "--get-regexp", r"^user\.(name|email)$"], read_only=True,
-                    check=False, filters=())
-    have = set(got.text.split())
+def _identity(facts: RepoFacts) -> list[str]:
+    """``-c user.name=…``/``-c user.email=…`` for the settings git has no value for
+    (from the cached facts: no process)."""
+    have = facts.identity
     config: list[str] = []
     for key, env, fallback in (("user.name", "GIT_AUTHOR_NAME", FALLBACK_NAME),
                                ("user.email", "GIT_AUTHOR_EMAIL", FALLBACK_EMAIL)):  # fmt: skip
@@ -145,7 +144,8 @@ class GitCommit(GitTool):
         return git_argv(["commit", "-m", args.message, *tail], read_only=False)
 
     async def execute(self, args: CommitArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        """Check, commit, and report the commit (four processes once the facts are cached)."""
+        """Check, commit, and report the commit (four processes once the facts are cached:
+        status, the conflict-marker check, commit, diff-tree; one more ``add`` with paths)."""
         facts = await ctx.git.facts(ctx.root, ctx.git_timeout)
         ops = in_progress(facts.git_dir)
         status = await read_status(ctx, whole_repository=True)
@@ -205,7 +205,7 @@ class GitCommit(GitTool):
                             "allow_conflict_markers if they are meant to be there", {"markers": markers})
         tail = ["--only", "--", *paths] if paths else []
         done = await git(ctx, ["commit", "-q", "-m", args.message, *tail], read_only=False,
-                         config=await _identity(ctx), check=False)
+                         config=_identity(facts), check=False)
         if done.returncode != 0:
             said = (done.error + done.text).strip()
             if paths and ("nothing to commit" in said or "no changes added" in said):

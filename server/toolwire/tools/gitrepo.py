@@ -51,6 +51,7 @@ class RepoFacts:
         filters: ``-c`` settings that switch off the configured filter drivers.
         sparse: ``core.sparseCheckout`` is on (some tracked files are not in
             the work tree on purpose).
+        identity: Which of ``user.name`` / ``user.email`` git's config sets.
         signature: Size and mtime of the config files, to notice a change.
     """
 
@@ -62,6 +63,7 @@ class RepoFacts:
     filters: tuple[str, ...]
     sparse: bool
     signature: tuple[Any, ...]
+    identity: frozenset[str] = frozenset()
 
     def to_workspace(self, repo_path: str) -> str:
         """A repository-root path as the workspace sees it (``../x`` when outside)."""
@@ -85,20 +87,24 @@ def _signature(git_dir: Path, common_dir: Path) -> tuple[Any, ...]:
     return tuple(out)
 
 
-async def _config_facts(root: Path, timeout: float) -> tuple[list[str], bool]:
-    """The filter-blanking settings and whether sparse checkout is on (one ``git config``)."""
+async def _config_facts(root: Path, timeout: float) -> tuple[list[str], bool, frozenset[str]]:
+    """The filter-blanking settings, whether sparse checkout is on, and which identity
+    keys are set (one ``git config``, which runs no filter itself)."""
     listed = await run_git(
-        root, ["config", "-z", "--get-regexp", r"^(filter\.|core\.sparsecheckout$)"],
+        root, ["config", "-z", "--get-regexp", r"^(filter\.|core\.sparsecheckout$|user\.(name|email)$)"],
         read_only=True, timeout=timeout, check=False, filters=(),
     )
-    keys, sparse = [], False
+    keys, sparse, identity = [], False, set()
     for record in listed.stdout.split(b"\x00"):
         key, _, value = os.fsdecode(record).partition("\n")
-        if key.lower() == "core.sparsecheckout":
+        lower = key.lower()
+        if lower == "core.sparsecheckout":
             sparse = value.strip().lower() in ("true", "yes", "on", "1", "")
+        elif lower in ("user.name", "user.email"):
+            identity.add(lower)
         elif key:
             keys.append(key)
-    return filter_settings(keys), sparse
+    return filter_settings(keys), sparse, frozenset(identity)
 
 
 async def load_facts(root: Path, timeout: float) -> RepoFacts:
@@ -131,10 +137,10 @@ async def load_facts(root: Path, timeout: float) -> RepoFacts:
             raise ToolError("not_a_repository", f"the workspace ({root}) is not inside a git work tree")
         raise ToolError("git_failed", f"git rev-parse failed: {top.error}", {"stderr": top.error})
     toplevel, git_dir, common_dir = (Path(os.fsdecode(p)) for p in lines[:3])
-    filters, sparse = found["config"]
+    filters, sparse, identity = found["config"]
     return RepoFacts(
         root=root, toplevel=toplevel, git_dir=git_dir, common_dir=common_dir, prefix=os.fsdecode(lines[3]),
-        filters=tuple(filters), sparse=sparse, signature=_signature(git_dir, common_dir),
+        filters=tuple(filters), sparse=sparse, signature=_signature(git_dir, common_dir), identity=identity,
     )  # fmt: skip
 
 
