@@ -10,7 +10,7 @@ NODE_STAMP := client-vscode/node_modules/.installed
 VSCE_TARGET ?= linux-x64
 VSIX := dist/toolwire-$(VSCE_TARGET).vsix
 
-.PHONY: demo test test-python test-client test-package test-e2e package install bench clean
+.PHONY: demo test test-python test-client test-panel chromium test-package test-e2e package install bench clean
 
 install: $(STAMP)
 
@@ -27,7 +27,7 @@ $(NODE_STAMP): client-vscode/package.json client-vscode/package-lock.json
 demo: $(STAMP)
 	$(BIN)/toolwire demo
 
-test: test-client test-python test-package test-e2e
+test: test-client test-panel test-python test-package test-e2e
 
 test-python: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -59,6 +59,23 @@ test-e2e: package
 	toolchain=$$(bash scripts/e2e-toolchain.sh) && cd client-vscode && \
 		TOOLWIRE_VSIX=$(abspath $(VSIX)) TOOLWIRE_E2E_TOOLCHAIN=$$toolchain \
 		node --test --test-concurrency=1 e2e/*.e2e.test.mjs
+
+# The chat panel in headless Chromium (Debian's chromium, driven by playwright-core).
+CHROMIUM ?= /usr/bin/chromium
+
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing Debian's chromium for the panel tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "FAIL: Chromium is missing at $(CHROMIUM); the panel tests need it and are never skipped. Run: sudo apt-get install -y chromium" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+test-panel: $(STAMP) $(NODE_STAMP) chromium
+	cd client-vscode && npm run --silent build && node esbuild.mjs --test && TOOLWIRE_CHROMIUM=$(CHROMIUM) TOOLWIRE_PYTHON=$(abspath $(BIN)/python) npm run --silent test:panel
 
 bench: $(STAMP)
 	$(BIN)/python bench/merge.py

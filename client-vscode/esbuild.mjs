@@ -1,6 +1,7 @@
-// Builds the extension bundle (dist/extension.js) or, with --test, the Node
-// tests (test/*.test.ts -> out/test/*.test.js). Type checking is `npm run typecheck`.
-import { readdirSync } from "node:fs";
+// Builds the extension bundle (dist/extension.js) and the chat webview's bundle
+// (dist/webview/: panel.js, panel.css, codicons) or, with --test, the Node tests
+// (test/*.test.ts -> out/test/*.test.js). Type checking is `npm run typecheck`.
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { build } from "esbuild";
 
 const forTest = process.argv.includes("--test");
@@ -36,6 +37,25 @@ if (forTest) {
     plugins: [noVscode],
   });
 } else {
+  // The webview: a browser bundle (Preact, marked, DOMPurify) beside the extension's.
+  await build({
+    bundle: true,
+    platform: "browser",
+    target: "es2022",
+    format: "iife",
+    sourcemap: true,
+    logLevel: "warning",
+    entryPoints: { panel: "src/webview/main.tsx", "panel-style": "src/webview/style.css" },
+    outdir: "dist/webview",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    minify: process.argv.includes("--minify"),
+    plugins: [noVscode],
+  });
+  mkdirSync("dist/webview/codicons", { recursive: true });
+  for (const name of ["codicon.css", "codicon.ttf"]) {
+    copyFileSync(`node_modules/@vscode/codicons/dist/${name}`, `dist/webview/codicons/${name}`);
+  }
   await build({
     ...common,
     entryPoints: ["src/extension.ts"],

@@ -200,6 +200,14 @@ export interface RequestPermissionResult {
 export interface InitializationOptions {
   /** Model spec: `replay`, `replay:SCRIPT` or `openai:MODEL`. */
   model: string;
+  /** OpenAI-compatible endpoint for `openai:` models. */
+  baseUrl?: string;
+  /** API key (from the editor's secret storage; never logged). */
+  apiKey?: string;
+  /** Per-tool `auto` / `ask` / `deny`. */
+  permissions?: Record<string, "auto" | "ask" | "deny">;
+  /** Model requests per turn. */
+  maxModelRequests?: number;
 }
 
 /** client→server: open a conversation for a workspace folder. */

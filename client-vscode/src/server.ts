@@ -22,7 +22,8 @@ import {
   type SessionUpdateParams,
 } from "./protocol";
 import { InterpreterError, onPythonEnvironmentChange, selectInterpreter, serverLaunch, type ServerLaunch } from "./python";
-import { RESTART_SETTINGS, initializationOptions, readSettings } from "./settings";
+import { redactingChannel } from "./redact";
+import { RESTART_SETTINGS, SERVER_SETTINGS, initializationOptions, readSettings } from "./settings";
 import type { ServerStatus } from "./status";
 
 /** What the controller needs from the rest of the extension. */
@@ -33,6 +34,10 @@ export interface ServerDeps {
   bundledLibs: string;
   /** Answers `toolwire/session/requestPermission`. */
   askPermission(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<RequestPermissionResult>;
+  /** The API key from SecretStorage (undefined when none is set). */
+  apiKey(): Promise<string | undefined>;
+  /** Secrets to keep out of the log and the trace (read at every write). */
+  secrets(): readonly string[];
 }
 
 /** A running client plus a number that changes whenever the server process does. */
@@ -55,11 +60,18 @@ export class ServerController implements vscode.Disposable {
   /** Fires for every `toolwire/session/update` notification. */
   readonly onDidUpdate = this.updates.event;
 
+  private readonly started = new vscode.EventEmitter<number>();
+  /** Fires with the new generation whenever a server process is running. */
+  readonly onDidStart = this.started.event;
+
   constructor(private readonly deps: ServerDeps) {
     this.disposables.push(
+      this.started,
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) {
           void this.restart("settings changed");
+        } else if (SERVER_SETTINGS.some((key) => event.affectsConfiguration(key))) {
+          void this.pushSettings();
         }
       }),
     );
@@ -112,6 +124,22 @@ export class ServerController implements vscode.Disposable {
     return this.inflight;
   }
 
+  /**
+   * Sends the current settings (and the API key) with `workspace/didChangeConfiguration`:
+   * the server applies them to the next turn of every session, without a restart,
+   * and never to a running turn.
+   */
+  async pushSettings(): Promise<void> {
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) {
+      return; // the next start sends them as initializationOptions
+    }
+    const settings = readSettings(this.configuration(), (message) => this.deps.log.warn(message));
+    const toolwire = initializationOptions(settings, await this.deps.apiKey());
+    await client.sendNotification("workspace/didChangeConfiguration", { settings: { toolwire } });
+    this.deps.log.info("Settings sent to the server; they apply to the next turn.");
+  }
+
   /** Stops the server (LSP shutdown and exit) and releases everything. */
   dispose(): void {
     this.disposed = true;
@@ -144,10 +172,13 @@ export class ServerController implements vscode.Disposable {
       args: launch.args,
       options: { cwd: folder?.uri.fsPath, env: launch.env },
     };
+    // The log and the trace (toolwire.trace.server) never see the API key.
+    const redacted = redactingChannel(log, () => this.deps.secrets());
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }],
-      outputChannel: log,
-      initializationOptions: initializationOptions(settings),
+      outputChannel: redacted,
+      traceOutputChannel: redacted,
+      initializationOptions: initializationOptions(settings, await this.deps.apiKey()),
       errorHandler: this.errorHandler(),
     };
     const client = new LanguageClient("toolwire", "Toolwire", serverOptions, clientOptions);
@@ -157,6 +188,7 @@ export class ServerController implements vscode.Disposable {
       if (newState === State.Running) {
         this.generation += 1;
         status.setServer("running", commandLine);
+        this.started.fire(this.generation);
       } else if (newState === State.Stopped && this.client === client) {
         status.setServer("stopped", commandLine);
       }

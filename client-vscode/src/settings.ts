@@ -32,10 +32,24 @@ export interface Settings {
    * Read when a request arrives, so a change applies at once.
    */
   approval: Approval;
+  /** OpenAI-compatible endpoint for `openai:` models; empty: the SDK's default. */
+  baseUrl: string;
+  /** Per-tool permission policy sent to the server (`auto` / `ask` / `deny`). */
+  permissions: Record<string, Approval>;
+  /** Model requests per turn. */
+  maxModelRequests: number;
+  /** Reveal the file an edit call targets as soon as its path is known; highlight the change when done. */
+  followAlong: boolean;
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
-export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.importStrategy", "toolwire.model"] as const;
+export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.importStrategy"] as const;
+
+/**
+ * Settings the server applies to the next turn of every session, sent with
+ * `workspace/didChangeConfiguration` when they change (never a restart).
+ */
+export const SERVER_SETTINGS = ["toolwire.model", "toolwire.baseUrl", "toolwire.permissions", "toolwire.maxModelRequests"] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
 const EMBEDDED_MODEL = "replay";
@@ -72,12 +86,33 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     importStrategy: pick("importStrategy", (v): v is ImportStrategy => typeof v === "string" && IMPORT_STRATEGIES.includes(v)),
     model: pick("model", isNonEmptyString).trim(),
     approval: pick("approval", (v): v is Approval => typeof v === "string" && APPROVALS.includes(v)),
+    baseUrl: pick("baseUrl", isString).trim(),
+    permissions: pick("permissions", isPermissions),
+    maxModelRequests: pick("maxModelRequests", (v): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 200),
+    followAlong: pick("followAlong", (v): v is boolean => typeof v === "boolean"),
   };
 }
 
-/** The `initializationOptions` sent to the server (approval stays in the client). */
-export function initializationOptions(settings: Settings): InitializationOptions {
-  return { model: settings.model };
+/**
+ * The server's settings (protocol.md, "Settings") as the client sets them: sent as
+ * `initializationOptions` and, on a change, as `workspace/didChangeConfiguration`
+ * `{settings: {toolwire: …}}`. `approval` and `followAlong` stay in the client.
+ *
+ * @param apiKey From SecretStorage; never from settings.json.
+ */
+export function initializationOptions(settings: Settings, apiKey?: string): InitializationOptions {
+  const options: InitializationOptions = {
+    model: settings.model,
+    permissions: settings.permissions,
+    maxModelRequests: settings.maxModelRequests,
+  };
+  if (settings.baseUrl !== "") {
+    options.baseUrl = settings.baseUrl;
+  }
+  if (apiKey !== undefined && apiKey !== "") {
+    options.apiKey = apiKey;
+  }
+  return options;
 }
 
 /** The `model` param of `toolwire/session/new`; `undefined` lets the server use its embedded default. */
@@ -98,6 +133,12 @@ export function manifestDefaults(manifest: Manifest, overrides: Record<string, u
     get: <T>(key: string) => (key in overrides ? overrides[key] : defaultOf(key)) as T | undefined,
     inspect: <T>(key: string) => ({ defaultValue: defaultOf(key) as T | undefined }),
   };
+}
+
+function isPermissions(v: unknown): v is Record<string, Approval> {
+  return (
+    typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((p) => typeof p === "string" && APPROVALS.includes(p))
+  );
 }
 
 function isString(v: unknown): v is string {

@@ -1,0 +1,141 @@
+/**
+ * The command-palette commands (category "Toolwire"). Prompts go to the chat
+ * panel's conversation; the API key lives in SecretStorage only.
+ */
+import * as vscode from "vscode";
+import { errorText } from "./log";
+import type { PanelHost } from "./panel/host";
+import { CHAT_VIEW } from "./panel/view";
+import type { ServerController } from "./server";
+
+/** SecretStorage key of the API key. */
+export const API_KEY_SECRET = "toolwire.apiKey";
+
+/** Models offered by Select Model besides what the user types. */
+const SUGGESTED_MODELS = ["replay", "openai:gpt-4o-mini", "openai:gpt-4.1", "openai:o4-mini"];
+
+/** Registers every command; returns their disposables. */
+export function registerCommands(
+  context: vscode.ExtensionContext,
+  host: PanelHost,
+  server: ServerController,
+  log: vscode.LogOutputChannel,
+): vscode.Disposable[] {
+  const openChat = () => vscode.commands.executeCommand(`${CHAT_VIEW}.focus`);
+  const send = async (text: string) => {
+    await openChat();
+    try {
+      await host.prompt(text);
+    } catch (error) {
+      log.error(`The prompt failed: ${errorText(error)}`);
+    }
+  };
+  const run = (id: string, body: () => unknown) =>
+    vscode.commands.registerCommand(id, async () => {
+      try {
+        await body();
+      } catch (error) {
+        log.error(`${id}: ${errorText(error)}`);
+        void vscode.window.showErrorMessage(`Toolwire: ${errorText(error)}`);
+      }
+    });
+  return [
+    run("toolwire.openChat", openChat),
+    run("toolwire.newConversation", async () => {
+      await openChat();
+      await host.newConversation();
+    }),
+    run("toolwire.ask", async () => {
+      const text = await vscode.window.showInputBox({ title: "Toolwire: Ask", prompt: "What should Toolwire do?", ignoreFocusOut: true });
+      if (text?.trim()) {
+        void send(text);
+      }
+    }),
+    run("toolwire.askAboutSelection", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor === undefined || editor.selection.isEmpty) {
+        void vscode.window.showWarningMessage("Toolwire: select some code first.");
+        return;
+      }
+      const question = await vscode.window.showInputBox({ title: "Toolwire: Ask About Selection", prompt: "Your question about the selected code", ignoreFocusOut: true });
+      if (!question?.trim()) {
+        return;
+      }
+      void send(selectionPrompt(question, editor));
+    }),
+    run("toolwire.fixDiagnostics", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor === undefined) {
+        void vscode.window.showWarningMessage("Toolwire: open a file first.");
+        return;
+      }
+      const diagnostics = vscode.languages.getDiagnostics(editor.document.uri);
+      if (diagnostics.length === 0) {
+        void vscode.window.showInformationMessage("Toolwire: this file has no problems to fix.");
+        return;
+      }
+      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+      const lines = diagnostics.map(
+        (d) => `- line ${d.range.start.line + 1}: ${d.message}${d.source ? ` (${d.source}${d.code !== undefined ? ` ${typeof d.code === "object" ? d.code.value : d.code}` : ""})` : ""}`,
+      );
+      void send(`Fix these problems in ${file}:\n${lines.join("\n")}`);
+    }),
+    run("toolwire.cancelTurn", () => host.stop()),
+    run("toolwire.undoLastTurn", async () => {
+      const outcome = await host.undoTurn(null);
+      const kept = outcome.paths.filter((p) => p.outcome !== "restored");
+      const detail = kept.length > 0 ? ` Not restored: ${kept.map((p) => `${p.path} (${p.reason ?? p.outcome})`).join(", ")}.` : "";
+      void vscode.window.showInformationMessage(`Toolwire: ${outcome.message}${detail}`);
+    }),
+    run("toolwire.setApiKey", async () => {
+      const key = await vscode.window.showInputBox({
+        title: "Toolwire: Set API Key",
+        prompt: "Kept in VS Code's secret storage; sent only to the Toolwire server, never logged.",
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined || key.trim() === "") {
+        return;
+      }
+      await context.secrets.store(API_KEY_SECRET, key.trim());
+      await server.pushSettings();
+      void vscode.window.showInformationMessage("Toolwire: API key saved; it applies to the next turn.");
+    }),
+    run("toolwire.clearApiKey", async () => {
+      await context.secrets.delete(API_KEY_SECRET);
+      await server.pushSettings();
+      void vscode.window.showInformationMessage("Toolwire: API key removed.");
+    }),
+    run("toolwire.selectModel", async () => {
+      const config = vscode.workspace.getConfiguration("toolwire");
+      const current = config.get<string>("model") ?? "replay";
+      const picks = [...new Set([current, ...SUGGESTED_MODELS])].map((label) => ({ label, description: label === current ? "current" : undefined }));
+      const quick = vscode.window.createQuickPick();
+      quick.title = "Toolwire: Select Model (or type provider:model)";
+      quick.items = picks;
+      quick.onDidChangeValue((value) => {
+        quick.items = value && !picks.some((p) => p.label === value) ? [{ label: value, description: "typed" }, ...picks] : picks;
+      });
+      const chosen = await new Promise<string | undefined>((resolve) => {
+        quick.onDidAccept(() => resolve(quick.selectedItems[0]?.label));
+        quick.onDidHide(() => resolve(undefined));
+        quick.show();
+      });
+      quick.dispose();
+      if (chosen !== undefined && chosen !== current) {
+        await config.update("model", chosen, vscode.ConfigurationTarget.Global);
+      }
+    }),
+    run("toolwire.restart", () => server.restart("restart command")),
+    run("toolwire.showLog", () => log.show()),
+  ];
+}
+
+/** The prompt for Ask About Selection: the question, then the file, lines and selected text. */
+export function selectionPrompt(question: string, editor: vscode.TextEditor): string {
+  const file = vscode.workspace.asRelativePath(editor.document.uri, false);
+  const { start, end } = editor.selection;
+  const text = editor.document.getText(editor.selection);
+  const fence = text.includes("```") ? "````" : "```";
+  return `${question}\n\nSelected in ${file}, lines ${start.line + 1}-${end.line + 1}:\n${fence}${editor.document.languageId}\n${text}\n${fence}`;
+}

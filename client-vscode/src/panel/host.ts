@@ -1,0 +1,471 @@
+/**
+ * The host side of the chat panel: owns the conversation's session on the server,
+ * forwards `toolwire/session/update` to the webview, holds permission requests open
+ * until the user answers (in the card, or in a notification when the panel is
+ * hidden), and runs what the webview asks for (prompt, stop, per-call cancel,
+ * review in the diff editor, undo).
+ *
+ * No `vscode` import: everything the editor does goes through {@link PanelUi}, and
+ * the server through {@link PanelServer}, so the Node test harness runs this exact
+ * code against a real `toolwire serve`.
+ */
+import type { RequestPermissionParams, RequestPermissionResult, SessionPromptResult, SessionSnapshot, SessionUpdateParams, ToolCall } from "../protocol";
+import { automaticAnswer } from "../permission";
+import type { Approval } from "../settings";
+import type { HostMessage, HostSnapshot, PendingPermission, TurnEnd, UndoOutcome, WebviewMessage } from "./messages";
+
+/** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
+export interface RpcConnection {
+  sendRequest<R>(method: string, params: unknown): Promise<R>;
+  sendNotification(method: string, params: unknown): Promise<void> | void;
+}
+
+/** Where the panel gets its server connection from. */
+export interface PanelServer {
+  /**
+   * The running server, started if needed. `generation` changes whenever the
+   * server process does (sessions do not survive it).
+   *
+   * @throws Error when the server cannot be started.
+   */
+  connection(): Promise<{ rpc: RpcConnection; generation: number }>;
+}
+
+/** The webview as the host sees it. */
+export interface WebviewPort {
+  post(message: HostMessage): void;
+  /** False while the view is collapsed or behind another view. */
+  readonly visible: boolean;
+}
+
+/** The editor's side of things, implemented with `vscode` in view.ts and by the test harness. */
+export interface PanelUi {
+  /** Settings read when needed (a change applies to the next use). */
+  settings(): { model: string | undefined; approval: Approval; followAlong: boolean; cwd: string | undefined };
+  /**
+   * Shown when a permission request arrives while the panel is hidden.
+   * Resolves with the user's choice, or `undefined` when dismissed.
+   */
+  notifyPermission(params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
+  /** Opens the editor's diff view of a pending edit. */
+  showDiff(preview: PreviewResult, title: string): Promise<void>;
+  /** Opens a workspace-relative path in an editor. */
+  openFile(path: string, highlight?: readonly [number, number][]): void;
+  /** Opens an http(s) link outside the editor. */
+  openLink(href: string): void;
+  copy(text: string): void;
+  /** Something the user must know (a failed request). */
+  error(message: string): void;
+  /** Number of approvals waiting, and the turn's state, for the status item. */
+  status(state: { running: boolean; waiting: number; turnState: string | null }): void;
+  /** Brings the panel into view. */
+  reveal(): void;
+}
+
+/** Result of `toolwire/toolCall/preview` (protocol.md). */
+export interface PreviewResult {
+  path: string;
+  before: string;
+  after: string;
+  newPath?: string;
+}
+
+interface Held {
+  params: RequestPermissionParams;
+  settle(result: RequestPermissionResult): void;
+}
+
+/** A thing the server can cancel (a `vscode.CancellationToken` or vscode-jsonrpc's). */
+export interface CancelSignal {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+const EDIT_TOOLS = new Set(["create_file", "edit_file", "multi_edit", "delete_file", "rename_file"]);
+
+/** The panel's host logic; one per window. */
+export class PanelHost {
+  private session: { id: string; generation: number; rpc: RpcConnection } | undefined;
+  private port: WebviewPort | undefined;
+  private queue: HostMessage[] = [];
+  private flushScheduled = false;
+  private readonly held = new Map<string, Held>();
+  private nextRequest = 0;
+  private running = false;
+  private turnState: string | null = null;
+  private readonly diffs = new Map<string, string>();
+  private readonly followed = new Set<string>();
+  /** How the session's turns ended, in order (the snapshot has no usage or messages of ends). */
+  private ends: TurnEnd[] = [];
+  private usage: TurnEnd["usage"];
+
+  constructor(
+    private readonly server: PanelServer,
+    private readonly ui: PanelUi,
+  ) {}
+
+  /** Connects the webview; returns a function that disconnects it. */
+  attach(port: WebviewPort): () => void {
+    this.port = port;
+    return () => {
+      if (this.port === port) {
+        this.port = undefined;
+        this.queue = [];
+      }
+    };
+  }
+
+  /** The session the panel shows, if any. */
+  get sessionId(): string | undefined {
+    return this.session?.id;
+  }
+
+  /** Number of permission requests waiting for the user. */
+  get waiting(): number {
+    return this.held.size;
+  }
+
+  /** Handles a message from the webview. Errors are shown, never thrown. */
+  async receive(message: WebviewMessage): Promise<void> {
+    try {
+      switch (message.type) {
+        case "ready":
+        case "resync":
+          await this.resync();
+          break;
+        case "prompt":
+          await this.prompt(message.text);
+          break;
+        case "stop":
+          await this.stop();
+          break;
+        case "newConversation":
+          await this.newConversation();
+          break;
+        case "cancelCall":
+          await this.cancelCall(message.toolCallId);
+          break;
+        case "answer":
+          this.answer(message.requestId, message.optionId, message.reason);
+          break;
+        case "review":
+          await this.review(message.toolCallId);
+          break;
+        case "openFile":
+          this.ui.openFile(message.path);
+          break;
+        case "openLink":
+          if (/^https?:\/\//i.test(message.href)) {
+            this.ui.openLink(message.href); // never command:, file: or anything else
+          }
+          break;
+        case "undoTurn":
+          await this.undoTurn(message.turnId);
+          break;
+        case "copy":
+          this.ui.copy(message.text);
+          break;
+      }
+    } catch (error) {
+      this.ui.error(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** A `toolwire/session/update` from the server. */
+  onUpdate(params: SessionUpdateParams): void {
+    if (params.sessionId !== this.session?.id || params.streamId !== undefined) {
+      return;
+    }
+    const update = params.update;
+    if (update.sessionUpdate === "turn") {
+      this.running = update.state !== "ended";
+      this.turnState = update.state === "ended" ? null : update.state;
+      if (update.state === "ended") {
+        const turnId = (update as { turnId?: string }).turnId ?? null;
+        this.ends.push({ turnId, stopReason: update.stopReason ?? "end_turn", message: update.message, usage: this.usage });
+        this.usage = undefined;
+      }
+      this.reportStatus();
+    } else if (update.sessionUpdate === "usage") {
+      this.usage = update.usage;
+    } else if (update.sessionUpdate === "tool_call") {
+      this.follow(update.toolCall);
+    }
+    this.post({ type: "update", params });
+  }
+
+  /**
+   * Answers `toolwire/session/requestPermission`: automatically when the
+   * `toolwire.approval` setting says so, else when the user answers in the card or
+   * the notification. A request the server withdraws answers `cancelled` and
+   * disappears from the panel.
+   */
+  requestPermission(params: RequestPermissionParams, token?: CancelSignal): Promise<RequestPermissionResult> {
+    const automatic = automaticAnswer(this.ui.settings().approval, params.options);
+    if (automatic !== undefined) {
+      return Promise.resolve(automatic);
+    }
+    if (params.subject.kind === "edit") {
+      this.diffs.set(params.toolCall.toolCallId, params.subject.diff);
+    }
+    const requestId = `r${++this.nextRequest}`;
+    return new Promise<RequestPermissionResult>((resolve) => {
+      let listener: { dispose(): void } | undefined;
+      const settle = (result: RequestPermissionResult): void => {
+        if (!this.held.delete(requestId)) {
+          return;
+        }
+        listener?.dispose();
+        this.post({ type: "permissionGone", requestId });
+        this.reportStatus();
+        resolve(result);
+      };
+      this.held.set(requestId, { params, settle });
+      listener = token?.onCancellationRequested(() => settle({ outcome: { outcome: "cancelled" } }));
+      this.post({ type: "permission", pending: { requestId, params } });
+      this.reportStatus();
+      if (token?.isCancellationRequested) {
+        settle({ outcome: { outcome: "cancelled" } });
+        return;
+      }
+      if (this.port === undefined || !this.port.visible) {
+        void this.ui.notifyPermission(params).then((choice) => {
+          if (!this.held.has(requestId)) {
+            return; // answered in the panel or withdrawn meanwhile
+          }
+          if (choice === "open") {
+            this.ui.reveal();
+          } else if (choice === "allow_once") {
+            this.answerKind(requestId, "allow_once");
+          } else if (choice === "reject") {
+            this.answerKind(requestId, "reject_once");
+          }
+        });
+      }
+    });
+  }
+
+  /** Sends a prompt in the panel's conversation (starting one if needed); resolves when the turn ends. */
+  async prompt(text: string): Promise<SessionPromptResult | undefined> {
+    if (text.trim() === "") {
+      return undefined;
+    }
+    if (this.running) {
+      this.ui.error("A turn is already running; stop it first.");
+      return undefined;
+    }
+    const session = await this.ensureSession();
+    this.running = true;
+    this.reportStatus();
+    this.post({ type: "prompt", text });
+    try {
+      const result = await session.rpc.sendRequest<SessionPromptResult>("toolwire/session/prompt", {
+        sessionId: session.id,
+        prompt: [{ type: "text", text }],
+      });
+      this.post({ type: "turnResult", stopReason: result.stopReason, message: result.message, usage: result.usage });
+      await this.refreshTurns();
+      return result;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.post({ type: "turnResult", stopReason: "error", message });
+      throw error;
+    } finally {
+      this.running = false;
+      this.turnState = null;
+      this.reportStatus();
+    }
+  }
+
+  /** Stops the running turn (`toolwire/session/cancel`). */
+  async stop(): Promise<void> {
+    const session = this.session;
+    if (session !== undefined) {
+      await session.rpc.sendNotification("toolwire/session/cancel", { sessionId: session.id });
+    }
+  }
+
+  /** Cancels one call without ending the turn (`toolwire/toolCall/cancel`). */
+  async cancelCall(toolCallId: string): Promise<boolean> {
+    const session = this.requireSession();
+    const { cancelled } = await session.rpc.sendRequest<{ cancelled: boolean }>("toolwire/toolCall/cancel", {
+      sessionId: session.id,
+      toolCallId,
+    });
+    return cancelled;
+  }
+
+  /** Ends the conversation (closing its session) and clears the panel. */
+  async newConversation(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    for (const held of [...this.held.values()]) {
+      held.settle({ outcome: { outcome: "cancelled" } });
+    }
+    this.post({ type: "reset", snapshot: null });
+    if (session !== undefined) {
+      await session.rpc.sendRequest("toolwire/session/close", { sessionId: session.id }).catch(() => undefined);
+    }
+  }
+
+  /** Opens the diff editor on a pending edit (`toolwire/toolCall/preview`). */
+  async review(toolCallId: string): Promise<void> {
+    const session = this.requireSession();
+    const preview = await session.rpc.sendRequest<PreviewResult>("toolwire/toolCall/preview", { sessionId: session.id, toolCallId });
+    const target = preview.newPath ? `${preview.path} → ${preview.newPath}` : preview.path;
+    await this.ui.showDiff(preview, `${target} (proposed by Toolwire)`);
+  }
+
+  /** Undoes a turn (`toolwire/session/undoTurn`; the last one when `turnId` is null) and shows the outcome. */
+  async undoTurn(turnId: string | null): Promise<UndoOutcome> {
+    const session = this.requireSession();
+    const params = turnId === null ? { sessionId: session.id } : { sessionId: session.id, turnId };
+    const outcome = await session.rpc.sendRequest<UndoOutcome>("toolwire/session/undoTurn", params);
+    this.post({ type: "undo", outcome });
+    await this.refreshTurns();
+    return outcome;
+  }
+
+  /** Tells the webview which turns can be undone now (from the snapshot's `turns`). */
+  private async refreshTurns(): Promise<void> {
+    const session = this.session;
+    if (session === undefined) {
+      return;
+    }
+    const snapshot = await session.rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId: session.id });
+    if (Array.isArray(snapshot.turns)) {
+      this.post({ type: "turns", turns: snapshot.turns });
+    }
+  }
+
+  /** Sends the webview a fresh state: the session's snapshot plus the requests held open. */
+  async resync(): Promise<void> {
+    const session = this.session;
+    if (session === undefined) {
+      this.post({ type: "reset", snapshot: null });
+      return;
+    }
+    const snapshot = await session.rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId: session.id });
+    const permissions: PendingPermission[] = [...this.held].map(([requestId, { params }]) => ({ requestId, params }));
+    const full: HostSnapshot = { ...snapshot, permissions, ends: this.ends };
+    this.post({ type: "reset", snapshot: full });
+  }
+
+  /** The server process changed: its sessions and open requests are gone. */
+  serverRestarted(): void {
+    if (this.session === undefined) {
+      return;
+    }
+    this.session = undefined;
+    this.running = false;
+    this.turnState = null;
+    for (const held of [...this.held.values()]) {
+      held.settle({ outcome: { outcome: "cancelled" } });
+    }
+    this.post({ type: "notice", text: "The Toolwire server restarted; the next prompt starts a new conversation." });
+    this.reportStatus();
+  }
+
+  private answer(requestId: string, optionId: string, reason?: string): void {
+    const held = this.held.get(requestId);
+    if (held === undefined || !held.params.options.some((o) => o.optionId === optionId)) {
+      return; // withdrawn meanwhile, or not an offered option
+    }
+    const outcome: RequestPermissionResult["outcome"] =
+      reason !== undefined && reason.trim() !== "" ? { outcome: "selected", optionId, reason: reason.trim() } : { outcome: "selected", optionId };
+    held.settle({ outcome });
+  }
+
+  private answerKind(requestId: string, kind: "allow_once" | "reject_once"): void {
+    const option = this.held.get(requestId)?.params.options.find((o) => o.kind === kind);
+    if (option !== undefined) {
+      this.answer(requestId, option.optionId);
+    }
+  }
+
+  private follow(call: ToolCall): void {
+    if (!call.path || call.kind !== "function" || !EDIT_TOOLS.has(call.name) || !this.ui.settings().followAlong) {
+      return;
+    }
+    if (!this.followed.has(call.toolCallId)) {
+      this.followed.add(call.toolCallId);
+      this.ui.openFile(call.path);
+    } else if (call.status === "done" && call.name !== "delete_file") {
+      this.ui.openFile(call.path, changedLines(this.diffs.get(call.toolCallId) ?? ""));
+    }
+  }
+
+  private async ensureSession(): Promise<{ id: string; rpc: RpcConnection }> {
+    const { rpc, generation } = await this.server.connection();
+    if (this.session !== undefined && this.session.generation === generation) {
+      return this.session;
+    }
+    const { model, cwd } = this.ui.settings();
+    if (cwd === undefined) {
+      throw new Error("Open a local folder first.");
+    }
+    const params = model === undefined ? { cwd } : { cwd, model };
+    const { sessionId } = await rpc.sendRequest<{ sessionId: string }>("toolwire/session/new", params);
+    this.session = { id: sessionId, generation, rpc };
+    this.ends = [];
+    this.post({ type: "reset", snapshot: null });
+    return this.session;
+  }
+
+  private requireSession(): { id: string; rpc: RpcConnection } {
+    if (this.session === undefined) {
+      throw new Error("No conversation yet.");
+    }
+    return this.session;
+  }
+
+  private reportStatus(): void {
+    this.ui.status({ running: this.running, waiting: this.held.size, turnState: this.turnState });
+  }
+
+  private post(message: HostMessage): void {
+    if (this.port === undefined) {
+      return; // the webview asks for a reset when it loads
+    }
+    this.queue.push(message);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const messages = this.queue;
+    this.queue = [];
+    if (messages.length > 0 && this.port !== undefined) {
+      this.port.post(messages.length === 1 ? messages[0] : { type: "batch", messages });
+    }
+  }
+}
+
+/**
+ * The 1-based line ranges `[first, last]` of the new file that a unified diff adds
+ * or changes (its `+` lines), for highlighting after an edit.
+ */
+export function changedLines(diff: string): [number, number][] {
+  const ranges: [number, number][] = [];
+  let line = 0;
+  for (const text of diff.split("\n")) {
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
+    if (hunk !== null) {
+      line = Number(hunk[1]);
+    } else if (line > 0 && text.startsWith("+") && !text.startsWith("+++")) {
+      const last = ranges[ranges.length - 1];
+      if (last !== undefined && last[1] === line - 1) {
+        last[1] = line;
+      } else {
+        ranges.push([line, line]);
+      }
+      line++;
+    } else if (line > 0 && (text.startsWith(" ") || text === "")) {
+      line++;
+    }
+  }
+  return ranges;
+}

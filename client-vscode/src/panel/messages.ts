@@ -1,0 +1,64 @@
+/**
+ * The one typed message union between the extension host (host.ts) and the chat
+ * webview (src/webview). Both sides import these types; nothing else crosses.
+ * Pure types: no `vscode`, no DOM.
+ */
+import type { RequestPermissionParams, SessionSnapshot, SessionUpdateParams, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
+
+/** A permission request the host is holding open, with the id the webview answers with. */
+export interface PendingPermission {
+  requestId: string;
+  params: RequestPermissionParams;
+}
+
+/** The snapshot as the host sends it: the server's, plus the requests the host holds open. */
+export interface HostSnapshot extends SessionSnapshot {
+  /** Open permission requests (the host's, which it can still answer). */
+  permissions: PendingPermission[];
+  /** How each turn of this session ended, in order, as the host saw the `turn` updates. */
+  ends: TurnEnd[];
+}
+
+/** The end of a turn as its `ended` update (and `usage` update) said. */
+export interface TurnEnd {
+  turnId: string | null;
+  stopReason: StopReason;
+  message?: string;
+  usage?: Usage & { durationMs?: number | null };
+}
+
+/** Result of `toolwire/session/undoTurn` (protocol.md). */
+export type UndoOutcome = UndoTurnResult;
+
+/** Host → webview. */
+export type HostMessage =
+  /** Replace everything with this state (after a reload, a gap, a new conversation). */
+  | { type: "reset"; snapshot: HostSnapshot | null }
+  | { type: "update"; params: SessionUpdateParams }
+  | { type: "prompt"; text: string }
+  | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage }
+  | { type: "permission"; pending: PendingPermission }
+  | { type: "permissionGone"; requestId: string }
+  | { type: "undo"; outcome: UndoOutcome }
+  /** The session's turns changed (a turn ended, or was undone): which can be undone now. */
+  | { type: "turns"; turns: TurnSummary[] }
+  | { type: "notice"; text: string }
+  /** Several messages at once, applied in order (the host batches per tick). */
+  | { type: "batch"; messages: HostMessage[] };
+
+/** Webview → host. */
+export type WebviewMessage =
+  /** The page loaded (first time, after being hidden, after a reload): send a reset. */
+  | { type: "ready" }
+  /** The reducer hit a gap in the update stream: send a reset from a fresh snapshot. */
+  | { type: "resync" }
+  | { type: "prompt"; text: string }
+  | { type: "stop" }
+  | { type: "newConversation" }
+  | { type: "cancelCall"; toolCallId: string }
+  | { type: "answer"; requestId: string; optionId: string; reason?: string }
+  | { type: "review"; toolCallId: string }
+  | { type: "openFile"; path: string }
+  | { type: "openLink"; href: string }
+  | { type: "undoTurn"; turnId: string | null }
+  | { type: "copy"; text: string };

@@ -1,0 +1,572 @@
+/**
+ * The panel's store and its one reducer: the ONLY place in the client that knows
+ * the wire form of `toolwire/session/update` (protocol.md, "toolwire/session/update",
+ * and COORDINATION wire decision 1).
+ *
+ * Two wire forms of `tool_call` updates are accepted:
+ * - whole snapshots (every update carries `argumentsText`, `partialArguments`, `arguments`);
+ * - appended pieces: `argumentsDelta: {offset, text}` where `offset` is the length of
+ *   the text before the piece in Unicode code points; `argumentsText` only when the
+ *   text changed other than by appending; `partialArguments`/`arguments` only when
+ *   they changed (absent = unchanged).
+ * A piece whose offset is not the current length is a gap: it is dropped and the
+ * state asks for a `toolwire/session/snapshot` (`needsSnapshot`).
+ *
+ * Pure: no DOM, no `vscode`, no I/O. Every function returns a new state object
+ * (the view compares references), and never mutates the one it was given.
+ */
+import type {
+  PermissionOption,
+  RequestPermissionParams,
+  SessionUpdate,
+  StopReason,
+  ToolCall,
+  ToolCallError,
+  ToolCallStatus,
+  CancelReason,
+  ToolResult,
+  RejectionResult,
+  TurnState,
+} from "../protocol";
+import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome } from "./messages";
+
+/** A tool call as the panel shows it. */
+export interface CallView {
+  /** Store key: `toolCallId`, or `#<response>:<index>` until the id arrives. */
+  key: string;
+  toolCallId: string;
+  index: number;
+  name: string;
+  kind: string;
+  /** `null` for calls of earlier turns known only from the conversation history. */
+  status: ToolCallStatus | null;
+  rev: number;
+  path: string | null;
+  argumentsText: string;
+  /** Length of `argumentsText` in Unicode code points (the unit of `argumentsDelta.offset`). */
+  argumentsLength: number;
+  partialArguments: Record<string, unknown> | null;
+  arguments: Record<string, unknown> | null;
+  error?: ToolCallError;
+  cancelReason?: CancelReason;
+  result?: ToolResult | RejectionResult;
+  /** For calls of earlier turns: the text the model received as the result. */
+  historyResult?: string;
+}
+
+/** One item of the transcript, in the order it appeared. */
+export type Entry =
+  | { kind: "user"; id: string; text: string }
+  | { kind: "assistant"; id: string; text: string }
+  | { kind: "thought"; id: string; text: string }
+  | { kind: "call"; id: string }
+  | {
+      kind: "turnEnd";
+      id: string;
+      turnId: string | null;
+      stopReason: StopReason;
+      message?: string;
+      usage?: Usage;
+      undo?: UndoOutcome;
+    }
+  | { kind: "notice"; id: string; text: string };
+
+/** The whole state of the panel. */
+export interface PanelState {
+  sessionId: string | null;
+  model: string | null;
+  /** True while a turn runs (from the prompt until its `ended` update). */
+  running: boolean;
+  turnState: TurnState | null;
+  turnId: string | null;
+  entries: readonly Entry[];
+  calls: ReadonlyMap<string, CallView>;
+  /** Open permission requests, by the key of the call they are about. */
+  permissions: ReadonlyMap<string, PendingPermission>;
+  /** True when an update could not be applied (a gap); the host answers with a reset. */
+  needsSnapshot: boolean;
+  /** Latest status change, for the screen reader's live region. */
+  announcement: string;
+  /** Counter for ids of entries and of keys of calls without an id. */
+  seq: number;
+  /** Model responses seen in the current turn: calls without an id are keyed by it. */
+  response: number;
+  /** Turn ids the server said can be undone (from the snapshot's `turns`). */
+  undoable: ReadonlySet<string>;
+  /** Usage that arrived before the turn's `ended` update. */
+  pendingUsage?: Usage;
+}
+
+/** Token counts and duration of a turn. */
+type Usage = { inputTokens: number | null; outputTokens: number | null; durationMs?: number | null };
+
+/** The state before anything is known. */
+export function initialState(): PanelState {
+  return {
+    sessionId: null,
+    model: null,
+    running: false,
+    turnState: null,
+    turnId: null,
+    entries: [],
+    calls: new Map(),
+    permissions: new Map(),
+    needsSnapshot: false,
+    announcement: "",
+    seq: 0,
+    response: 0,
+    undoable: new Set(),
+  };
+}
+
+/** Length of `text` in Unicode code points (what Python's `len` counts). */
+export function codePointLength(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/** Adds the user's prompt to the transcript (the server does not echo it). */
+export function addPrompt(state: PanelState, text: string): PanelState {
+  const seq = state.seq + 1;
+  return { ...state, seq, running: true, entries: [...state.entries, { kind: "user", id: `e${seq}`, text }] };
+}
+
+/** Adds a line of information (e.g. "the server restarted"). */
+export function addNotice(state: PanelState, text: string): PanelState {
+  const seq = state.seq + 1;
+  return { ...state, seq, announcement: text, entries: [...state.entries, { kind: "notice", id: `e${seq}`, text }] };
+}
+
+/** Records the prompt's answer; the turn's `ended` update normally carried it already. */
+export function endTurn(
+  state: PanelState,
+  result: { stopReason: StopReason; message?: string; usage?: { inputTokens: number | null; outputTokens: number | null } },
+): PanelState {
+  const last = state.entries[state.entries.length - 1];
+  if (last?.kind === "turnEnd") {
+    return { ...state, running: false };
+  }
+  return pushTurnEnd({ ...state, running: false }, state.turnId, result.stopReason, result.message, result.usage);
+}
+
+/** Shows the outcome of `toolwire/session/undoTurn` under the turn it undid. */
+export function setUndoOutcome(state: PanelState, outcome: UndoOutcome): PanelState {
+  let index = -1;
+  for (let i = state.entries.length - 1; i >= 0; i--) {
+    const entry = state.entries[i];
+    if (entry.kind === "turnEnd" && (entry.turnId === outcome.turnId || index === -1)) {
+      index = i;
+      if (entry.turnId === outcome.turnId) {
+        break;
+      }
+    }
+  }
+  if (index === -1) {
+    return addNotice(state, outcome.message);
+  }
+  const entries = state.entries.slice();
+  entries[index] = { ...(entries[index] as Extract<Entry, { kind: "turnEnd" }>), undo: outcome };
+  return { ...state, entries, announcement: outcome.message };
+}
+
+/** Adds an open permission request; it is shown in its call's card. */
+export function addPermission(state: PanelState, pending: PendingPermission): PanelState {
+  let next = applyCall(state, pending.params.toolCall, true);
+  const key = keyOf(next, pending.params.toolCall);
+  const permissions = new Map(next.permissions);
+  permissions.set(key, pending);
+  next = { ...next, permissions, announcement: `${pending.params.toolCall.name} is waiting for your approval` };
+  return next;
+}
+
+/** Removes a permission request (answered here, in a notification, or withdrawn by the server). */
+export function removePermission(state: PanelState, requestId: string): PanelState {
+  for (const [key, pending] of state.permissions) {
+    if (pending.requestId === requestId) {
+      const permissions = new Map(state.permissions);
+      permissions.delete(key);
+      return { ...state, permissions };
+    }
+  }
+  return state;
+}
+
+/** Applies one `toolwire/session/update`. Unknown kinds leave the state as it is. */
+export function applyUpdate(state: PanelState, update: SessionUpdate): PanelState {
+  switch (update.sessionUpdate) {
+    case "tool_call":
+      return applyCall(state, update.toolCall as WireToolCall, false);
+    case "agent_message_chunk":
+      return appendText(state, "assistant", update.content.text);
+    case "agent_thought_chunk":
+      return appendText(state, "thought", update.content.text);
+    case "turn":
+      return applyTurn(state, update);
+    case "usage": {
+      for (let i = state.entries.length - 1; i >= 0; i--) {
+        const entry = state.entries[i];
+        if (entry.kind === "turnEnd") {
+          const entries = state.entries.slice();
+          entries[i] = { ...entry, usage: update.usage };
+          return { ...state, entries };
+        }
+        if (entry.kind === "user") {
+          break;
+        }
+      }
+      // Usage arrives before `ended`: keep it for the turn's end line.
+      return { ...state, pendingUsage: update.usage };
+    }
+    case "workspace_change":
+      return addNotice(state, `Changed outside Toolwire: ${update.paths.join(", ")}`);
+    default:
+      return state;
+  }
+}
+
+/**
+ * Replaces the whole state with a session snapshot (`toolwire/session/snapshot`)
+ * and the host's open permission requests.
+ */
+export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): PanelState {
+  let state: PanelState = {
+    ...initialState(),
+    seq: previous.seq,
+    sessionId: snapshot.sessionId,
+    model: snapshot.model,
+    running: snapshot.running,
+    turnId: snapshot.turnId ?? null,
+  };
+  const current = new Map<string, ToolCall>();
+  for (const call of snapshot.toolCalls) {
+    if (call.toolCallId) {
+      current.set(call.toolCallId, call);
+    }
+  }
+  // Turns in order: the server's list when it sends one, else the ends the host saw.
+  const ends = snapshot.ends ?? [];
+  const turns: { turnId: string | null; stopReason: StopReason | null; undoable: boolean; undone: boolean }[] =
+    (snapshot.turns as typeof snapshot.turns | undefined) ?? ends.map((end) => ({ turnId: end.turnId, stopReason: end.stopReason, undoable: end.turnId !== null, undone: false }));
+  const endOf = (turnId: string | null, stopReason: StopReason) => {
+    const end = ends.find((e) => e.turnId === turnId);
+    return { message: end?.message, usage: end?.usage, stopReason: stopReason ?? end?.stopReason };
+  };
+  state = { ...state, undoable: new Set(turns.filter((t) => t.undoable && t.turnId !== null).map((t) => t.turnId as string)) };
+  const results = new Map<string, string>();
+  for (const message of snapshot.messages as HistoryMessage[]) {
+    if (message?.role === "tool" && typeof message.tool_call_id === "string") {
+      results.set(message.tool_call_id, contentText(message.content));
+    }
+  }
+  let userTurns = 0;
+  const placed = new Set<string>();
+  for (const message of snapshot.messages as HistoryMessage[]) {
+    if (message?.role === "user") {
+      if (userTurns > 0) {
+        const turn = turns[userTurns - 1];
+        if (turn !== undefined) {
+          const end = endOf(turn.turnId, turn.stopReason ?? "end_turn");
+          state = pushTurnEnd(state, turn.turnId, end.stopReason, end.message, end.usage);
+        }
+      }
+      userTurns++;
+      state = pushEntry(state, { kind: "user", text: contentText(message.content) });
+    } else if (message?.role === "assistant") {
+      if (typeof message.reasoning === "string" && message.reasoning !== "") {
+        state = pushEntry(state, { kind: "thought", text: message.reasoning });
+      }
+      const text = contentText(message.content);
+      if (text !== "") {
+        state = pushEntry(state, { kind: "assistant", text });
+      }
+      for (const call of message.tool_calls ?? []) {
+        const live = current.get(call.id);
+        if (live !== undefined) {
+          state = applyCall(state, live, true);
+          placed.add(call.id);
+        } else {
+          state = addHistoryCall(state, call, results.get(call.id));
+        }
+      }
+    }
+  }
+  const lastTurn = turns[userTurns - 1];
+  if (!snapshot.running && lastTurn !== undefined && lastTurn.stopReason !== null) {
+    // Calls of the last turn that never made it into the history (e.g. a broken stream).
+    for (const call of snapshot.toolCalls) {
+      if (!placed.has(call.toolCallId)) {
+        state = applyCall(state, call, true);
+      }
+    }
+    const end = endOf(lastTurn.turnId, lastTurn.stopReason);
+    state = pushTurnEnd(state, lastTurn.turnId, end.stopReason, end.message, end.usage);
+  } else {
+    if (snapshot.streaming?.reasoning) {
+      state = appendText(state, "thought", snapshot.streaming.reasoning);
+    }
+    if (snapshot.streaming?.text) {
+      state = appendText(state, "assistant", snapshot.streaming.text);
+    }
+    for (const call of snapshot.toolCalls) {
+      if (!placed.has(call.toolCallId)) {
+        state = applyCall(state, call, true);
+      }
+    }
+  }
+  for (const pending of snapshot.permissions) {
+    state = addPermission(state, pending);
+  }
+  return { ...state, needsSnapshot: false, announcement: "Conversation restored" };
+}
+
+/** The wire form of a `tool_call` update: whole fields, or appended pieces. */
+interface WireToolCall extends Partial<ToolCall> {
+  toolCallId: string;
+  index: number;
+  rev: number;
+  argumentsDelta?: { offset: number; text: string };
+}
+
+interface HistoryMessage {
+  role?: string;
+  content?: unknown;
+  reasoning?: unknown;
+  tool_call_id?: unknown;
+  tool_calls?: { id: string; function?: { name?: string; arguments?: string } }[];
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") {
+    return content;
+  }
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
+  }
+  return "";
+}
+
+function pushEntry(state: PanelState, entry: DistributiveOmit<Entry, "id">): PanelState {
+  const seq = state.seq + 1;
+  return { ...state, seq, entries: [...state.entries, { ...entry, id: `e${seq}` } as Entry] };
+}
+
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
+
+function pushTurnEnd(
+  state: PanelState,
+  turnId: string | null,
+  stopReason: StopReason,
+  message?: string,
+  usage?: Usage,
+): PanelState {
+  const next = pushEntry(state, { kind: "turnEnd", turnId, stopReason, message, usage: usage ?? state.pendingUsage });
+  return { ...next, pendingUsage: undefined };
+}
+
+function appendText(state: PanelState, kind: "assistant" | "thought", text: string): PanelState {
+  if (text === "") {
+    return state;
+  }
+  const last = state.entries[state.entries.length - 1];
+  if (last !== undefined && last.kind === kind) {
+    const entries = state.entries.slice();
+    entries[entries.length - 1] = { ...last, text: last.text + text };
+    return { ...state, entries };
+  }
+  return pushEntry(state, { kind, text });
+}
+
+function applyTurn(state: PanelState, update: Extract<SessionUpdate, { sessionUpdate: "turn" }>): PanelState {
+  const turnId = (update as { turnId?: string }).turnId ?? state.turnId;
+  switch (update.state) {
+    case "started":
+      return { ...state, running: true, turnState: "started", turnId, response: 0, announcement: "Turn started" };
+    case "model_request":
+      return { ...state, running: true, turnState: "model_request", turnId, response: state.response + 1 };
+    case "running_tools":
+      return { ...state, turnState: "running_tools", turnId };
+    case "ended": {
+      const next = pushTurnEnd(
+        { ...state, running: false, turnState: "ended", turnId },
+        turnId,
+        update.stopReason ?? "end_turn",
+        update.message,
+      );
+      const why = update.message ? `: ${update.message}` : "";
+      return { ...next, announcement: `Turn ended (${update.stopReason ?? "end_turn"})${why}` };
+    }
+    default:
+      return state;
+  }
+}
+
+/** The key of `call` in `state`, without changing anything. */
+function keyOf(state: PanelState, call: { toolCallId: string; index: number }): string {
+  return call.toolCallId || `#${state.response}:${call.index}`;
+}
+
+/**
+ * Upserts one call. `whole` is true for full snapshots (every field present, never
+ * a delta); then a rev not above the known one still refreshes nothing.
+ */
+function applyCall(state: PanelState, wire: WireToolCall, whole: boolean): PanelState {
+  const byIndex = `#${state.response}:${wire.index}`;
+  const key = wire.toolCallId || byIndex;
+  let known = state.calls.get(key);
+  let renamed = false;
+  if (known === undefined && wire.toolCallId) {
+    known = state.calls.get(byIndex);
+    renamed = known !== undefined;
+  }
+  if (known !== undefined && wire.rev <= known.rev) {
+    return state; // stale or repeated
+  }
+  let argumentsText = known?.argumentsText ?? "";
+  let argumentsLength = known?.argumentsLength ?? 0;
+  const delta = wire.argumentsDelta;
+  if (typeof wire.argumentsText === "string") {
+    argumentsText = wire.argumentsText;
+    argumentsLength = codePointLength(argumentsText);
+  } else if (delta !== undefined && !whole) {
+    if (delta.offset !== argumentsLength) {
+      return { ...state, needsSnapshot: true }; // a gap: drop the piece, ask for the whole state
+    }
+    argumentsText += delta.text;
+    argumentsLength += codePointLength(delta.text);
+  }
+  const status = wire.status ?? known?.status ?? "generating";
+  const call: CallView = {
+    key,
+    toolCallId: wire.toolCallId,
+    index: wire.index,
+    name: wire.name ?? known?.name ?? "",
+    kind: wire.kind ?? known?.kind ?? "function",
+    status,
+    rev: wire.rev,
+    path: wire.path !== undefined ? wire.path : (known?.path ?? null),
+    argumentsText,
+    argumentsLength,
+    partialArguments: "partialArguments" in wire ? (wire.partialArguments ?? null) : (known?.partialArguments ?? null),
+    arguments: "arguments" in wire ? (wire.arguments ?? null) : (known?.arguments ?? null),
+    error: wire.error ?? (status === "errored" ? known?.error : undefined),
+    cancelReason: wire.cancelReason ?? (status === "canceled" ? known?.cancelReason : undefined),
+    result: wire.result ?? known?.result,
+  };
+  const calls = new Map(state.calls);
+  let entries = state.entries;
+  let permissions: ReadonlyMap<string, PendingPermission> = state.permissions;
+  let seq = state.seq;
+  if (renamed) {
+    calls.delete(byIndex);
+    entries = entries.map((entry) => (entry.kind === "call" && entry.id === byIndex ? { kind: "call", id: key } : entry));
+    const pending = permissions.get(byIndex);
+    if (pending !== undefined) {
+      const moved = new Map(permissions);
+      moved.delete(byIndex);
+      moved.set(key, pending);
+      permissions = moved;
+    }
+  }
+  if (known === undefined) {
+    seq += 1;
+    entries = [...entries, { kind: "call", id: key }];
+  }
+  calls.set(key, call);
+  if (status !== "generated" && status !== "generating" && permissions.has(key)) {
+    const left = new Map(permissions);
+    left.delete(key); // the server moved on: nothing is waiting any more
+    permissions = left;
+  }
+  const announcement =
+    known?.status === status ? state.announcement : `${call.name || "tool call"}${call.path ? ` ${call.path}` : ""}: ${status}`;
+  return { ...state, calls, entries, permissions, seq, announcement };
+}
+
+function addHistoryCall(
+  state: PanelState,
+  call: { id: string; function?: { name?: string; arguments?: string } },
+  result: string | undefined,
+): PanelState {
+  if (state.calls.has(call.id)) {
+    return state;
+  }
+  const argumentsText = call.function?.arguments ?? "";
+  const view: CallView = {
+    key: call.id,
+    toolCallId: call.id,
+    index: 0,
+    name: call.function?.name ?? "",
+    kind: "function",
+    status: null,
+    rev: 0,
+    path: null,
+    argumentsText,
+    argumentsLength: codePointLength(argumentsText),
+    partialArguments: null,
+    arguments: null,
+    historyResult: result,
+  };
+  const calls = new Map(state.calls);
+  calls.set(call.id, view);
+  const seq = state.seq + 1;
+  return { ...state, seq, calls, entries: [...state.entries, { kind: "call", id: call.id }] };
+}
+
+/** Words for the "Allow always" button: exactly what the session rule will cover (protocol.md). */
+export function allowAlwaysText(params: RequestPermissionParams): string {
+  const subject = params.subject;
+  switch (subject.kind) {
+    case "edit": {
+      const target = subject.new_path ? `${subject.path} → ${subject.new_path}` : subject.path;
+      return `Allow always: ${subject.tool} on ${target}, with these arguments and at most this many changed lines, for this conversation`;
+    }
+    case "git":
+      return `Allow always: ${subject.argv.join(" ")} (same paths and flags) for this conversation`;
+    case "tool":
+      return `Allow always: ${subject.tool} with these arguments for this conversation`;
+  }
+}
+
+/** The offered option of a kind, if any. */
+export function optionOf(options: readonly PermissionOption[], kind: PermissionOption["kind"]): PermissionOption | undefined {
+  return options.find((option) => option.kind === kind);
+}
+
+/** Applies one host message (messages.ts) to the state; batches in order. */
+export function reduceHostMessage(state: PanelState, message: HostMessage): PanelState {
+  switch (message.type) {
+    case "batch":
+      return message.messages.reduce(reduceHostMessage, state);
+    case "reset":
+      return message.snapshot === null ? { ...initialState(), seq: state.seq } : applySnapshot(state, message.snapshot);
+    case "update":
+      return applyUpdate(state, message.params.update);
+    case "prompt":
+      return addPrompt(state, message.text);
+    case "turnResult":
+      return endTurn(state, message);
+    case "permission":
+      return addPermission(state, message.pending);
+    case "permissionGone":
+      return removePermission(state, message.requestId);
+    case "undo":
+      return setUndoOutcome(state, message.outcome);
+    case "turns":
+      return { ...state, undoable: new Set(message.turns.filter((t) => t.undoable).map((t) => t.turnId)) };
+    case "notice":
+      return addNotice(state, message.text);
+    default:
+      return state;
+  }
+}

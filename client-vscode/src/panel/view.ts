@@ -1,0 +1,152 @@
+/**
+ * The chat view in VS Code: a `WebviewViewProvider` for `toolwire.chat` (in its
+ * own activity-bar container) and the `PanelUi` the host logic talks to.
+ */
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { RequestPermissionParams } from "../protocol";
+import { readSettings } from "../settings";
+import type { PanelHost, PanelUi, PreviewResult } from "./host";
+import { makeNonce, panelHtml } from "./html";
+import type { WebviewMessage } from "./messages";
+
+/** The view's id (package.json `contributes.views`). */
+export const CHAT_VIEW = "toolwire.chat";
+
+/** URI scheme of the read-only texts shown in the diff editor. */
+const PREVIEW_SCHEME = "toolwire-preview";
+
+/** Hosts the webview: HTML with CSP and nonce, messages both ways. */
+export class ChatViewProvider implements vscode.WebviewViewProvider {
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly host: PanelHost,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    const root = vscode.Uri.joinPath(this.extensionUri, "dist", "webview");
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [root] };
+    const asset = (...parts: string[]) => view.webview.asWebviewUri(vscode.Uri.joinPath(root, ...parts)).toString();
+    // Without retainContextWhenHidden the page is rebuilt each time it is shown; it
+    // then asks the host for a reset, which comes from a fresh snapshot.
+    const detach = this.host.attach({
+      post: (message) => void view.webview.postMessage(message),
+      get visible() {
+        return view.visible;
+      },
+    });
+    const subscription = view.webview.onDidReceiveMessage((message: WebviewMessage) => void this.host.receive(message));
+    view.onDidDispose(() => {
+      detach();
+      subscription.dispose();
+    });
+    view.webview.html = panelHtml(
+      { cspSource: view.webview.cspSource, script: asset("panel.js"), style: asset("panel-style.css"), codicons: asset("codicons", "codicon.css") },
+      makeNonce(),
+    );
+  }
+}
+
+/** The editor side of the panel, with `vscode`. */
+export class VsCodePanelUi implements PanelUi, vscode.Disposable {
+  private readonly previews = new Map<string, string>();
+  private readonly highlight = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor("diffEditor.insertedLineBackground"),
+    isWholeLine: true,
+  });
+  private readonly disposables: vscode.Disposable[] = [this.highlight];
+  private nextPreview = 0;
+
+  constructor(
+    private readonly onStatus: (state: { running: boolean; waiting: number; turnState: string | null }) => void,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    const previews = this.previews;
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, {
+        provideTextDocumentContent: (uri) => previews.get(uri.toString()) ?? "",
+      }),
+    );
+  }
+
+  settings(): ReturnType<PanelUi["settings"]> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const settings = readSettings(vscode.workspace.getConfiguration("toolwire", folder), (m) => this.log.warn(m));
+    return {
+      model: settings.model === "replay" ? undefined : settings.model,
+      approval: settings.approval,
+      followAlong: settings.followAlong,
+      cwd: folder?.uri.scheme === "file" ? folder.uri.fsPath : undefined,
+    };
+  }
+
+  async notifyPermission(params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined> {
+    const target = params.subject.kind === "edit" ? ` ${params.subject.path}` : params.subject.kind === "git" ? `: ${params.subject.argv.join(" ")}` : "";
+    const choice = await vscode.window.showInformationMessage(
+      `Toolwire wants to run ${params.subject.tool}${target}.`,
+      "Open Panel",
+      "Allow Once",
+      "Reject",
+    );
+    return choice === "Open Panel" ? "open" : choice === "Allow Once" ? "allow_once" : choice === "Reject" ? "reject" : undefined;
+  }
+
+  async showDiff(preview: PreviewResult, title: string): Promise<void> {
+    const id = ++this.nextPreview;
+    const name = path.posix.basename(preview.path);
+    const left = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${id}/before/${name}` });
+    const right = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${id}/after/${path.posix.basename(preview.newPath ?? preview.path)}` });
+    this.previews.set(left.toString(), preview.before);
+    this.previews.set(right.toString(), preview.after);
+    await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true });
+  }
+
+  openFile(relative: string, lines?: readonly [number, number][]): void {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (folder === undefined) {
+      return;
+    }
+    const uri = vscode.Uri.joinPath(folder.uri, relative);
+    if (!uri.path.startsWith(folder.uri.path)) {
+      return; // never outside the workspace
+    }
+    void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(
+      (editor) => {
+        if (lines === undefined || lines.length === 0) {
+          return;
+        }
+        const ranges = lines.map(([first, last]) => new vscode.Range(first - 1, 0, last - 1, 0));
+        editor.setDecorations(this.highlight, ranges);
+        editor.revealRange(ranges[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      },
+      () => undefined, // e.g. a file that does not exist yet
+    );
+  }
+
+  openLink(href: string): void {
+    void vscode.env.openExternal(vscode.Uri.parse(href, true));
+  }
+
+  copy(text: string): void {
+    void vscode.env.clipboard.writeText(text);
+  }
+
+  error(message: string): void {
+    this.log.error(message);
+    void vscode.window.showErrorMessage(`Toolwire: ${message}`);
+  }
+
+  status(state: { running: boolean; waiting: number; turnState: string | null }): void {
+    this.onStatus(state);
+  }
+
+  reveal(): void {
+    void vscode.commands.executeCommand(`${CHAT_VIEW}.focus`);
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * The panel's view: a function of the store's state. Every button is a real
+ * <button> (keyboard-usable), cards are ARIA groups with a label, and status
+ * changes are announced through a polite live region.
+ */
+import { Component, type ComponentChildren } from "preact";
+import type { WebviewMessage } from "../panel/messages";
+import type { CallView, Entry, PanelState } from "../panel/reducer";
+import { CallCard } from "./card";
+import { Markdown } from "./markdown-view";
+
+type Send = (message: WebviewMessage) => void;
+
+/** The whole panel. */
+export function App({ state, send }: { state: PanelState; send: Send }) {
+  return (
+    <div class="panel">
+      <header class="toolbar" role="toolbar" aria-label="Conversation">
+        <span class="model" title="Model">
+          <i class="codicon codicon-hubot" aria-hidden="true" /> {state.model ?? "Toolwire"}
+        </span>
+        <span class="turn-state" aria-hidden="true">
+          {state.running ? (state.turnState === "running_tools" ? "running tools…" : "generating…") : ""}
+        </span>
+        <IconButton icon="add" label="New conversation" onClick={() => send({ type: "newConversation" })} />
+      </header>
+      <main class="transcript" aria-label="Conversation transcript">
+        {state.entries.length === 0 ? <p class="empty">Ask Toolwire to read, edit or commit in this workspace.</p> : null}
+        {state.entries.map((entry) => (
+          <EntryView key={entry.id} entry={entry} state={state} send={send} />
+        ))}
+      </main>
+      <div class="sr-only" role="status" aria-live="polite">
+        {state.announcement}
+      </div>
+      <Composer running={state.running} send={send} />
+    </div>
+  );
+}
+
+function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; send: Send }) {
+  switch (entry.kind) {
+    case "user":
+      return (
+        <section class="message user" aria-label="You">
+          <div class="who">You</div>
+          <div class="plain">{entry.text}</div>
+        </section>
+      );
+    case "assistant":
+      return (
+        <section class="message assistant" aria-label="Toolwire">
+          <Markdown text={entry.text} send={send} />
+        </section>
+      );
+    case "thought":
+      return (
+        <details class="thought">
+          <summary>Reasoning</summary>
+          <div class="plain">{entry.text}</div>
+        </details>
+      );
+    case "call": {
+      const call = state.calls.get(entry.id) as CallView;
+      return <CallCard call={call} pending={state.permissions.get(entry.id)} send={send} />;
+    }
+    case "notice":
+      return (
+        <p class="notice">
+          <i class="codicon codicon-info" aria-hidden="true" /> {entry.text}
+        </p>
+      );
+    case "turnEnd":
+      return <TurnEnd entry={entry} undoable={entry.turnId !== null && state.undoable.has(entry.turnId) && !state.running} send={send} />;
+  }
+}
+
+function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "turnEnd" }>; undoable: boolean; send: Send }) {
+  const failed = entry.stopReason === "error" || entry.stopReason === "repeated_tool_failure";
+  const usage = entry.usage;
+  const parts: string[] = [];
+  if (usage?.inputTokens != null || usage?.outputTokens != null) {
+    parts.push(`${usage.inputTokens ?? "?"} in / ${usage.outputTokens ?? "?"} out tokens`);
+  }
+  if (usage?.durationMs != null) {
+    parts.push(`${(usage.durationMs / 1000).toFixed(1)} s`);
+  }
+  return (
+    <section class={`turn-end ${failed ? "failed" : ""}`} aria-label="End of turn">
+      <div class="line">
+        <i class={`codicon ${failed ? "codicon-error" : entry.stopReason === "cancelled" ? "codicon-debug-stop" : "codicon-pass"}`} aria-hidden="true" />
+        <span class="stop-reason">{entry.stopReason}</span>
+        {entry.message ? <span class="stop-message">{entry.message}</span> : null}
+        {parts.length > 0 ? <span class="usage">{parts.join(" · ")}</span> : null}
+        {undoable && entry.undo === undefined ? (
+          <button class="secondary" onClick={() => send({ type: "undoTurn", turnId: entry.turnId })}>
+            <i class="codicon codicon-discard" aria-hidden="true" /> Undo this turn
+          </button>
+        ) : null}
+      </div>
+      {entry.undo ? (
+        <div class="undo" role="status">
+          <div>{entry.undo.message}</div>
+          <ul>
+            {entry.undo.paths.map((p) => (
+              <li key={p.path}>
+                <span class={`outcome ${p.outcome}`}>{p.outcome}</span> {p.path}
+                {p.reason ? ` — ${p.reason}` : ""}
+              </li>
+            ))}
+            {(entry.undo.git ?? []).map((g, i) => (
+              <li key={`git${i}`}>
+                <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {g.action}
+                {g.reason ? ` — ${g.reason}` : ""}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+/** The prompt box: Enter sends, Shift+Enter starts a new line. */
+class Composer extends Component<{ running: boolean; send: Send }, { text: string }> {
+  override state = { text: "" };
+
+  private submit = (): void => {
+    const text = this.state.text;
+    if (text.trim() === "" || this.props.running) {
+      return;
+    }
+    this.props.send({ type: "prompt", text });
+    this.setState({ text: "" });
+  };
+
+  override render() {
+    const { running, send } = this.props;
+    return (
+      <form
+        class="composer"
+        onSubmit={(event) => {
+          event.preventDefault();
+          this.submit();
+        }}
+      >
+        <textarea
+          aria-label="Prompt"
+          placeholder="Ask Toolwire… (Enter to send, Shift+Enter for a new line)"
+          rows={3}
+          value={this.state.text}
+          onInput={(event) => this.setState({ text: (event.currentTarget as HTMLTextAreaElement).value })}
+          onKeyDown={(event) => {
+            if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+              event.preventDefault();
+              this.submit();
+            }
+          }}
+        />
+        {running ? (
+          <button type="button" class="stop" onClick={() => send({ type: "stop" })}>
+            <i class="codicon codicon-debug-stop" aria-hidden="true" /> Stop
+          </button>
+        ) : (
+          <button type="submit" class="send">
+            <i class="codicon codicon-send" aria-hidden="true" /> Send
+          </button>
+        )}
+      </form>
+    );
+  }
+}
+
+/** A button with a codicon and an accessible name. */
+export function IconButton({ icon, label, onClick, children }: { icon: string; label: string; onClick: () => void; children?: ComponentChildren }) {
+  return (
+    <button type="button" class="icon" aria-label={label} title={label} onClick={onClick}>
+      <i class={`codicon codicon-${icon}`} aria-hidden="true" />
+      {children}
+    </button>
+  );
+}

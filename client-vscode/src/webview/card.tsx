@@ -1,0 +1,249 @@
+/**
+ * One tool call's card: name, target path (opens the file), status badge with
+ * cancel reason or error, the argument text live while `generating` (only its last
+ * lines unless expanded), the result, and the inline approval when one is waiting.
+ */
+import { Component } from "preact";
+import type { PendingPermission, WebviewMessage } from "../panel/messages";
+import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
+
+type Send = (message: WebviewMessage) => void;
+
+/** Lines of argument text shown while collapsed. */
+const TAIL_LINES = 6;
+/** Characters of argument text shown while collapsed. */
+const TAIL_CHARS = 1200;
+
+const STATUS_ICONS: Record<string, string> = {
+  generating: "loading codicon-modifier-spin",
+  generated: "clock",
+  calling: "sync codicon-modifier-spin",
+  done: "pass",
+  errored: "error",
+  canceled: "circle-slash",
+  history: "history",
+};
+
+const STATUS_WORDS: Record<string, string> = {
+  generating: "generating",
+  generated: "waiting",
+  calling: "running",
+  done: "done",
+  errored: "error",
+  canceled: "canceled",
+  history: "earlier turn",
+};
+
+interface Props {
+  call: CallView;
+  pending: PendingPermission | undefined;
+  send: Send;
+}
+
+interface State {
+  expanded: boolean;
+  reason: string;
+  rejecting: boolean;
+}
+
+/** The card; re-renders only when its call or its permission request changed. */
+export class CallCard extends Component<Props, State> {
+  override state: State = { expanded: false, reason: "", rejecting: false };
+
+  override shouldComponentUpdate(next: Props, nextState: State): boolean {
+    return next.call !== this.props.call || next.pending !== this.props.pending || nextState !== this.state;
+  }
+
+  override render() {
+    const { call, pending, send } = this.props;
+    const status = call.status ?? "history";
+    const provider = call.kind !== "function";
+    const detail = reasonOf(call);
+    const label = `Tool call ${call.name || "(unnamed)"}${call.path ? ` on ${call.path}` : ""}: ${STATUS_WORDS[status]}${detail ? `, ${detail}` : ""}`;
+    const cancellable = !provider && (status === "generated" || status === "calling") && call.toolCallId !== "";
+    return (
+      <article class={`card status-${status}${pending ? " asking" : ""}`} role="group" aria-label={label} data-call={call.key}>
+        <div class="card-head">
+          <i class={`codicon codicon-${STATUS_ICONS[status]}`} aria-hidden="true" />
+          <span class="tool-name">{call.name || "…"}</span>
+          {call.path ? (
+            <button type="button" class="link path" title={`Open ${call.path}`} onClick={() => send({ type: "openFile", path: call.path as string })}>
+              {call.path}
+            </button>
+          ) : null}
+          {provider ? <span class="provider" title="Run by the model provider, not in this workspace">provider · {call.kind}</span> : null}
+          <span class={`badge ${status}`}>{STATUS_WORDS[status]}</span>
+          {cancellable ? (
+            <button type="button" class="icon" aria-label={`Cancel ${call.name}`} title="Cancel this call" onClick={() => send({ type: "cancelCall", toolCallId: call.toolCallId })}>
+              <i class="codicon codicon-close" aria-hidden="true" />
+            </button>
+          ) : null}
+        </div>
+        {detail ? <div class={`reason ${status}`}>{detail}</div> : null}
+        {this.args()}
+        {this.result()}
+        {pending && !provider ? this.approval(pending) : null}
+      </article>
+    );
+  }
+
+  private args() {
+    const { call } = this.props;
+    const text = call.argumentsText;
+    if (text === "") {
+      return null;
+    }
+    const expanded = this.state.expanded;
+    let shown = text;
+    let clipped = false;
+    if (!expanded) {
+      shown = tail(text);
+      clipped = shown.length < text.length;
+    }
+    return (
+      <div class="args">
+        <pre class={call.status === "generating" ? "live" : ""} aria-label="Arguments">
+          {clipped ? "…" : ""}
+          {shown}
+        </pre>
+        {clipped || expanded ? (
+          <button type="button" class="link" aria-expanded={expanded} onClick={() => this.setState({ expanded: !expanded })}>
+            {expanded ? "Show less" : `Show all arguments (${call.argumentsLength} characters)`}
+          </button>
+        ) : null}
+      </div>
+    );
+  }
+
+  private result() {
+    const { call } = this.props;
+    const content = call.result && "content" in call.result ? call.result.content : call.historyResult;
+    if (content === undefined || content === "") {
+      return null;
+    }
+    const first = content.split("\n", 1)[0];
+    return (
+      <details class="result">
+        <summary>{first.length > 160 ? `${first.slice(0, 160)}…` : first}</summary>
+        <pre>{content}</pre>
+      </details>
+    );
+  }
+
+  private approval(pending: PendingPermission) {
+    const { send } = this.props;
+    const { params, requestId } = pending;
+    const subject = params.subject;
+    const once = optionOf(params.options, "allow_once");
+    const always = optionOf(params.options, "allow_always");
+    const reject = optionOf(params.options, "reject_once");
+    const answer = (optionId: string, reason?: string) => send({ type: "answer", requestId, optionId, reason });
+    return (
+      <div class="approval" role="region" aria-label={`Approval for ${subject.tool}`}>
+        <div class="ask">
+          <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{subject.tool}</b>
+          {subject.kind === "edit" ? ` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}` : ""}:
+        </div>
+        {subject.kind === "edit" ? <Diff text={subject.diff} /> : null}
+        {subject.kind === "git" ? (
+          <pre class="argv" aria-label="Command">
+            {subject.argv.map(quote).join(" ")}
+            {"\n"}in {subject.cwd}
+          </pre>
+        ) : null}
+        {subject.kind === "tool" ? <pre aria-label="Arguments">{JSON.stringify(subject.arguments ?? {}, null, 2)}</pre> : null}
+        <div class="buttons">
+          {once ? (
+            <button type="button" class="primary" onClick={() => answer(once.optionId)}>
+              <i class="codicon codicon-check" aria-hidden="true" /> Allow once
+            </button>
+          ) : null}
+          {always ? (
+            <button type="button" class="secondary" title={allowAlwaysText(params)} aria-label={allowAlwaysText(params)} onClick={() => answer(always.optionId)}>
+              <i class="codicon codicon-check-all" aria-hidden="true" /> Allow always
+            </button>
+          ) : null}
+          {reject ? (
+            <button type="button" class="secondary" aria-expanded={this.state.rejecting} onClick={() => this.setState({ rejecting: !this.state.rejecting })}>
+              <i class="codicon codicon-close" aria-hidden="true" /> Reject…
+            </button>
+          ) : null}
+          {subject.kind === "edit" ? (
+            <button type="button" class="secondary" onClick={() => send({ type: "review", toolCallId: params.toolCall.toolCallId })}>
+              <i class="codicon codicon-diff" aria-hidden="true" /> Review in diff editor
+            </button>
+          ) : null}
+        </div>
+        {always ? <div class="covers">{allowAlwaysText(params)}</div> : null}
+        {this.state.rejecting && reject ? (
+          <form
+            class="reject"
+            onSubmit={(event) => {
+              event.preventDefault();
+              answer(reject.optionId, this.state.reason);
+            }}
+          >
+            <input
+              type="text"
+              aria-label="Reason for rejecting (optional, sent to the model)"
+              placeholder="Reason (optional, sent to the model)"
+              value={this.state.reason}
+              onInput={(event) => this.setState({ reason: (event.currentTarget as HTMLInputElement).value })}
+            />
+            <button type="submit" class="danger">
+              Reject
+            </button>
+          </form>
+        ) : null}
+      </div>
+    );
+  }
+}
+
+/** A unified diff, one line per row, added and removed lines marked (not only by colour). */
+function Diff({ text }: { text: string }) {
+  return (
+    <pre class="diff" aria-label="Proposed change">
+      {text.split("\n").map((line, i) => {
+        const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
+        return (
+          <span key={i} class={`diff-${kind}`}>
+            {line}
+            {"\n"}
+          </span>
+        );
+      })}
+    </pre>
+  );
+}
+
+function reasonOf(call: CallView): string {
+  if (call.status === "errored" && call.error) {
+    return `${call.error.code}: ${call.error.message}`;
+  }
+  if (call.status === "canceled") {
+    const why = call.cancelReason ? call.cancelReason.replace(/_/g, " ") : "canceled";
+    const reason = call.result && "reason" in call.result ? ` — “${call.result.reason}”` : "";
+    return `${why}${reason}`;
+  }
+  if (call.status === "done" && call.result && "ok" in call.result && !call.result.ok) {
+    return `failed${call.result.errorCode ? `: ${call.result.errorCode}` : ""}`;
+  }
+  return "";
+}
+
+function tail(text: string): string {
+  let start = Math.max(0, text.length - TAIL_CHARS);
+  let lines = 0;
+  for (let i = text.length - 1; i >= start; i--) {
+    if (text.charCodeAt(i) === 10 && ++lines === TAIL_LINES) {
+      start = i + 1;
+      break;
+    }
+  }
+  return text.slice(start);
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,364 @@
+/**
+ * The chat panel end to end: the webview bundle in headless Chromium, the extension's
+ * real host-side panel logic (PanelHost), a real `toolwire serve` over stdio playing
+ * replay scripts in a real git repository. Screenshots go to test-artifacts/ (gitignored).
+ */
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test, type TestContext } from "node:test";
+import type { Browser } from "playwright-core";
+import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
+import { git, PACKAGE_ROOT, startServer, type Server } from "./panel/server";
+
+const TIMEOUT_MS = 90_000;
+const ARTIFACTS = path.join(PACKAGE_ROOT, "test-artifacts");
+/** A recorded Anthropic stream with a provider-executed call (copied corpus file, source in its SOURCES.md). */
+const PROVIDER_STREAM = path.resolve(PACKAGE_ROOT, "../tests/data/corpus/anthropic__server-tool-then-client-tool-interleaved-text.sse");
+
+let browser: Browser;
+let site: { url: string; close(): Promise<void> };
+
+before(async () => {
+  browser = await launchChromium();
+  site = await servePanel();
+  await mkdir(ARTIFACTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+/** A git workspace with hello.txt committed, a server on it, and the panel. */
+async function setup(
+  t: TestContext,
+  lines: unknown[],
+  options: {
+    theme?: "light" | "dark";
+    visible?: boolean;
+    initializationOptions?: Record<string, unknown>;
+    model?: string;
+    /** Files written beside the script (in .git/), e.g. recorded streams. */
+    files?: Record<string, Buffer>;
+  } = {},
+): Promise<{ panel: Panel; server: Server; workspace: string }> {
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-ws-")));
+  git(workspace, "init", "-q");
+  await writeFile(path.join(workspace, "hello.txt"), "hello\n");
+  git(workspace, "add", "hello.txt");
+  git(workspace, "commit", "-q", "-m", "hello");
+  const script = path.join(workspace, ".git", "script.jsonl");
+  await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+  for (const [name, content] of Object.entries(options.files ?? {})) {
+    await writeFile(path.join(workspace, ".git", name), content);
+  }
+  const server = await startServer(workspace, options.initializationOptions ?? {});
+  const panel = await openPanel(browser, site.url, server, {
+    model: options.model ?? `replay:${script}`,
+    cwd: workspace,
+    theme: options.theme,
+    visible: options.visible,
+  });
+  t.after(async () => {
+    await panel.page.close();
+    await server.stop();
+    await rm(workspace, { recursive: true, force: true });
+  });
+  return { panel, server, workspace };
+}
+
+/** Types a prompt and presses Enter, as a user would. */
+async function ask(panel: Panel, text: string): Promise<void> {
+  const box = panel.page.getByRole("textbox", { name: "Prompt" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+/** Waits until the `n`-th (1-based) turn has ended in the panel. */
+async function turnEnded(panel: Panel, n = 1): Promise<void> {
+  await panel.page.locator(".turn-end").nth(n - 1).waitFor();
+}
+
+function card(panel: Panel, name: string, nth = 0) {
+  return panel.page.locator("article.card", { has: panel.page.locator(".tool-name", { hasText: new RegExp(`^${name}$`) }) }).nth(nth);
+}
+
+async function statuses(panel: Panel): Promise<string[]> {
+  return panel.page.locator("article.card .badge").allTextContents();
+}
+
+test("a full turn: read, edit approved in the card after reviewing the diff, git diff, commit", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, [
+    { text: "Reading the file.", tool_calls: [{ name: "read_file", arguments: { path: "hello.txt" } }], chunk_size: 8 },
+    { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "hello world" } }], chunk_size: 8 },
+    { tool_calls: [{ name: "git_diff", arguments: {} }] },
+    { tool_calls: [{ name: "git_commit", arguments: { message: "Greet the world", paths: ["hello.txt"] } }] },
+    { text: "Done: the greeting now says **hello world**.\n\n```sh\ngit log -1\n```" },
+  ]);
+  const { page } = panel;
+  await ask(panel, 'Change "hello" to "hello world" in hello.txt and commit it.');
+
+  const edit = card(panel, "edit_file");
+  await edit.getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  assert.match(await edit.locator("pre.diff").innerText(), /\+hello world/);
+  await edit.getByRole("button", { name: "Review in diff editor" }).click();
+  await waitFor(() => panel.ui.diffs.length === 1, "the diff editor to open");
+  assert.deepEqual(panel.ui.diffs[0].preview.before, "hello\n");
+  assert.deepEqual(panel.ui.diffs[0].preview.after, "hello world\n");
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n", "nothing is written before approval");
+  await edit.getByRole("button", { name: "Allow once" }).click();
+
+  const commit = card(panel, "git_commit");
+  await commit.getByRole("region", { name: "Approval for git_commit" }).waitFor();
+  assert.match(await commit.locator("pre.argv").innerText(), /git .*commit/);
+  await commit.getByRole("button", { name: "Allow once" }).click();
+  await turnEnded(panel);
+
+  assert.deepEqual(await statuses(panel), ["done", "done", "done", "done"]);
+  assert.equal(await page.locator(".turn-end .stop-reason").innerText(), "end_turn");
+  assert.equal(await page.locator(".markdown strong").innerText(), "hello world");
+  assert.equal(await page.locator(".markdown pre button[aria-label='Copy code']").count(), 1);
+  await page.locator(".markdown pre button[aria-label='Copy code']").click();
+  await waitFor(() => panel.ui.copied.includes("git log -1\n"), "the code block to be copied");
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello world\n");
+  assert.match(git(workspace, "log", "-1", "--format=%s"), /Greet the world/);
+  assert.equal(server.permissions.length, 2);
+  assert.ok(panel.ui.opened.includes("hello.txt"), "follow-along opened the edited file");
+  assert.equal(await page.locator(".approval").count(), 0);
+  assert.deepEqual(panel.ui.errors, []);
+  assert.deepEqual(await page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations), []);
+
+  await page.screenshot({ path: path.join(ARTIFACTS, "panel-dark.png") });
+});
+
+test("light theme screenshot while an approval waits", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(
+    t,
+    [
+      { text: "Let me look first.", tool_calls: [{ name: "read_file", arguments: { path: "hello.txt" } }] },
+      { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "hello, panel" } }] },
+    ],
+    { theme: "light" },
+  );
+  await ask(panel, "Greet the panel in hello.txt.");
+  await card(panel, "edit_file").getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  await panel.page.screenshot({ path: path.join(ARTIFACTS, "panel-light.png") });
+  await card(panel, "edit_file").getByRole("button", { name: "Allow once" }).click();
+  await turnEnded(panel);
+});
+
+test("reject with a reason: the call ends canceled (rejected) and the reason is shown", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, workspace } = await setup(t, [
+    { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "bye" } }] },
+    { text: "Understood." },
+  ]);
+  await ask(panel, "Say bye.");
+  const edit = card(panel, "edit_file");
+  await edit.getByRole("button", { name: "Reject…" }).click();
+  await edit.getByRole("textbox", { name: /Reason for rejecting/ }).fill("keep the greeting");
+  await edit.getByRole("textbox", { name: /Reason for rejecting/ }).press("Enter");
+  await turnEnded(panel);
+  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.match(await edit.locator(".reason").innerText(), /rejected — “keep the greeting”/);
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
+});
+
+test("allow always: the button says what the rule covers, and the same action is not asked again", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, [
+    { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "hi" } }] },
+    { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hi", new_string: "hey" } }] },
+    { text: "Both done." },
+  ]);
+  await ask(panel, "Edit twice.");
+  const always = card(panel, "edit_file").getByRole("button", { name: /^Allow always: edit_file on hello\.txt/ });
+  await always.waitFor();
+  assert.match((await always.getAttribute("aria-label")) ?? "", /at most this many changed lines, for this conversation/);
+  await always.click();
+  await turnEnded(panel);
+  assert.equal(server.permissions.length, 1, "the second edit ran under the rule");
+  assert.deepEqual(await statuses(panel), ["done", "done"]);
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hey\n");
+
+  // Undo this turn: the per-path outcome is shown under the turn, the file is back.
+  await panel.page.getByRole("button", { name: "Undo this turn" }).click();
+  await panel.page.locator(".undo li").first().waitFor();
+  assert.match(await panel.page.locator(".undo li").first().innerText(), /restored hello\.txt/);
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
+  assert.equal(await panel.page.getByRole("button", { name: "Undo this turn" }).count(), 0, "an undone turn offers no undo");
+});
+
+test("per-call cancel of a call waiting for approval: the request is withdrawn and disappears", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, workspace } = await setup(t, [
+    { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "x" } }] },
+    { text: "Fine." },
+  ]);
+  await ask(panel, "Edit.");
+  const edit = card(panel, "edit_file");
+  await edit.getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  assert.ok(panel.ui.statuses.some((s) => s.waiting === 1), "the status item counted the waiting approval");
+  await edit.getByRole("button", { name: "Cancel edit_file" }).click();
+  await turnEnded(panel);
+  assert.equal(await panel.page.locator(".approval").count(), 0, "the withdrawn request disappeared");
+  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.match(await edit.locator(".reason").innerText(), /call cancelled/);
+  assert.equal(panel.ui.statuses[panel.ui.statuses.length - 1].waiting, 0);
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
+});
+
+test("hidden panel: a notification is shown, and a withdrawn request is gone from the panel when shown again", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(
+    t,
+    [{ tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "x" } }] }],
+    { visible: false },
+  );
+  const turn = panel.host.prompt("Edit while hidden.");
+  await waitFor(() => panel.ui.notifications.length === 1, "the notification");
+  assert.equal(panel.ui.notifications[0].toolCall.name, "edit_file");
+  await card(panel, "edit_file").getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  await panel.host.stop(); // the server withdraws the request ($/cancelRequest)
+  const result = await turn;
+  assert.equal(result?.stopReason, "cancelled");
+  await turnEnded(panel);
+  assert.equal(await panel.page.locator(".approval").count(), 0, "the withdrawn request disappeared");
+  assert.equal(panel.host.waiting, 0);
+  await panel.reload();
+  await panel.page.locator(".turn-end").waitFor();
+  assert.equal(await panel.page.locator(".approval").count(), 0, "and stays gone after a reload");
+});
+
+test("stop: the turn ends cancelled while a call is still generating", { timeout: TIMEOUT_MS }, async (t) => {
+  const long = "x".repeat(4000);
+  const { panel } = await setup(t, [
+    { tool_calls: [{ name: "create_file", arguments: { path: "big.txt", content: long } }], chunk_size: 16, delay: 0.05 },
+  ]);
+  await ask(panel, "Write a big file.");
+  await card(panel, "create_file").locator("pre.live").waitFor();
+  await panel.page.getByRole("button", { name: "Stop" }).click();
+  await turnEnded(panel);
+  assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "cancelled");
+  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.match(await card(panel, "create_file").locator(".reason").innerText(), /turn cancelled/);
+  assert.ok(await panel.page.getByRole("button", { name: "Send" }).isVisible());
+});
+
+test("a turn that ends in error shows the stop reason and its message", { timeout: TIMEOUT_MS }, async (t) => {
+  const http = createServer((_request, response) => {
+    response.writeHead(401, { "content-type": "application/json" });
+    response.end(JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => http.close(() => resolve())));
+  const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+  const { panel } = await setup(t, [], {
+    model: "openai:gpt-4o-mini",
+    initializationOptions: { baseUrl, apiKey: "sk-wrong" },
+  });
+  await ask(panel, "Hello?");
+  await turnEnded(panel);
+  assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "error");
+  const message = await panel.page.locator(".turn-end .stop-message").innerText();
+  assert.match(message, /401/);
+  assert.doesNotMatch(message, /sk-wrong/);
+});
+
+test("reload mid-turn: the panel is rebuilt from the snapshot, nothing lost, nothing twice", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, workspace } = await setup(t, [
+    { text: "First I read it.", tool_calls: [{ name: "read_file", arguments: { path: "hello.txt" } }] },
+    { tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "reloaded" } }] },
+    { text: "All done." },
+  ]);
+  const { page } = panel;
+  await ask(panel, "Edit after a reload.");
+  await card(panel, "edit_file").getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  await panel.reload();
+  const edit = card(panel, "edit_file");
+  await edit.getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  assert.equal(await page.locator(".message.user").count(), 1);
+  assert.deepEqual(await statuses(panel), ["done", "waiting"]);
+  assert.match(await page.locator(".message.assistant").first().innerText(), /First I read it\./);
+  assert.equal(await page.getByRole("button", { name: "Stop" }).count(), 1, "the turn is still shown as running");
+  await edit.getByRole("button", { name: "Allow once" }).click();
+  await turnEnded(panel);
+  assert.deepEqual(await statuses(panel), ["done", "done"]);
+  assert.equal(await page.locator("article.card").count(), 2);
+  assert.equal(await page.locator(".message.user").count(), 1);
+  assert.equal(await page.locator(".turn-end").count(), 1);
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "reloaded\n");
+
+  // After the turn: a reload still shows the same transcript.
+  await panel.reload();
+  await page.locator(".turn-end").waitFor();
+  assert.deepEqual(await statuses(panel), ["done", "done"]);
+  assert.equal(await page.locator(".message.user").count(), 1);
+});
+
+test("parallel calls: one card each, all done", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(t, [
+    {
+      tool_calls: [
+        { name: "read_file", arguments: { path: "hello.txt" } },
+        { name: "git_log", arguments: {} },
+        { name: "git_status", arguments: {} },
+      ],
+      chunk_size: 5,
+    },
+    { text: "Looked around." },
+  ]);
+  await ask(panel, "Look around.");
+  await turnEnded(panel);
+  const names = await panel.page.locator("article.card .tool-name").allTextContents();
+  assert.deepEqual(names, ["read_file", "git_log", "git_status"]);
+  assert.deepEqual(await statuses(panel), ["done", "done", "done"]);
+});
+
+test("provider-executed calls are shown as such and never offered for approval", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(t, [{ stream: "provider.sse" }], { files: { "provider.sse": await readFile(PROVIDER_STREAM) } });
+  await ask(panel, "Exchange rate?");
+  await turnEnded(panel);
+  const provider = panel.page.locator("article.card", { has: panel.page.locator(".provider") });
+  assert.equal(await provider.count(), 1);
+  assert.match(await provider.innerText(), /tool_search_tool_bm25/);
+  assert.match(await provider.locator(".provider").innerText(), /server_tool_use/);
+  assert.equal(await provider.getByRole("button", { name: /Cancel|Allow/ }).count(), 0);
+});
+
+test("untrusted text: markup and command: links never execute", { timeout: TIMEOUT_MS }, async (t) => {
+  const payload = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> [run](command:workbench.action.quit) <a href="javascript:window.__pwned=3">js</a> <a href="command:toolwire.restart">cmd</a>';
+  const { panel } = await setup(t, [
+    { text: `Look: ${payload}`, tool_calls: [{ name: "read_file", arguments: { path: '<img src=x onerror="window.__pwned=4">.txt', note: payload } }] },
+    { text: `Again ${payload}` },
+  ]);
+  const { page } = panel;
+  await page.evaluate(() => {
+    (window as unknown as { __pwned?: number }).__pwned = undefined;
+  });
+  await ask(panel, `<img src=x onerror="window.__pwned=5"> ${payload}`);
+  await turnEnded(panel);
+  assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  assert.equal(await page.locator("img").count(), 0);
+  assert.equal(await page.locator("[onerror], [onclick], a[href^='command:'], a[href^='javascript:']").count(), 0);
+  assert.equal(await page.locator("script:not([nonce])").count(), 0);
+  const links = page.locator(".markdown a");
+  for (let i = 0; i < (await links.count()); i++) {
+    await links.nth(i).click();
+  }
+  assert.deepEqual(panel.ui.links, [], "no link was opened");
+  assert.ok(!panel.ui.fromPage.some((m) => m.type === "openLink"), "no command: link reached the host");
+  assert.match(await page.locator(".message.user .plain").innerText(), /<img src=x onerror/);
+  assert.match(await card(panel, "read_file").locator("pre").first().innerText(), /<img src=x/);
+  assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+});
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

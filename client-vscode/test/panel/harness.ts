@@ -1,0 +1,221 @@
+/**
+ * The panel test harness: the webview bundle in headless Chromium (playwright-core
+ * with Debian's chromium), a stand-in for `acquireVsCodeApi`, and the extension's
+ * real host-side panel logic (PanelHost) connected to a real `toolwire serve`.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { PanelHost, type PanelUi, type PreviewResult } from "../../src/panel/host";
+import { makeNonce, panelHtml } from "../../src/panel/html";
+import type { HostMessage, WebviewMessage } from "../../src/panel/messages";
+import { RequestPermission, SessionUpdateNotification, type RequestPermissionParams } from "../../src/protocol";
+import { PACKAGE_ROOT, type Server } from "./server";
+
+/** Where Debian installs Chromium. */
+export const CHROMIUM = process.env.TOOLWIRE_CHROMIUM ?? "/usr/bin/chromium";
+
+/** Flags that work in this container (no sandbox, no GPU, no network chatter). */
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/**
+ * Launches Chromium. Playwright gives it a fresh temporary profile
+ * (`--user-data-dir`) of its own and removes it on close.
+ *
+ * @throws Error saying how to install Chromium when it is missing (never a skip).
+ */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}. Install it with: sudo apt-get install -y chromium (or set TOOLWIRE_CHROMIUM).`);
+  }
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+}
+
+/** VS Code theme variables (a subset of Dark Modern / Light Modern) for the page. */
+export const THEMES = {
+  dark: {
+    bodyClass: "vscode-dark",
+    vars: {
+      "--vscode-foreground": "#cccccc", "--vscode-sideBar-background": "#181818", "--vscode-editor-background": "#1f1f1f",
+      "--vscode-descriptionForeground": "#9d9d9d", "--vscode-panel-border": "#2b2b2b", "--vscode-input-background": "#313131",
+      "--vscode-input-foreground": "#cccccc", "--vscode-input-border": "#3c3c3c", "--vscode-button-background": "#0078d4",
+      "--vscode-button-foreground": "#ffffff", "--vscode-button-secondaryBackground": "#313131", "--vscode-button-secondaryForeground": "#cccccc",
+      "--vscode-badge-background": "#616161", "--vscode-badge-foreground": "#f8f8f8", "--vscode-errorForeground": "#f85149",
+      "--vscode-textCodeBlock-background": "#2b2b2b", "--vscode-textLink-foreground": "#4daafc", "--vscode-focusBorder": "#0078d4",
+      "--vscode-diffEditor-insertedLineBackground": "#9bb95533", "--vscode-diffEditor-removedLineBackground": "#ff000033",
+      "--vscode-testing-iconPassed": "#73c991", "--vscode-editorWarning-foreground": "#cca700", "--vscode-font-family": "sans-serif",
+      "--vscode-editor-font-family": "monospace", "--vscode-font-size": "13px",
+    },
+  },
+  light: {
+    bodyClass: "vscode-light",
+    vars: {
+      "--vscode-foreground": "#3b3b3b", "--vscode-sideBar-background": "#f8f8f8", "--vscode-editor-background": "#ffffff",
+      "--vscode-descriptionForeground": "#717171", "--vscode-panel-border": "#e5e5e5", "--vscode-input-background": "#ffffff",
+      "--vscode-input-foreground": "#3b3b3b", "--vscode-input-border": "#cecece", "--vscode-button-background": "#005fb8",
+      "--vscode-button-foreground": "#ffffff", "--vscode-button-secondaryBackground": "#e5e5e5", "--vscode-button-secondaryForeground": "#3b3b3b",
+      "--vscode-badge-background": "#cccccc", "--vscode-badge-foreground": "#3b3b3b", "--vscode-errorForeground": "#f85149",
+      "--vscode-textCodeBlock-background": "#f3f3f3", "--vscode-textLink-foreground": "#005fb8", "--vscode-focusBorder": "#005fb8",
+      "--vscode-diffEditor-insertedLineBackground": "#9bb95533", "--vscode-diffEditor-removedLineBackground": "#ff000033",
+      "--vscode-testing-iconPassed": "#388a34", "--vscode-editorWarning-foreground": "#bf8803", "--vscode-font-family": "sans-serif",
+      "--vscode-editor-font-family": "monospace", "--vscode-font-size": "13px",
+    },
+  },
+} as const;
+
+/** Serves the panel page (the real panelHtml with its CSP) and dist/webview on 127.0.0.1. */
+export async function servePanel(): Promise<{ url: string; close(): Promise<void> }> {
+  const dist = path.join(PACKAGE_ROOT, "dist", "webview");
+  let origin = "";
+  const http: HttpServer = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", origin);
+    if (url.pathname === "/") {
+      const nonce = makeNonce();
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      response.end(
+        panelHtml(
+          { cspSource: origin, script: `${origin}/dist/panel.js`, style: `${origin}/dist/panel-style.css`, codicons: `${origin}/dist/codicons/codicon.css` },
+          nonce,
+        ),
+      );
+      return;
+    }
+    const file = path.join(dist, path.normalize(url.pathname.replace(/^\/dist\//, "")));
+    if (!file.startsWith(dist)) {
+      response.writeHead(403).end();
+      return;
+    }
+    readFile(file).then(
+      (body) => {
+        const type = file.endsWith(".js") ? "text/javascript" : file.endsWith(".css") ? "text/css" : file.endsWith(".ttf") ? "font/ttf" : "application/octet-stream";
+        response.writeHead(200, { "content-type": type }).end(body);
+      },
+      () => response.writeHead(404).end(),
+    );
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  return { url: `${origin}/`, close: () => new Promise((resolve) => http.close(() => resolve())) };
+}
+
+/** What the stand-in editor recorded. */
+export interface UiLog {
+  diffs: { preview: PreviewResult; title: string }[];
+  opened: string[];
+  links: string[];
+  copied: string[];
+  errors: string[];
+  notifications: RequestPermissionParams[];
+  statuses: { running: boolean; waiting: number; turnState: string | null }[];
+  /** Every message the page sent to the host. */
+  fromPage: WebviewMessage[];
+}
+
+/** A page wired to a PanelHost wired to a server. */
+export interface Panel {
+  page: Page;
+  host: PanelHost;
+  ui: UiLog;
+  /** Reloads the page (the webview is re-created, as when VS Code hides and shows it). */
+  reload(): Promise<void>;
+}
+
+/**
+ * Opens the panel page in `browser`, with a PanelHost on `server`.
+ *
+ * @param options.model The `model` of new sessions (e.g. `replay:/abs/script.jsonl`).
+ * @param options.theme Which theme's variables the page gets.
+ * @param options.visible Whether the host sees the panel as visible (hidden: notifications).
+ */
+export async function openPanel(
+  browser: Browser,
+  url: string,
+  server: Server,
+  options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean },
+): Promise<Panel> {
+  const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
+  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], statuses: [], fromPage: [] };
+  const panelUi: PanelUi = {
+    settings: () => ({ model: options.model, approval: "ask", followAlong: true, cwd: options.cwd }),
+    notifyPermission: async (params) => {
+      ui.notifications.push(params);
+      return undefined;
+    },
+    showDiff: async (preview, title) => {
+      ui.diffs.push({ preview, title });
+    },
+    openFile: (file) => ui.opened.push(file),
+    openLink: (href) => ui.links.push(href),
+    copy: (text) => ui.copied.push(text),
+    error: (message) => ui.errors.push(message),
+    status: (state) => ui.statuses.push(state),
+    reveal: () => undefined,
+  };
+  const host = new PanelHost(
+    { connection: async () => ({ rpc: server.connection, generation: 1 }) },
+    panelUi,
+  );
+  server.connection.onNotification(SessionUpdateNotification, (params) => host.onUpdate(params));
+  server.connection.onRequest(RequestPermission, (params, token) => {
+    server.permissions.push(params);
+    return host.requestPermission(params, token);
+  });
+  const theme = THEMES[options.theme ?? "dark"];
+  await page.addInitScript((themeArg: { bodyClass: string; vars: Record<string, string> }) => {
+    // The acquireVsCodeApi stand-in: messages to the host go through a Playwright binding.
+    const w = window as unknown as Record<string, unknown>;
+    let state: unknown;
+    w.acquireVsCodeApi = () => ({
+      postMessage: (message: unknown) => (w.__toHost as (m: unknown) => void)(message),
+      getState: () => state,
+      setState: (value: unknown) => (state = value),
+    });
+    document.addEventListener("DOMContentLoaded", () => {
+      document.body.classList.add(themeArg.bodyClass);
+      for (const [name, value] of Object.entries(themeArg.vars)) {
+        document.documentElement.style.setProperty(name, value);
+      }
+    });
+    w.__cspViolations = [];
+    document.addEventListener("securitypolicyviolation", (event) => (w.__cspViolations as string[]).push(`${event.violatedDirective} ${event.blockedURI}`));
+  }, theme);
+  await page.exposeBinding("__toHost", (_source, message: WebviewMessage) => {
+    ui.fromPage.push(message);
+    void host.receive(message);
+  });
+  let detach = (): void => undefined;
+  const attach = (): void => {
+    detach();
+    detach = host.attach({
+      visible: options.visible ?? true,
+      post: (message: HostMessage) => {
+        void page
+          .evaluate((m) => window.dispatchEvent(new MessageEvent("message", { data: m })), message)
+          .catch(() => undefined); // the page is reloading; it asks for a reset when it is back
+      },
+    });
+  };
+  attach();
+  await page.goto(url);
+  return {
+    page,
+    host,
+    ui,
+    async reload() {
+      attach();
+      await page.reload();
+    },
+  };
+}

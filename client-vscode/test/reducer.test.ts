@@ -1,0 +1,134 @@
+/**
+ * The panel's reducer (src/panel/reducer.ts), the one place that knows the wire
+ * form of `tool_call` updates: whole snapshots and appended pieces (argumentsDelta
+ * in code points), gaps, stale revs, ids that arrive late, snapshots.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { applySnapshot, applyUpdate, codePointLength, initialState, reduceHostMessage, type PanelState } from "../src/panel/reducer";
+import type { SessionUpdate, ToolCall } from "../src/protocol";
+
+function call(fields: Partial<ToolCall> & Record<string, unknown>): SessionUpdate {
+  return {
+    sessionUpdate: "tool_call",
+    toolCall: { toolCallId: "c1", index: 0, name: "edit_file", kind: "function", status: "generating", path: null, ...fields } as ToolCall,
+  };
+}
+
+function apply(state: PanelState, ...updates: SessionUpdate[]): PanelState {
+  return updates.reduce(applyUpdate, state);
+}
+
+test("code points are counted like Python's len", () => {
+  assert.equal(codePointLength("abc"), 3);
+  assert.equal(codePointLength("é😀x"), 3);
+  assert.equal(codePointLength("\ud83d"), 1, "a lone surrogate is one");
+});
+
+test("whole snapshots (the old wire form) replace the argument text", () => {
+  const state = apply(
+    initialState(),
+    call({ rev: 1, argumentsText: '{"pa', partialArguments: {}, arguments: null }),
+    call({ rev: 2, argumentsText: '{"path": "a.py"}', partialArguments: { path: "a.py" }, arguments: null, path: "a.py" }),
+    call({ rev: 3, status: "generated", argumentsText: '{"path": "a.py"}', partialArguments: { path: "a.py" }, arguments: { path: "a.py" }, path: "a.py" }),
+  );
+  const view = state.calls.get("c1");
+  assert.equal(view?.argumentsText, '{"path": "a.py"}');
+  assert.equal(view?.status, "generated");
+  assert.deepEqual(view?.arguments, { path: "a.py" });
+  assert.equal(state.entries.filter((e) => e.kind === "call").length, 1);
+});
+
+test("appended pieces (argumentsDelta) are joined; absent fields stay unchanged", () => {
+  const state = apply(
+    initialState(),
+    call({ rev: 1, argumentsDelta: { offset: 0, text: '{"p": "😀' } }),
+    call({ rev: 2, argumentsDelta: { offset: 8, text: 'é"' }, partialArguments: { p: "😀é" } }),
+    call({ rev: 3, argumentsDelta: { offset: 10, text: "}" } }),
+    call({ rev: 4, status: "generated", arguments: { p: "😀é" } }),
+    call({ rev: 5, status: "calling" }),
+  );
+  const view = state.calls.get("c1");
+  assert.equal(view?.argumentsText, '{"p": "😀é"}');
+  assert.equal(view?.argumentsLength, 11);
+  assert.deepEqual(view?.partialArguments, { p: "😀é" }, "kept while absent");
+  assert.deepEqual(view?.arguments, { p: "😀é" });
+  assert.equal(view?.status, "calling");
+  assert.equal(state.needsSnapshot, false);
+});
+
+test("a piece at the wrong offset is dropped and asks for a snapshot", () => {
+  const state = apply(
+    initialState(),
+    call({ rev: 1, argumentsDelta: { offset: 0, text: "abc" } }),
+    call({ rev: 3, argumentsDelta: { offset: 5, text: "xyz" } }),
+  );
+  assert.equal(state.calls.get("c1")?.argumentsText, "abc");
+  assert.equal(state.needsSnapshot, true);
+});
+
+test("stale and repeated revs are dropped", () => {
+  const state = apply(
+    initialState(),
+    call({ rev: 2, argumentsDelta: { offset: 0, text: "ab" } }),
+    call({ rev: 2, argumentsDelta: { offset: 2, text: "cd" } }),
+    call({ rev: 1, status: "errored" }),
+  );
+  assert.equal(state.calls.get("c1")?.argumentsText, "ab");
+  assert.equal(state.calls.get("c1")?.status, "generating");
+  assert.equal(state.needsSnapshot, false);
+});
+
+test("a call first known by index keeps its card once its id arrives", () => {
+  let state = apply(initialState(), { sessionUpdate: "turn", state: "model_request" } as SessionUpdate);
+  state = apply(state, call({ toolCallId: "", rev: 1, argumentsDelta: { offset: 0, text: '{"a"' } }));
+  state = apply(state, call({ toolCallId: "x9", rev: 2, argumentsDelta: { offset: 4, text: ": 1}" } }));
+  assert.deepEqual([...state.calls.keys()], ["x9"]);
+  assert.equal(state.calls.get("x9")?.argumentsText, '{"a": 1}');
+  assert.deepEqual(
+    state.entries.filter((e) => e.kind === "call").map((e) => e.id),
+    ["x9"],
+  );
+});
+
+test("a snapshot rebuilds the transcript: history, the last turn's calls, open permissions", () => {
+  const whole = (id: string, status: ToolCall["status"], rev: number): ToolCall => ({
+    toolCallId: id, index: 0, name: "edit_file", kind: "function", status, rev,
+    argumentsText: '{"path": "a"}', partialArguments: { path: "a" }, arguments: { path: "a" }, path: "a",
+  });
+  let state = reduceHostMessage(initialState(), { type: "prompt", text: "stale" });
+  state = applySnapshot(state, {
+    sessionId: "s", model: "replay", running: true, turnId: "t2", streaming: { text: "typing", reasoning: "" },
+    messages: [
+      { role: "system", content: "sys" },
+      { role: "user", content: "one" },
+      { role: "assistant", content: "ok", tool_calls: [{ id: "old", function: { name: "read_file", arguments: '{"path": "a"}' } }] },
+      { role: "tool", tool_call_id: "old", content: "file text" },
+      { role: "assistant", content: "first done" },
+      { role: "user", content: [{ type: "text", text: "two" }] },
+    ],
+    toolCalls: [whole("new", "generated", 4)],
+    pendingPermissions: [],
+    turns: [
+      { turnId: "t1", stopReason: "end_turn", undoable: true, undone: false },
+      { turnId: "t2", stopReason: null, undoable: false, undone: false },
+    ],
+    permissions: [{ requestId: "r1", params: { sessionId: "s", toolCall: whole("new", "generated", 4), subject: { kind: "edit", tool: "edit_file", path: "a", diff: "" }, options: [] } }],
+    ends: [{ turnId: "t1", stopReason: "end_turn", usage: { inputTokens: 3, outputTokens: 4 } }],
+  });
+  assert.deepEqual(
+    state.entries.map((e) => e.kind),
+    ["user", "assistant", "call", "assistant", "turnEnd", "user", "assistant", "call"],
+  );
+  assert.equal(state.calls.get("old")?.status, null);
+  assert.equal(state.calls.get("old")?.historyResult, "file text");
+  assert.equal(state.calls.get("new")?.status, "generated");
+  assert.equal(state.permissions.get("new")?.requestId, "r1");
+  assert.ok(state.undoable.has("t1"));
+  const end = state.entries.find((e) => e.kind === "turnEnd");
+  assert.deepEqual(end?.kind === "turnEnd" && end.usage, { inputTokens: 3, outputTokens: 4 });
+  // Updates after the snapshot: stale ones are dropped, new ones apply.
+  state = apply(state, call({ toolCallId: "new", rev: 4, status: "errored" }), call({ toolCallId: "new", rev: 5, status: "calling" }));
+  assert.equal(state.calls.get("new")?.status, "calling");
+  assert.equal(state.permissions.size, 0, "a call that moved on has no approval waiting");
+});
