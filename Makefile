@@ -10,7 +10,7 @@ NODE_STAMP := client-vscode/node_modules/.installed
 VSCE_TARGET ?= linux-x64
 VSIX := dist/toolwire-$(VSCE_TARGET).vsix
 
-.PHONY: demo test test-python test-client test-panel chromium test-package test-e2e package install bench clean
+.PHONY: demo test test-python test-client test-panel chromium test-package test-e2e package install bench bench-panel clean
 
 install: $(STAMP)
 
@@ -76,6 +76,10 @@ chromium:
 
 test-panel: $(STAMP) $(NODE_STAMP) chromium
 	cd client-vscode && npm run --silent build && node esbuild.mjs --test && TOOLWIRE_CHROMIUM=$(CHROMIUM) TOOLWIRE_PYTHON=$(abspath $(BIN)/python) npm run --silent test:panel
+
+# Panel figures (not a timed test): update throughput and the longest main-thread task.
+bench-panel: $(STAMP) $(NODE_STAMP) chromium
+	cd client-vscode && npm run --silent build && node esbuild.mjs --test && TOOLWIRE_CHROMIUM=$(CHROMIUM) TOOLWIRE_PYTHON=$(abspath $(BIN)/python) node out/bench/panel.js
 
 bench: $(STAMP)
 	$(BIN)/python bench/merge.py

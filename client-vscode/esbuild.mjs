@@ -29,10 +29,13 @@ if (forTest) {
   // The test talks to the real server through vscode-jsonrpc; it must never load `vscode`.
   await build({
     ...common,
-    entryPoints: readdirSync("test")
-      .filter((name) => name.endsWith(".test.ts"))
-      .map((name) => `test/${name}`),
-    outdir: "out/test",
+    entryPoints: [
+      ...readdirSync("test")
+        .filter((name) => name.endsWith(".test.ts"))
+        .map((name) => ({ in: `test/${name}`, out: `test/${name.slice(0, -3)}` })),
+      { in: "bench/panel.ts", out: "bench/panel" },
+    ],
+    outdir: "out",
     packages: "external",
     plugins: [noVscode],
   });

@@ -121,6 +121,8 @@ export interface UiLog {
   statuses: { running: boolean; waiting: number; turnState: string | null }[];
   /** Every message the page sent to the host. */
   fromPage: WebviewMessage[];
+  /** `toolwire/session/update` notifications received from the server. */
+  updates: number;
 }
 
 /** A page wired to a PanelHost wired to a server. */
@@ -146,7 +148,7 @@ export async function openPanel(
   options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], statuses: [], fromPage: [] };
+  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], statuses: [], fromPage: [], updates: 0 };
   const panelUi: PanelUi = {
     settings: () => ({ model: options.model, approval: "ask", followAlong: true, cwd: options.cwd }),
     notifyPermission: async (params) => {
@@ -167,7 +169,11 @@ export async function openPanel(
     { connection: async () => ({ rpc: server.connection, generation: 1 }) },
     panelUi,
   );
-  server.connection.onNotification(SessionUpdateNotification, (params) => host.onUpdate(params));
+  // One handler per method: the newest panel on a server gets its updates.
+  server.connection.onNotification(SessionUpdateNotification, (params) => {
+    ui.updates++;
+    host.onUpdate(params);
+  });
   server.connection.onRequest(RequestPermission, (params, token) => {
     server.permissions.push(params);
     return host.requestPermission(params, token);

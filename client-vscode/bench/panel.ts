@@ -1,0 +1,187 @@
+/**
+ * Panel benchmark (figures, not a timed test): the chat webview bundle in headless
+ * Chromium, fed
+ *   A. one call whose 100 KB of arguments arrive as 8-byte `argumentsDelta` pieces,
+ *      one `toolwire/session/update` per piece (12,800 messages, none coalesced);
+ *   B. a turn of 200 calls (generating → generated → calling → done each);
+ * straight into the page as host messages, as fast as the page takes them; then
+ *   C. and D. the same two shapes played by a real `toolwire serve` (replay model)
+ *      through the real PanelHost, with the server's coalescing.
+ * Prints update throughput and the longest main-thread task (PerformanceObserver
+ * `longtask`, which reports tasks over 50 ms; "none" means every task was shorter).
+ *
+ * Run: make bench-panel (or node out/bench/panel.js after `node esbuild.mjs --test`).
+ */
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Page } from "playwright-core";
+import type { HostMessage } from "../src/panel/messages";
+import { launchChromium, openPanel, servePanel } from "../test/panel/harness";
+import { git, startServer } from "../test/panel/server";
+
+const SESSION = "bench";
+
+function toolCall(fields: Record<string, unknown>): HostMessage {
+  return {
+    type: "update",
+    params: {
+      sessionId: SESSION,
+      update: { sessionUpdate: "tool_call", toolCall: { index: 0, kind: "function", name: "create_file", path: null, ...fields } as never },
+    },
+  };
+}
+
+/** A: one call, 100 KB of argument text in 8-byte pieces. */
+function bigArguments(): HostMessage[] {
+  const content = "0123456789abcdef\n".repeat(Math.ceil(100_000 / 17)).slice(0, 100_000 - 40);
+  const text = JSON.stringify({ path: "big.txt", content });
+  const messages: HostMessage[] = [{ type: "prompt", text: "big" }];
+  let rev = 0;
+  for (let offset = 0; offset < text.length; offset += 8) {
+    messages.push(toolCall({ toolCallId: "big", status: "generating", rev: ++rev, argumentsDelta: { offset, text: text.slice(offset, offset + 8) } }));
+  }
+  messages.push(toolCall({ toolCallId: "big", status: "generated", rev: ++rev, path: "big.txt", arguments: { path: "big.txt" } }));
+  messages.push(toolCall({ toolCallId: "big", status: "calling", rev: ++rev, path: "big.txt" }));
+  messages.push(toolCall({ toolCallId: "big", status: "done", rev: ++rev, path: "big.txt", result: { ok: true, content: "Created big.txt", data: null, errorCode: null } }));
+  return messages;
+}
+
+/** B: 200 calls, each through its four statuses. */
+function manyCalls(): HostMessage[] {
+  const messages: HostMessage[] = [{ type: "prompt", text: "many" }];
+  for (let i = 0; i < 200; i++) {
+    const id = `c${i}`;
+    const text = JSON.stringify({ path: `src/file${i}.py` });
+    messages.push(toolCall({ toolCallId: id, index: i, name: "read_file", status: "generating", rev: 1, argumentsDelta: { offset: 0, text: text.slice(0, 10) } }));
+    messages.push(toolCall({ toolCallId: id, index: i, name: "read_file", status: "generating", rev: 2, argumentsDelta: { offset: 10, text: text.slice(10) } }));
+    messages.push(toolCall({ toolCallId: id, index: i, name: "read_file", status: "generated", rev: 3, path: `src/file${i}.py`, arguments: { path: `src/file${i}.py` } }));
+  }
+  for (let i = 0; i < 200; i++) {
+    messages.push(toolCall({ toolCallId: `c${i}`, index: i, name: "read_file", status: "calling", rev: 4, path: `src/file${i}.py` }));
+    messages.push(
+      toolCall({ toolCallId: `c${i}`, index: i, name: "read_file", status: "done", rev: 5, path: `src/file${i}.py`, result: { ok: true, content: `line ${i}\n`.repeat(20), data: null, errorCode: null } }),
+    );
+  }
+  return messages;
+}
+
+/** Installs the longtask observer; returns nothing. */
+async function observeLongTasks(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as unknown as { __longest: number; __longCount: number };
+    w.__longest = 0;
+    w.__longCount = 0;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        w.__longCount++;
+        w.__longest = Math.max(w.__longest, entry.duration);
+      }
+    }).observe({ type: "longtask" });
+  });
+}
+
+async function longest(page: Page): Promise<string> {
+  const { longestMs, count } = await page.evaluate(() => {
+    const w = window as unknown as { __longest: number; __longCount: number };
+    return { longestMs: w.__longest, count: w.__longCount };
+  });
+  return count === 0 ? "none over 50 ms" : `${longestMs.toFixed(0)} ms (${count} tasks over 50 ms)`;
+}
+
+/** Feeds `messages` as separate message events, `perTask` per macrotask; resolves after the last frame. */
+async function feed(page: Page, messages: HostMessage[], perTask: number): Promise<number> {
+  return page.evaluate(
+    async ({ messages: list, perTask: n }) => {
+      const start = performance.now();
+      for (let i = 0; i < list.length; i += n) {
+        for (const data of list.slice(i, i + n)) {
+          window.dispatchEvent(new MessageEvent("message", { data }));
+        }
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+      return performance.now() - start;
+    },
+    { messages, perTask },
+  );
+}
+
+async function main(): Promise<void> {
+  const browser = await launchChromium();
+  const site = await servePanel();
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-bench-")));
+  try {
+    git(workspace, "init", "-q");
+    await writeFile(path.join(workspace, "hello.txt"), "hello\n");
+    git(workspace, "add", ".");
+    git(workspace, "commit", "-q", "-m", "init");
+    const server = await startServer(workspace, { permissions: { create_file: "auto" } });
+    const rows: string[] = [];
+
+    for (const [name, messages, check] of [
+      ["A. 100 KB arguments, 8-byte deltas (page only)", bigArguments(), "big.txt"],
+      ["B. 200-call turn (page only)", manyCalls(), "file199"],
+    ] as const) {
+      for (const perTask of [1, 64]) {
+        const panel = await openPanel(browser, site.url, server, { model: "replay", cwd: workspace });
+        await panel.page.locator(".empty").waitFor();
+        await observeLongTasks(panel.page);
+        const ms = await feed(panel.page, messages, perTask);
+        const shown = await panel.page.locator("article.card").last().innerText();
+        if (!shown.includes(check) || !shown.includes("done")) {
+          throw new Error(`${name}: the last card is not done: ${shown.slice(0, 200)}`);
+        }
+        rows.push(
+          `${name}, ${perTask} message${perTask === 1 ? "" : "s"}/task: ${messages.length} updates in ${ms.toFixed(0)} ms = ${Math.round((messages.length / ms) * 1000)} updates/s; longest task: ${await longest(panel.page)}`,
+        );
+        await panel.page.close();
+      }
+    }
+
+    const content = "0123456789abcdef\n".repeat(Math.ceil(100_000 / 17)).slice(0, 100_000 - 40);
+    const scripts: [string, unknown[]][] = [
+      ["C. 100 KB arguments, chunk_size 8, real server", [{ tool_calls: [{ name: "create_file", arguments: { path: "big.txt", content } }], chunk_size: 8 }, { text: "ok" }]],
+      [
+        "D. 200-call turn, real server",
+        [{ tool_calls: Array.from({ length: 200 }, () => ({ name: "read_file", arguments: { path: "hello.txt" } })), chunk_size: 16 }, { text: "ok" }],
+      ],
+    ];
+    for (const [name, lines] of scripts) {
+      const script = path.join(workspace, ".git", `${name[0]}.jsonl`);
+      await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+      const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
+      await panel.page.locator(".empty").waitFor();
+      await observeLongTasks(panel.page);
+      const start = performance.now();
+      await panel.host.prompt(name);
+      await panel.page.locator(".turn-end").waitFor();
+      const ms = performance.now() - start;
+      const updates = panel.ui.updates;
+      const cards = await panel.page.locator("article.card").count();
+      const done = await panel.page.locator("article.card .badge", { hasText: "done" }).count();
+      rows.push(
+        `${name}: ${updates} updates from the server in ${ms.toFixed(0)} ms (${Math.round((updates / ms) * 1000)} updates/s), ${done}/${cards} cards done when the turn ended; longest task: ${await longest(panel.page)}`,
+      );
+      await panel.page.close();
+      await rm(path.join(workspace, "big.txt"), { force: true });
+    }
+    await server.stop();
+    console.log("Panel benchmark (headless Chromium, Debian chromium)");
+    for (const row of rows) {
+      console.log(`  ${row}`);
+    }
+  } finally {
+    await browser.close();
+    await site.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
