@@ -57,7 +57,19 @@ test("appended pieces (argumentsDelta) are joined; absent fields stay unchanged"
   assert.equal(state.needsSnapshot, false);
 });
 
-test("a piece at the wrong offset is dropped and asks for a snapshot", () => {
+test("an overlapping piece adds only its part past the text (code points)", () => {
+  const state = apply(
+    initialState(),
+    call({ rev: 1, argumentsDelta: { offset: 0, text: "a😀b" } }),
+    call({ rev: 2, argumentsDelta: { offset: 1, text: "😀bc😀" } }),
+    call({ rev: 3, argumentsDelta: { offset: 2, text: "b" } }),
+  );
+  assert.equal(state.calls.get("c1")?.argumentsText, "a😀bc😀");
+  assert.equal(state.calls.get("c1")?.argumentsLength, 5);
+  assert.equal(state.needsSnapshot, false);
+});
+
+test("a piece past the end is dropped and asks for a snapshot", () => {
   const state = apply(
     initialState(),
     call({ rev: 1, argumentsDelta: { offset: 0, text: "abc" } }),

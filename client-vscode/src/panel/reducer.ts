@@ -9,8 +9,9 @@
  *   the text before the piece in Unicode code points; `argumentsText` only when the
  *   text changed other than by appending; `partialArguments`/`arguments` only when
  *   they changed (absent = unchanged).
- * A piece whose offset is not the current length is a gap: it is dropped and the
- * state asks for a `toolwire/session/snapshot` (`needsSnapshot`).
+ * A piece whose offset is past the current length is a gap: it is dropped and the
+ * state asks for a `toolwire/session/snapshot` (`needsSnapshot`); a piece that
+ * overlaps the text (offset below its length) adds only its part past the text.
  *
  * Pure: no DOM, no `vscode`, no I/O. Every function returns a new state object
  * (the view compares references), and never mutates the one it was given.
@@ -134,6 +135,16 @@ export function codePointLength(text: string): number {
     }
   }
   return n;
+}
+
+/** `text` without its first `count` code points. */
+export function dropCodePoints(text: string, count: number): string {
+  let i = 0;
+  for (let n = 0; n < count && i < text.length; n++) {
+    const c = text.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  }
+  return text.slice(i);
 }
 
 /** Adds the user's prompt to the transcript (the server does not echo it). */
@@ -439,11 +450,13 @@ function applyCall(state: PanelState, wire: WireToolCall, whole: boolean): Panel
     argumentsText = wire.argumentsText;
     argumentsLength = codePointLength(argumentsText);
   } else if (delta !== undefined && !whole) {
-    if (delta.offset !== argumentsLength) {
-      return { ...state, needsSnapshot: true }; // a gap: drop the piece, ask for the whole state
+    if (delta.offset > argumentsLength) {
+      return { ...state, needsSnapshot: true }; // a missed piece: drop this one, ask for the whole state
     }
-    argumentsText += delta.text;
-    argumentsLength += codePointLength(delta.text);
+    // An overlapping piece (offset below our length) adds only what lies past our text.
+    const fresh = delta.offset === argumentsLength ? delta.text : dropCodePoints(delta.text, argumentsLength - delta.offset);
+    argumentsText += fresh;
+    argumentsLength += codePointLength(fresh);
   }
   const status = wire.status ?? known?.status ?? "generating";
   const call: CallView = {
