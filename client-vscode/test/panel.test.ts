@@ -119,6 +119,7 @@ test("a full turn: read, edit approved in the card after reviewing the diff, git
   await turnEnded(panel);
 
   assert.deepEqual(await statuses(panel), ["done", "done", "done", "done"]);
+  assert.match(await page.locator(".toolbar .model").innerText(), /replay/, "the header names the session's model");
   assert.equal(await page.locator(".turn-end .stop-reason").innerText(), "end_turn");
   assert.equal(await page.locator(".markdown strong").innerText(), "hello world");
   assert.equal(await page.locator(".markdown pre button[aria-label='Copy code']").count(), 1);

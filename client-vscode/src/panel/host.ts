@@ -405,10 +405,11 @@ export class PanelHost {
       throw new Error("Open a local folder first.");
     }
     const params = model === undefined ? { cwd } : { cwd, model };
-    const { sessionId } = await rpc.sendRequest<{ sessionId: string }>("toolwire/session/new", params);
-    this.session = { id: sessionId, generation, rpc };
+    const created = await rpc.sendRequest<{ sessionId: string; model?: string }>("toolwire/session/new", params);
+    this.session = { id: created.sessionId, generation, rpc };
     this.ends = [];
     this.post({ type: "reset", snapshot: null });
+    this.post({ type: "session", sessionId: created.sessionId, model: created.model ?? null });
     return this.session;
   }
 

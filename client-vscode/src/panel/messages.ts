@@ -35,6 +35,8 @@ export type HostMessage =
   /** Replace everything with this state (after a reload, a gap, a new conversation). */
   | { type: "reset"; snapshot: HostSnapshot | null }
   | { type: "update"; params: SessionUpdateParams }
+  /** A new conversation started on the server (`toolwire/session/new`). */
+  | { type: "session"; sessionId: string; model: string | null }
   | { type: "prompt"; text: string }
   | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage }
   | { type: "permission"; pending: PendingPermission }

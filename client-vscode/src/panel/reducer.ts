@@ -565,6 +565,8 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
       return message.snapshot === null ? { ...initialState(), seq: state.seq } : applySnapshot(state, message.snapshot);
     case "update":
       return applyUpdate(state, message.params.update);
+    case "session":
+      return { ...state, sessionId: message.sessionId, model: message.model };
     case "prompt":
       return addPrompt(state, message.text);
     case "turnResult":

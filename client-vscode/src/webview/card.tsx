@@ -204,7 +204,7 @@ export class CallCard extends Component<Props, State> {
 function Diff({ text }: { text: string }) {
   return (
     <pre class="diff" aria-label="Proposed change">
-      {text.split("\n").map((line, i) => {
+      {text.replace(/\n$/, "").split("\n").map((line, i) => {
         const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
         return (
           <span key={i} class={`diff-${kind}`}>
