@@ -22,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): void {
     askPermission: (params, token) => (host as PanelHost).requestPermission(params, token),
     apiKey: readKey,
     secrets: () => (apiKey ? [apiKey] : []),
+    onRunAction: ({ sessionId }) => void host?.adopt(sessionId).catch((error: unknown) => log.error(`Could not show the code action's turn: ${String(error)}`)),
   });
   const ui = new VsCodePanelUi((state) => status.setTurn(state), log);
   host = new PanelHost(

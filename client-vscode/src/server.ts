@@ -38,6 +38,8 @@ export interface ServerDeps {
   apiKey(): Promise<string | undefined>;
   /** Secrets to keep out of the log and the trace (read at every write). */
   secrets(): readonly string[];
+  /** A code action started a turn (`toolwire.runAction` answered `{sessionId, turnId}`). */
+  onRunAction(result: { sessionId: string; turnId?: string }): void;
 }
 
 /** A running client plus a number that changes whenever the server process does. */
@@ -180,6 +182,17 @@ export class ServerController implements vscode.Disposable {
       traceOutputChannel: redacted,
       initializationOptions: initializationOptions(settings, await this.deps.apiKey()),
       errorHandler: this.errorHandler(),
+      middleware: {
+        // Code actions run toolwire.runAction; the panel then shows that session's turn.
+        executeCommand: async (command, args, next) => {
+          const result: unknown = await next(command, args);
+          const sessionId = (result as { sessionId?: unknown } | null)?.sessionId;
+          if (command === "toolwire.runAction" && typeof sessionId === "string") {
+            this.deps.onRunAction(result as { sessionId: string; turnId?: string });
+          }
+          return result;
+        },
+      },
     };
     const client = new LanguageClient("toolwire", "Toolwire", serverOptions, clientOptions);
     client.onNotification(SessionUpdateNotification, (params) => this.updates.fire(params));

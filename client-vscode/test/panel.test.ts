@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test, type TestContext } from "node:test";
+import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
 import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
 import { git, PACKAGE_ROOT, startServer, type Server } from "./panel/server";
@@ -56,7 +57,7 @@ async function setup(
   for (const [name, content] of Object.entries(options.files ?? {})) {
     await writeFile(path.join(workspace, ".git", name), content);
   }
-  const server = await startServer(workspace, options.initializationOptions ?? {});
+  const server = await startServer(workspace, options.initializationOptions ?? { model: `replay:${script}` });
   const panel = await openPanel(browser, site.url, server, {
     model: options.model ?? `replay:${script}`,
     cwd: workspace,
@@ -295,6 +296,20 @@ test("reload mid-turn: the panel is rebuilt from the snapshot, nothing lost, not
   await page.locator(".turn-end").waitFor();
   assert.deepEqual(await statuses(panel), ["done", "done"]);
   assert.equal(await page.locator(".message.user").count(), 1);
+});
+
+test("a code action's background turn (toolwire.runAction) is shown in the panel", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, [{ text: "It greets." }], {});
+  const uri = pathToFileURL(path.join(workspace, "hello.txt")).href;
+  const started = await server.connection.sendRequest<{ sessionId: string }>("workspace/executeCommand", {
+    command: "toolwire.runAction",
+    arguments: [{ kind: "explain", uri, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } }],
+  });
+  await panel.host.adopt(started.sessionId);
+  await turnEnded(panel);
+  assert.equal(panel.host.sessionId, started.sessionId);
+  assert.match(await panel.page.locator(".message.user").innerText(), /Toolwire code action: explain/);
+  assert.match(await panel.page.locator(".message.assistant").innerText(), /It greets\./);
 });
 
 test("parallel calls: one card each, all done", { timeout: TIMEOUT_MS }, async (t) => {

@@ -351,6 +351,24 @@ export class PanelHost {
     this.post({ type: "reset", snapshot: full });
   }
 
+  /**
+   * Shows a session the server started on its own (a code action's
+   * `toolwire.runAction` answers `{sessionId, turnId}` and runs the turn in the
+   * background): the panel switches to it and rebuilds from its snapshot.
+   */
+  async adopt(sessionId: string): Promise<void> {
+    const { rpc, generation } = await this.server.connection();
+    if (this.session?.id === sessionId && this.session.generation === generation) {
+      return;
+    }
+    this.session = { id: sessionId, generation, rpc };
+    this.ends = [];
+    this.running = true;
+    this.reportStatus();
+    await this.resync();
+    this.ui.reveal();
+  }
+
   /** The server process changed: its sessions and open requests are gone. */
   serverRestarted(): void {
     if (this.session === undefined) {
