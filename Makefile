@@ -40,7 +40,7 @@ test-client: $(STAMP) $(NODE_STAMP)
 package: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python scripts/bundle_python.py --target $(VSCE_TARGET)
 	cd client-vscode && npm run --silent build -- --minify
-	$(BIN)/python scripts/third_party_notices.py
+	$(BIN)/python scripts/third_party_notices.py --copied @vscode/codicons
 	cp LICENSE client-vscode/LICENSE
 	mkdir -p dist
 	cd client-vscode && node_modules/.bin/vsce package --no-dependencies --allow-missing-repository \

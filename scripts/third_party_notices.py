@@ -95,8 +95,16 @@ def _python_texts(dist: Distribution) -> tuple[tuple[str, str], ...]:
     return tuple(texts)
 
 
-def npm_notices(extension: Path) -> list[Notice]:
-    """Notices for the npm packages esbuild bundled into ``extension/dist``."""
+def npm_notices(extension: Path, copied: list[str] = ()) -> list[Notice]:
+    """Notices for the npm packages esbuild bundled into ``extension/dist``.
+
+    Args:
+        extension: The extension folder (``client-vscode``).
+        copied: Packages whose files the build copies into ``dist`` unbundled.
+
+    Raises:
+        SystemExit: no source maps, or a ``copied`` package that is not installed.
+    """
     maps = sorted((extension / "dist").rglob("*.js.map"))
     if not maps:
         sys.exit(f"no source maps under {extension / 'dist'}; build the extension first")
@@ -106,6 +114,11 @@ def npm_notices(extension: Path) -> list[Notice]:
             folder = _package_folder(source_map.parent, source)
             if folder is not None:
                 folders.add(folder)
+    for name in copied:
+        folder = extension / "node_modules" / name
+        if not (folder / "package.json").is_file():
+            sys.exit(f"{name} is not installed in {extension / 'node_modules'}")
+        folders.add(folder.resolve())
     notices = []
     for folder in sorted(folders):
         manifest = json.loads((folder / "package.json").read_text(encoding="utf-8"))
@@ -163,12 +176,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--extension", type=Path, default=ROOT / "client-vscode")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--copied", action="append", default=[], metavar="PACKAGE",
+        help="an npm package whose files the build copies into dist/ as they are (no source map names them)",
+    )
     args = parser.parse_args()
     libs = args.extension / "bundled" / "libs"
     python = sorted(python_notices(libs), key=lambda n: n.name.lower())
     if not python:
         sys.exit(f"no Python distributions in {libs}; run scripts/bundle_python.py first")
-    npm = sorted(npm_notices(args.extension), key=lambda n: n.name.lower())
+    npm = sorted(npm_notices(args.extension, args.copied), key=lambda n: n.name.lower())
     out = args.out or args.extension / "THIRD-PARTY-NOTICES.txt"
     out.write_text(render(python + npm), encoding="utf-8")
     print(f"{out}: {len(python)} Python and {len(npm)} npm packages")
