@@ -1,0 +1,159 @@
+// End-to-end through the chat panel in a real VS Code (code-server) with the packaged
+// .vsix and the replay model: approvals in the cards, reject/cancel/allow always/Stop,
+// a window reload mid-turn, Set API Key. Selectors are the panel's ARIA roles and labels.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { STEP_MS, gitSubjects, makeWorkspace, readWorkspaceFile, withVsCode } from "./harness.mjs";
+
+const data = path.join(path.dirname(fileURLToPath(import.meta.url)), "data");
+const GREET = '"""A tiny greeting module."""\n\n\ndef greet(name):\n    return "Hello " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n';
+// followAlong opens each edited file; an edit then lands in the open (unsaved) buffer, and a
+// commit of that file finds nothing to commit on disk (reported to the panel's owners).
+const QUIET = { "toolwire.followAlong": false };
+const TERMINAL = /: (done|error|canceled)(,|$)/;
+
+/** Every tool-call card's accessible label. */
+async function cardLabels(chat) {
+  const cards = chat.getByRole("group", { name: /^Tool call / });
+  return cards.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("aria-label") ?? ""));
+}
+
+/** Waits for the card of `tool` (on `file`, if given) whose label matches `status`. */
+function card(chat, tool, status, file) {
+  const name = new RegExp(`^Tool call ${tool}${file ? ` on ${file.replace(/\./g, "\\.")}` : ""}: ${status}`);
+  return chat.getByRole("group", { name }).last();
+}
+
+test("panel: ask; read, edit approved in its card, diff and commit run; the commit exists and the editor shows the change", async (t) => {
+  const workspace = makeWorkspace({ "greet.py": GREET, "README.md": "# greet\n" });
+  const settings = { ...QUIET, "toolwire.model": `replay:${path.join(data, "fix-greeting.jsonl")}` };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    const chat = await vscode.chat();
+    await vscode.ask(chat, "Fix the greeting and commit it");
+    const editApproval = chat.getByRole("region", { name: "Approval for edit_file" });
+    await editApproval.waitFor({ timeout: STEP_MS });
+    await vscode.screenshot("panel-edit-approval");
+    await editApproval.getByRole("button", { name: /Allow once/ }).click();
+    const commitApproval = chat.getByRole("region", { name: "Approval for git_commit" });
+    await commitApproval.waitFor({ timeout: STEP_MS });
+    await commitApproval.getByRole("button", { name: /Allow once/ }).click();
+    await card(chat, "git_commit", "done").waitFor({ timeout: STEP_MS });
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+    const labels = await cardLabels(chat);
+    assert.deepEqual(
+      labels.map((label) => /^Tool call (\w+)/.exec(label)?.[1]),
+      ["read_file", "edit_file", "git_diff", "git_commit"],
+    );
+    assert.ok(labels.every((label) => TERMINAL.test(label) && label.includes(": done")), labels.join("\n"));
+    assert.equal(gitSubjects(workspace)[0], "Fix the greeting's punctuation and add type hints");
+    assert.match(readWorkspaceFile(workspace, "greet.py"), /def greet\(name: str\) -> str:/);
+    await vscode.openFile("greet.py");
+    await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the edited file in the editor");
+    await vscode.screenshot("panel-turn-done");
+  });
+});
+
+test("panel: reject with a reason, cancel one call, allow always, Stop mid-turn; every card ends terminal, nothing half-written", async (t) => {
+  const files = { "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "d.txt": "d\n" };
+  const workspace = makeWorkspace(files);
+  const settings = { ...QUIET, "toolwire.model": `replay:${path.join(data, "three-edits-and-stop.jsonl")}` };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    const chat = await vscode.chat();
+    await vscode.ask(chat, "Edit the four files");
+
+    const first = chat.getByRole("region", { name: "Approval for edit_file" }).last();
+    await first.waitFor({ timeout: STEP_MS });
+    await first.getByRole("button", { name: /Reject/ }).first().click();
+    await first.getByRole("textbox", { name: /Reason for rejecting/ }).fill("not a.txt, please");
+    await first.getByRole("button", { name: "Reject", exact: true }).click();
+    await card(chat, "edit_file", "canceled", "a.txt").waitFor({ timeout: STEP_MS });
+
+    await card(chat, "edit_file", "waiting", "b.txt").waitFor({ timeout: STEP_MS });
+    await chat.getByRole("button", { name: "Cancel edit_file" }).last().click();
+    await card(chat, "edit_file", "canceled", "b.txt").waitFor({ timeout: STEP_MS });
+
+    const third = chat.getByRole("region", { name: "Approval for edit_file" }).last();
+    await third.waitFor({ timeout: STEP_MS });
+    await third.getByRole("button", { name: /always/i }).click();
+    await card(chat, "edit_file", "done", "c.txt").waitFor({ timeout: STEP_MS });
+
+    await card(chat, "edit_file", "generating", "d.txt").waitFor({ timeout: STEP_MS });
+    await chat.getByRole("button", { name: /Stop/ }).click();
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+    const labels = await cardLabels(chat);
+    assert.equal(labels.length, 4, labels.join("\n"));
+    for (const label of labels) {
+      assert.match(label, TERMINAL, `not terminal: ${label}`);
+    }
+    assert.deepEqual(
+      Object.keys(files).map((name) => readWorkspaceFile(workspace, name)),
+      ["a\n", "b\n", "C\n", "d\n"],
+      "only the allowed edit was made; the stopped one wrote nothing",
+    );
+    await vscode.screenshot("panel-reject-cancel-stop");
+  });
+});
+
+// A full window reload in code-server starts a new extension host and so a new server:
+// the session is gone (known gap, see the issue). What is tested here is the panel's own
+// reload (Developer: Reload Webviews): it rebuilds from toolwire/session/snapshot.
+test("panel: reloading the panel mid-turn brings back the same calls and the open approval", async (t) => {
+  const workspace = makeWorkspace({ "greet.py": GREET });
+  const settings = { ...QUIET, "toolwire.model": `replay:${path.join(data, "edit-greeting.jsonl")}` };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    let chat = await vscode.chat();
+    await vscode.ask(chat, "Fix the greeting");
+    await chat.getByRole("region", { name: "Approval for edit_file" }).waitFor({ timeout: STEP_MS });
+    const before = await cardLabels(chat);
+
+    await vscode.command("Developer: Reload Webviews");
+    chat = vscode.chatFrame();
+    const approval = chat.getByRole("region", { name: "Approval for edit_file" });
+    await approval.waitFor({ timeout: STEP_MS });
+    assert.deepEqual(await cardLabels(chat), before, "the same calls with the same statuses");
+    await vscode.screenshot("panel-after-reload");
+    await approval.getByRole("button", { name: /Allow once/ }).click();
+    await card(chat, "edit_file", "done", "greet.py").waitFor({ timeout: STEP_MS });
+    assert.match(readWorkspaceFile(workspace, "greet.py"), /def greet\(name: str\) -> str:/);
+  });
+});
+
+test("command palette: Ask About Selection runs a turn in the panel; Set API Key keeps the key out of every file under the user-data folder and every log", async (t) => {
+  const workspace = makeWorkspace({ "greet.py": GREET });
+  const key = `sk-toolwire-e2e-${Date.now().toString(36)}-SECRET`;
+  await withVsCode(t, workspace, {}, async (vscode) => {
+    await vscode.openFile("greet.py");
+    await vscode.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await vscode.page.keyboard.press("Control+A");
+    await vscode.command("Toolwire: Ask About Selection");
+    await vscode.answerInput("What does this function return?");
+    const chat = vscode.chatFrame();
+    const question = chat.getByRole("region", { name: "You" }).last();
+    await question.waitFor({ timeout: STEP_MS });
+    assert.match(await question.innerText(), /What does this function return\?/);
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+    await vscode.screenshot("panel-ask-about-selection");
+
+    await vscode.command("Toolwire: Set API Key");
+    await vscode.answerInput(key);
+    // The key reaches the server (settings for the next turn); then everything is flushed.
+    await vscode.command("Toolwire: Show Log");
+    await vscode.page.waitForTimeout(2_000);
+    await vscode.command("Developer: Reload Window").catch(() => undefined);
+    await vscode.page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+    const leaks = [];
+    for (const file of vscode.userDataFiles()) {
+      if (file.includes(`${path.sep}chromium-profile${path.sep}`)) {
+        continue; // The browser's own storage, where VS Code for the Web keeps secrets; not the user-data folder.
+      }
+      if (readFileSync(file).includes(key)) {
+        leaks.push(file);
+      }
+    }
+    assert.deepEqual(leaks, [], "files holding the key");
+    assert.ok(!vscode.logs.join("").includes(key), "code-server's own output holds the key");
+  });
+});
