@@ -7,59 +7,13 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from conftest import ToolwireTestClient, make_client, new_session, prompt, server_fixture, write_script
+from conftest import new_session, prompt, write_script
+from editor import editor_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-class EditorClient(ToolwireTestClient):
-    """Behaves like VS Code for open documents: applies versioned workspace edits to its
-    buffers (refusing a stale version), then reports the change with ``didChange``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.buffers: dict[str, tuple[str, int]] = {}
-        self.refuse_edits = False
-        self.edits_seen = 0
-
-    def open(self, path: Path, text: str, version: int = 1) -> str:
-        uri = path.as_uri()
-        self.buffers[uri] = (text, version)
-        self.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
-        return uri
-
-    def type_into(self, uri: str, text: str) -> None:
-        _, version = self.buffers[uri]
-        self.buffers[uri] = (text, version + 1)
-        self.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
-
-    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        self.edits_seen += 1
-        if self.refuse_edits:
-            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused by the test")
-        for change in params.edit.document_changes or []:
-            uri = change.text_document.uri
-            text, version = self.buffers[uri]
-            if change.text_document.version != version:
-                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version moved")
-            [edit] = change.edits
-            assert (edit.range.start.line, edit.range.start.character) == (0, 0)
-            self.type_into(uri, edit.new_text)
-        return types.ApplyWorkspaceEditResult(applied=True)
-
-
-def make_editor() -> EditorClient:
-    client = make_client(EditorClient)
-    client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: client.apply_edit(params))
-    return client
-
-
-editor = server_fixture("editor", make_editor, types.ClientCapabilities(
-    workspace=types.WorkspaceClientCapabilities(
-        apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True))))
+editor = editor_fixture("editor")
 
 
 async def test_edit_goes_to_the_open_buffer_not_the_disk(editor, repo, tmp_path):
@@ -81,7 +35,7 @@ async def test_edit_goes_to_the_open_buffer_not_the_disk(editor, repo, tmp_path)
     assert (repo / "a.py").read_bytes() == disk  # the disk is the editor's business
 
 
-async def test_a_refused_workspace_edit_is_stale_and_nothing_is_written(editor, repo, tmp_path):
+async def test_a_refused_workspace_edit_is_reported_as_refused_and_nothing_is_written(editor, repo, tmp_path):
     (repo / "b.py").write_bytes(b"keep\n")
     uri = editor.open(repo / "b.py", "keep\nedit me\n")
     script = write_script(tmp_path / "s.jsonl", [
@@ -89,13 +43,14 @@ async def test_a_refused_workspace_edit_is_stale_and_nothing_is_written(editor, 
         {"text": "ok"},
     ])
     sid = await new_session(editor, repo, script)
-    editor.refuse_edits = True
+    editor.refuse_edits = "refused by the test"
     try:
         await prompt(editor, sid)
     finally:
-        editor.refuse_edits = False
+        editor.refuse_edits = None
     final = editor.tool_calls(sid)["e"][-1]
-    assert final["status"] == "errored" and final["error"]["code"] == "stale"
+    assert final["status"] == "errored" and final["error"]["code"] == "editor_refused"
+    assert "refused by the test" in final["error"]["message"]
     assert editor.buffers[uri] == ("keep\nedit me\n", 1)
     assert (repo / "b.py").read_bytes() == b"keep\n"
 

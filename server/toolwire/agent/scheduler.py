@@ -42,6 +42,7 @@ from toolwire.agent.session import Session
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 from toolwire.tools.base import ArgumentsInvalid, Tool, ToolError, ToolResult, validate_arguments
+from toolwire.tools.target import EDITOR_WAIT
 from toolwire.workspace.locks import overlaps
 
 log = logging.getLogger(__name__)
@@ -359,13 +360,18 @@ class Scheduler:
     async def _invoke(self, tool: Tool, args: Any) -> ToolResult:
         """Run the tool under its timeout; every failure becomes a result."""
         session = self.session
+        ctx = session.tool_context()
         try:
             with anyio.fail_after(session.settings.tool_timeout):
-                return await tool.run(args, session.tool_context())
+                return await tool.run(args, ctx)
         except ToolError as exc:
             return ToolResult.failure(exc.code, exc.message, exc.data)
         except TimeoutError:
-            return ToolResult.failure("timeout", f"{tool.name} did not finish within {session.settings.tool_timeout:g} s")
+            message = f"{tool.name} did not finish within {session.settings.tool_timeout:g} s"
+            if unanswered := ctx.extra.get(EDITOR_WAIT):
+                message += (f": the editor never answered the edit of {unanswered} (workspace/applyEdit); the request "
+                            "was withdrawn but the editor may still apply it, so read the file before changing it again")
+            return ToolResult.failure("timeout", message)
         except Exception as exc:  # a tool bug must not escape the loop
             log.exception("tool %s failed", tool.name)
             return ToolResult.failure("tool_failed", f"{type(exc).__name__}: {exc}")

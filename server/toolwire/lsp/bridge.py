@@ -3,22 +3,20 @@
 * :class:`LspSink` — agent events → ``toolwire/session/update`` notifications, in order.
 * :class:`LspApprover` — permission requests → ``toolwire/session/requestPermission``;
   a cancelled ask is withdrawn with ``$/cancelRequest``.
-* :class:`LspDocuments` — open buffers from LSP document sync; edits through
-  ``workspace/applyEdit`` with the document's version.
+
+Open buffers and edits through ``workspace/applyEdit`` live in :mod:`toolwire.lsp.documents`.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from lsprotocol import types
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
-from pygls.uris import from_fs_path, to_fs_path
 
 from toolwire.agent.events import AgentEvent, PermissionAnswer, ToolCallUpdate, TurnUpdate
 from toolwire.lsp.protocol import (
@@ -29,17 +27,12 @@ from toolwire.lsp.protocol import (
     update_payload,
 )
 from toolwire.lsp.fallback import ask_with_message_request
-from toolwire.workspace.documents import OpenDocument
 
 if TYPE_CHECKING:
     from toolwire.lsp.progress import LongTools
     from toolwire.lsp.server import ToolwireServer
 
 log = logging.getLogger(__name__)
-
-#: Seconds to wait for the editor's answer to ``workspace/applyEdit``.
-APPLY_EDIT_TIMEOUT = 30.0
-
 
 class LspSink:
     """Sends each agent event of one session as a ``toolwire/session/update`` notification.
@@ -125,67 +118,4 @@ class LspApprover:
         return PermissionAnswer(option, outcome.reason)  # type: ignore[arg-type]
 
 
-class LspDocuments:
-    """Open buffers as the editor has them (LSP text document sync)."""
-
-    def __init__(self, server: "ToolwireServer") -> None:
-        self._server = server
-
-    def get(self, path: Path) -> OpenDocument | None:
-        """The open buffer of ``path`` (absolute, resolved), or None."""
-        uri = from_fs_path(str(path))
-        docs = self._server.workspace.text_documents
-        doc = docs.get(uri) if uri else None
-        if doc is None:
-            for candidate_uri, candidate in docs.items():
-                fs_path = to_fs_path(candidate_uri)
-                if fs_path and Path(fs_path).resolve() == path:
-                    doc = candidate
-                    break
-        if doc is None:
-            return None
-        return OpenDocument(path=path, text=doc.source, version=doc.version or 0)
-
-    def open_documents(self) -> list[OpenDocument]:
-        """Every buffer the editor has open (document sync), by resolved path."""
-        out = []
-        for uri, doc in list(self._server.workspace.text_documents.items()):
-            fs_path = to_fs_path(uri)
-            if fs_path:
-                out.append(OpenDocument(path=Path(fs_path).resolve(), text=doc.source, version=doc.version or 0))
-        return out
-
-    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
-        """Replace the whole buffer with a versioned ``workspace/applyEdit``."""
-        current = self.get(doc.path)
-        if current is None or current.version != doc.version:
-            return False
-        uri = from_fs_path(str(doc.path))
-        lines = doc.text.split("\n")
-        end = types.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
-        edit = types.WorkspaceEdit(
-            document_changes=[
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-                    edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end),
-                                          new_text=new_text)],
-                )
-            ]
-        )
-        # Once sent, the edit is the editor's to apply: wait for its answer even if
-        # the call is cancelled meanwhile, so the call's status says what happened.
-        with anyio.CancelScope(shield=True):
-            try:
-                with anyio.fail_after(APPLY_EDIT_TIMEOUT):
-                    result = await self._server.workspace_apply_edit_async(
-                        types.ApplyWorkspaceEditParams(edit=edit, label="Toolwire edit")
-                    )
-            except Exception as exc:
-                log.warning("workspace/applyEdit failed: %s", exc)
-                return False
-        return bool(getattr(result, "applied", False))
-
-
-def _utf16_len(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (LSP's default position encoding)."""
-    return len(text.encode("utf-16-le")) // 2
+from toolwire.lsp.documents import LspDocuments  # noqa: E402,F401  (moved there; kept importable from here)

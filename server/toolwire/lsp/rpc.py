@@ -27,6 +27,8 @@ from pygls.exceptions import JsonRpcInternalError
 
 from pygls.protocol import LanguageServerProtocol
 
+from toolwire.lsp.documents import DocumentSyncMixin
+
 log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
@@ -38,8 +40,8 @@ def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
-class ToolwireProtocol(LanguageServerProtocol):
-    """pygls' LSP protocol, plus answers for malformed requests."""
+class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
+    """pygls' LSP protocol, plus answers for malformed requests and our own document sync."""
 
     def handle_message(self, message: Any) -> None:
         version = message.get("jsonrpc") if isinstance(message, dict) else getattr(message, "jsonrpc", None)

@@ -30,6 +30,7 @@ from toolwire.agent.undo import Restorer, refresh
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration
+from toolwire.lsp.documents import BufferStore
 from toolwire.lsp.hosting import SessionHost
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
@@ -89,6 +90,8 @@ class ToolwireServer(SessionHost, LanguageServer):
         permission_fallback: The client does not know ``toolwire/session/requestPermission``;
             approvals are asked with ``window/showMessageRequest``.
         watchers: One workspace watcher per workspace folder.
+        buffers: The editor's open documents (our own document sync, see
+            :mod:`toolwire.lsp.documents`), in the negotiated position encoding.
     """
 
     def __init__(self) -> None:
@@ -101,6 +104,7 @@ class ToolwireServer(SessionHost, LanguageServer):
         )
         self.settings: Settings = Settings()
         self.sessions: dict[str, Session] = {}
+        self.buffers = BufferStore(self._position_encoding)
         self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
         self.origins: dict[str, SessionOrigin] = {}
         self.redactor = Redactor()
@@ -111,6 +115,14 @@ class ToolwireServer(SessionHost, LanguageServer):
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
+
+    def _position_encoding(self) -> str:
+        """The encoding pygls negotiated in ``initialize`` (the client's first of
+        utf-8/utf-16/utf-32 in ``general.positionEncodings``), utf-16 before that."""
+        try:
+            return str(self.workspace.position_encoding or "utf-16")
+        except RuntimeError:  # not initialized yet
+            return "utf-16"
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Answer a body that is not JSON with -32700; log everything else (no pop-ups)."""

@@ -24,6 +24,7 @@ from toolwire.workspace.paths import WorkspacePath, resolve_path
 from toolwire.workspace.text import decode_text, dominant_newline, encode_text
 
 __all__ = [
+    "EDITOR_WAIT",
     "Target",
     "load_target",
     "write_target",
@@ -34,6 +35,11 @@ __all__ = [
     "result_data",
     "check_creatable",
 ]
+
+
+#: Key of ``ToolContext.extra`` holding the workspace-relative path whose editor
+#: edit was sent and not answered yet (removed once the editor answers).
+EDITOR_WAIT = "editor_edit_unanswered"
 
 
 @dataclass(slots=True)
@@ -107,12 +113,22 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
     new file), refused if the disk changed since :func:`load_target`.
 
     Raises:
-        ToolError: ``stale`` (buffer moved on or the editor refused, or the
-            disk changed), ``exists``, ``io_error``; ``invalid_name`` /
-            ``lookalike`` for a new name (:func:`check_creatable`).
+        ToolError: ``stale`` (the buffer moved on, or the disk changed),
+            ``editor_refused`` / ``editor_unsupported`` (from the editor, see
+            :meth:`~toolwire.workspace.documents.Documents.replace`), ``exists``,
+            ``io_error``; ``invalid_name`` / ``lookalike`` for a new name (:func:`check_creatable`).
     """
     if target.doc is not None:
-        if not await ctx.documents.replace(target.doc, new_text):
+        # While the editor has not answered, a timeout or cancel leaves the edit's
+        # fate to the editor: the runner reads this note to say so.
+        ctx.extra[EDITOR_WAIT] = target.path.rel
+        try:
+            applied = await ctx.documents.replace(target.doc, new_text)
+        except ToolError:  # the editor answered (or nothing was sent)
+            ctx.extra.pop(EDITOR_WAIT, None)
+            raise
+        ctx.extra.pop(EDITOR_WAIT, None)
+        if not applied:
             raise ToolError("stale", f"{target.path.rel}: the editor buffer changed since it was read")
         return
     dest = target.path.resolved

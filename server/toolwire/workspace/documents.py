@@ -21,18 +21,26 @@ class OpenDocument:
         path: Absolute, resolved path of the file.
         text: The buffer's current text (may differ from the disk: unsaved edits).
         version: The LSP document version; increases on every change.
+        uri: The URI the editor opened the document under (edits go there),
+            when the buffer comes from LSP document sync.
     """
 
     path: Path
     text: str
     version: int
+    uri: str | None = None
 
 
 class Documents(Protocol):
     """Open editor buffers, by resolved path."""
 
     def get(self, path: Path) -> OpenDocument | None:
-        """The open buffer for ``path`` (absolute, resolved), or None if not open."""
+        """The open buffer for ``path`` (absolute, resolved), or None if not open.
+
+        Raises:
+            ToolError: the buffer exists but cannot be used (e.g. ``open_twice``,
+                ``out_of_sync`` in the LSP implementation).
+        """
         ...
 
     def open_documents(self) -> list[OpenDocument]:
@@ -43,8 +51,12 @@ class Documents(Protocol):
         """Replace the whole buffer through the editor, if it is still at ``doc.version``.
 
         Returns:
-            True when the editor applied the edit; False when it refused it or
-            the document's version moved (the caller reports the call as stale).
+            True when the editor applied the edit; False when the document moved
+            on since ``doc`` was read (the caller reports the call as stale).
+
+        Raises:
+            ToolError: the editor cannot or did not take the edit, with a code
+                saying why (LSP: ``editor_unsupported``, ``editor_refused``).
         """
         ...
 

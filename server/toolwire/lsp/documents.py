@@ -1,0 +1,320 @@
+"""The editor's open documents, kept by the server itself, and edits back to them.
+
+pygls' own document model splits lines with :meth:`str.splitlines` (so a form
+feed or U+2028 starts a new line) and is bypassed: :class:`BufferStore` applies
+``didOpen`` / ``didChange`` / ``didClose`` with :mod:`toolwire.workspace.positions`
+(only ``\\n``, ``\\r\\n``, ``\\r`` end a line) in the negotiated position encoding.
+
+:class:`LspDocuments` is the :class:`~toolwire.workspace.documents.Documents`
+the tools use: it finds the buffer of a file under whatever URI the editor
+opened it (symlinks, ``..``, another spelling of the same file), and edits it with
+a versioned ``workspace/applyEdit`` whose range is computed in the negotiated
+encoding on the buffer's own text.
+
+The code-action / diagnostic code uses the same store: :meth:`BufferStore.offsets`
+turns an LSP range of a buffer into code-point offsets, :meth:`BufferStore.range_of`
+turns offsets back into an LSP range.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.uris import to_fs_path
+
+from toolwire.workspace.documents import OpenDocument
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.positions import ENCODINGS, LineIndex, PositionError, apply_change, minimal_edit
+
+if TYPE_CHECKING:
+    from toolwire.lsp.server import ToolwireServer
+
+log = logging.getLogger(__name__)
+
+__all__ = ["EditorBuffer", "BufferStore", "LspDocuments", "DocumentSyncMixin", "missing_edit_capabilities"]
+
+
+@dataclass(slots=True)
+class EditorBuffer:
+    """One document the editor has open.
+
+    Attributes:
+        uri: The URI exactly as the editor sent it in ``didOpen``.
+        text: The server's copy of the buffer.
+        version: The version of the last ``didOpen`` / ``didChange``.
+        out_of_sync: Why the copy can no longer be trusted (a change whose range
+            named no place in the text), or None. Cleared by a whole-document
+            change or a new ``didOpen``.
+    """
+
+    uri: str
+    text: str
+    version: int
+    out_of_sync: str | None = None
+
+
+def _position(pos: types.Position) -> tuple[int, int]:
+    return pos.line, pos.character
+
+
+class BufferStore:
+    """Open documents by URI, kept with the LSP line rule in the negotiated encoding.
+
+    Args:
+        encoding: Returns the negotiated position encoding (``utf-8``,
+            ``utf-16`` or ``utf-32``); read on every use, since it is only known
+            after ``initialize``.
+    """
+
+    def __init__(self, encoding: Callable[[], str]) -> None:
+        self._encoding = encoding
+        self.buffers: dict[str, EditorBuffer] = {}
+
+    @property
+    def encoding(self) -> str:
+        """The negotiated position encoding (``utf-16`` when none was negotiated)."""
+        value = str(self._encoding() or "utf-16")
+        return value if value in ENCODINGS else "utf-16"
+
+    def open(self, uri: str, text: str, version: int) -> None:
+        """``textDocument/didOpen``: (re)open a buffer."""
+        self.buffers[uri] = EditorBuffer(uri, text, version)
+
+    def close(self, uri: str) -> None:
+        """``textDocument/didClose``: forget a buffer (unknown URIs are ignored)."""
+        self.buffers.pop(uri, None)
+
+    def change(self, uri: str, version: int, changes: Sequence[Any]) -> None:
+        """``textDocument/didChange``: apply content changes in order.
+
+        Args:
+            uri: The document.
+            version: Its version after the changes.
+            changes: ``TextDocumentContentChangePartial`` (a range and text) or
+                ``TextDocumentContentChangeWholeDocument`` (text) objects.
+
+        A change whose range names no place in the text (inside a character)
+        marks the buffer out of sync; edits to it are then refused until the
+        editor sends the whole text again. A change for a URI that is not open
+        is logged and ignored.
+        """
+        buf = self.buffers.get(uri)
+        if buf is None:
+            log.warning("didChange for %s, which is not open: ignored", uri)
+            return
+        encoding = self.encoding
+        for change in changes:
+            rng = getattr(change, "range", None)
+            if rng is None:
+                buf.text, buf.out_of_sync = change.text, None
+                continue
+            if buf.out_of_sync is not None:
+                continue
+            try:
+                buf.text = apply_change(buf.text, _position(rng.start), _position(rng.end), change.text, encoding)
+            except PositionError as exc:
+                buf.out_of_sync = f"a change from the editor did not fit the server's copy ({exc})"
+                log.warning("%s: %s", uri, buf.out_of_sync)
+        buf.version = version
+
+    def get(self, uri: str) -> EditorBuffer | None:
+        """The buffer open under exactly ``uri``, or None."""
+        return self.buffers.get(uri)
+
+    def offsets(self, uri: str, rng: types.Range) -> tuple[int, int]:
+        """Code-point offsets ``(start, end)`` in the buffer's text of an LSP range.
+
+        Raises:
+            KeyError: ``uri`` is not open.
+            PositionError: the range names no place in the text.
+        """
+        index = LineIndex(self.buffers[uri].text)
+        a = index.offset_at(_position(rng.start), self.encoding)
+        b = index.offset_at(_position(rng.end), self.encoding)
+        return (a, b) if a <= b else (b, a)
+
+    def range_of(self, text: str, start: int, end: int) -> types.Range:
+        """The LSP range, in the negotiated encoding, of code-point offsets of ``text``.
+
+        Raises:
+            PositionError: an offset outside the text or inside a ``\\r\\n``.
+        """
+        index = LineIndex(text)
+        (l1, c1), (l2, c2) = index.position_at(start, self.encoding), index.position_at(end, self.encoding)
+        return types.Range(start=types.Position(line=l1, character=c1), end=types.Position(line=l2, character=c2))
+
+
+def missing_edit_capabilities(caps: types.ClientCapabilities | None) -> list[str]:
+    """The client capabilities an editor edit needs that ``caps`` does not declare.
+
+    Returns:
+        A subset of ``["workspace.applyEdit", "workspace.workspaceEdit.documentChanges"]``,
+        empty when editor edits may be sent.
+    """
+    workspace = getattr(caps, "workspace", None)
+    missing = []
+    if not getattr(workspace, "apply_edit", None):
+        missing.append("workspace.applyEdit")
+    if not getattr(getattr(workspace, "workspace_edit", None), "document_changes", None):
+        missing.append("workspace.workspaceEdit.documentChanges")
+    return missing
+
+
+def _designates(uri: str, path: Path) -> bool:
+    """True when the file URI ``uri`` names the file at ``path`` (absolute, resolved):
+    the same path once links and ``..`` are resolved, or the same file on disk
+    (hard links; another spelling on a case-insensitive file system)."""
+    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+    if not fs_path:
+        return False
+    candidate = Path(os.path.realpath(fs_path))
+    if candidate == path:
+        return True
+    try:
+        return os.path.samefile(candidate, path)
+    except OSError:
+        return False
+
+
+class LspDocuments:
+    """The tools' view of the editor's open buffers (see the module docstring)."""
+
+    def __init__(self, server: "ToolwireServer") -> None:
+        self._server = server
+
+    @property
+    def _store(self) -> BufferStore:
+        return self._server.buffers
+
+    def _matches(self, path: Path) -> list[EditorBuffer]:
+        return [buf for uri, buf in list(self._store.buffers.items()) if _designates(uri, path)]
+
+    def get(self, path: Path) -> OpenDocument | None:
+        """The open buffer of ``path`` (absolute, resolved), under the URI the editor used.
+
+        Raises:
+            ToolError: ``open_twice`` when the editor has the file open under
+                several URIs (their buffers may differ); ``out_of_sync`` when the
+                server's copy of the buffer cannot be trusted.
+        """
+        found = self._matches(path)
+        if not found:
+            return None
+        if len(found) > 1:
+            uris = ", ".join(sorted(buf.uri for buf in found))
+            raise ToolError("open_twice", f"{path.name} is open in the editor under {len(found)} names ({uris}); "
+                            "close all but one so the change goes to the buffer you see",
+                            {"uris": sorted(buf.uri for buf in found)})
+        buf = found[0]
+        if buf.out_of_sync is not None:
+            raise ToolError("out_of_sync", f"{path.name} is open in the editor, but {buf.out_of_sync}; close and "
+                            "reopen the file so the server gets its text again")
+        return OpenDocument(path=path, text=buf.text, version=buf.version, uri=buf.uri)
+
+    def open_documents(self) -> list[OpenDocument]:
+        """Every buffer the editor has open as a file (paths with links resolved)."""
+        out = []
+        for uri, buf in list(self._store.buffers.items()):
+            fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+            if fs_path:
+                out.append(OpenDocument(path=Path(os.path.realpath(fs_path)), text=buf.text,
+                                        version=buf.version, uri=uri))
+        return out
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        """Change the buffer from ``doc.text`` to ``new_text`` with one versioned
+        ``workspace/applyEdit`` (the smallest single range, in the negotiated encoding),
+        sent to the URI the editor opened.
+
+        Waiting for the answer is cancellable: a cancelled call or a tool timeout
+        withdraws the request with ``$/cancelRequest`` (the editor may still apply it).
+
+        Returns:
+            True when applied; False when the buffer moved on since ``doc`` was
+            read (stale: nothing is sent).
+
+        Raises:
+            ToolError: ``editor_unsupported`` (the client lacks the capabilities;
+                nothing is sent), ``editor_refused`` (``applied: false``, with the
+                editor's ``failureReason``, or an error answer).
+        """
+        missing = missing_edit_capabilities(self._server.client_capabilities)
+        if missing:
+            raise ToolError("editor_unsupported",
+                            f"{doc.path.name} is open in the editor, but the client did not declare "
+                            f"{' and '.join(missing)}, so the server cannot change the open buffer; nothing was "
+                            "written (close the file in the editor to let the tool write it on disk)",
+                            {"missing": missing})
+        uri = doc.uri
+        buf = self._store.get(uri) if uri else None
+        if buf is None or buf.version != doc.version or buf.text != doc.text or buf.out_of_sync:
+            return False
+        start, end, replacement = minimal_edit(doc.text, new_text)
+        rng = self._store.range_of(doc.text, start, end)
+        edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+            edits=[types.TextEdit(range=rng, new_text=replacement)],
+        )])
+        params = types.ApplyWorkspaceEditParams(edit=edit, label="Toolwire edit")
+        protocol = self._server.protocol
+        msg_id = f"edit-{uuid.uuid4().hex[:12]}"
+        try:
+            raw = await protocol.send_request_async(types.WORKSPACE_APPLY_EDIT, params, msg_id=msg_id)
+        except anyio.get_cancelled_exc_class():
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            protocol._request_futures.pop(msg_id, None)
+            raise
+        except Exception as exc:  # the client answered with an error
+            raise ToolError("editor_refused", f"the editor refused the edit of {doc.path.name}: {exc}; "
+                            "nothing was written") from None
+        applied, reason = _answer(raw)
+        if not applied:
+            why = f": {reason}" if reason else " (it gave no reason)"
+            raise ToolError("editor_refused", f"the editor refused the edit of {doc.path.name}{why}; "
+                            "nothing was written", {"failureReason": reason})
+        return True
+
+
+def _answer(raw: Any) -> tuple[bool, str | None]:
+    """``(applied, failureReason)`` of an ``ApplyWorkspaceEditResult`` (object or plain dict)."""
+    if isinstance(raw, dict):
+        applied, reason = raw.get("applied"), raw.get("failureReason")
+    else:
+        applied, reason = getattr(raw, "applied", None), getattr(raw, "failure_reason", None)
+    return applied is True, reason if isinstance(reason, str) else None
+
+
+class DocumentSyncMixin(LanguageServerProtocol):
+    """Replaces pygls' document sync handlers: ``didOpen`` / ``didChange`` /
+    ``didClose`` go to the server's :class:`BufferStore` (``server.buffers``)
+    instead of pygls' ``Workspace``, whose line splitting breaks the LSP rule.
+    Handlers a server registers for these notifications still run afterwards."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        doc = params.text_document
+        self._server.buffers.open(doc.uri, doc.text, doc.version)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        doc = params.text_document
+        self._server.buffers.change(doc.uri, doc.version, params.content_changes)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        self._server.buffers.close(params.text_document.uri)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None

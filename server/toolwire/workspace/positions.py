@@ -1,0 +1,211 @@
+"""LSP text positions: the line rule and the three position encodings.
+
+Pure functions over Python strings (offsets are code-point indexes into the
+text), used by the LSP layer for every range it reads (``didChange``, code
+action and diagnostic ranges) or sends (``workspace/applyEdit``).
+
+Rules, from the LSP 3.17 specification ("Text Documents", "Position"):
+
+* Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line. Form feed, vertical tab,
+  ``\\x1c``–``\\x1e``, ``\\x85``, U+2028 and U+2029 are ordinary characters
+  (unlike :meth:`str.splitlines`, which pygls' ``TextDocument.lines`` uses).
+* ``character`` counts code units of the negotiated encoding: bytes for
+  ``utf-8``, UTF-16 code units for ``utf-16`` (a character outside the BMP,
+  e.g. an emoji, counts 2), code points for ``utf-32``.
+* A ``character`` past the end of its line means the end of the line (before
+  its line ending); a ``line`` past the last line means the end of the text.
+  Both follow the spec and ``vscode-languageserver-textdocument``, which also
+  swaps a range whose end comes before its start.
+* A position inside a character (between the bytes of one UTF-8 sequence, or
+  between the two halves of a surrogate pair) names no place in the text:
+  :class:`PositionError`. So does an offset between the ``\\r`` and the
+  ``\\n`` of one line ending.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Final
+
+__all__ = [
+    "ENCODINGS",
+    "PositionError",
+    "Position",
+    "LineIndex",
+    "units",
+    "apply_change",
+    "minimal_edit",
+]
+
+#: The position encodings of LSP 3.17, in the server's order of preference.
+ENCODINGS: Final = ("utf-8", "utf-16", "utf-32")
+
+_EOL: Final = re.compile(r"\r\n|\r|\n")
+
+#: ``(line, character)``, both 0-based, ``character`` in units of the encoding.
+Position = tuple[int, int]
+
+
+class PositionError(ValueError):
+    """A position or offset that names no place in the text (see the module rules)."""
+
+
+def _check(encoding: str) -> None:
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown position encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of ``text`` in code units of ``encoding`` (``utf-8``, ``utf-16`` or ``utf-32``).
+
+    Lone surrogates (JSON may carry them) count as one UTF-16 unit, three UTF-8 bytes.
+
+    Raises:
+        ValueError: unknown encoding.
+    """
+    if encoding == "utf-32":
+        return len(text)
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    _check(encoding)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _index_in_line(line: str, character: int, encoding: str) -> int:
+    """Code-point index in ``line`` (no line ending) of ``character`` units; clamped to the end.
+
+    Raises:
+        PositionError: ``character`` falls inside a character.
+    """
+    if encoding == "utf-32":
+        return min(character, len(line))
+    if encoding == "utf-16":
+        data = line.encode("utf-16-le", "surrogatepass")
+        cut = data[: 2 * character]
+        if len(cut) == len(data):
+            return len(line)
+        head = cut.decode("utf-16-le", "surrogatepass")
+        if head[-1:] != line[len(head) - 1 : len(head)]:  # cut between the halves of a surrogate pair
+            raise PositionError(f"character {character} (utf-16) is inside the character {line[len(head) - 1]!r}")
+        return len(head)
+    _check(encoding)
+    data = line.encode("utf-8", "surrogatepass")
+    if character >= len(data):
+        return len(line)
+    try:
+        return len(data[:character].decode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError as exc:  # the cut ends inside a multi-byte sequence
+        inside = len(data[: exc.start].decode("utf-8", "surrogatepass"))
+        raise PositionError(f"character {character} (utf-8) is inside the character {line[inside]!r}") from None
+
+
+class LineIndex:
+    """Line starts of a text under the LSP line rule, and position ↔ offset maps.
+
+    Building it is linear in the text; each lookup is a binary search plus
+    work linear in one line.
+
+    Attributes:
+        text: The text.
+        starts: Code-point offset where each line starts (``starts[0] == 0``);
+            a text ending with a line ending has an empty last line.
+    """
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in _EOL.finditer(text)]
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines (at least 1)."""
+        return len(self.starts)
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of ``line``'s content (before its line ending)."""
+        if line + 1 < len(self.starts):
+            end = self.starts[line + 1] - 1
+            if end > self.starts[line] and self.text[end] == "\n" and self.text[end - 1] == "\r":
+                end -= 1
+            return end
+        return len(self.text)
+
+    def line_text(self, line: int) -> str:
+        """The content of ``line`` without its line ending."""
+        return self.text[self.starts[line] : self.line_end(line)]
+
+    def offset_at(self, position: Position, encoding: str) -> int:
+        """Code-point offset of ``position`` (clamped as in the module rules).
+
+        Raises:
+            PositionError: negative numbers, or a position inside a character.
+            ValueError: unknown encoding.
+        """
+        line, character = position
+        if line < 0 or character < 0:
+            raise PositionError(f"position ({line}, {character}) is negative")
+        if line >= len(self.starts):
+            _check(encoding)
+            return len(self.text)
+        start = self.starts[line]
+        return start + _index_in_line(self.text[start : self.line_end(line)], character, encoding)
+
+    def position_at(self, offset: int, encoding: str) -> Position:
+        """The position of code-point ``offset`` (0 ≤ offset ≤ len(text)).
+
+        Raises:
+            PositionError: offset out of the text, or between ``\\r`` and ``\\n``.
+            ValueError: unknown encoding.
+        """
+        if not 0 <= offset <= len(self.text):
+            raise PositionError(f"offset {offset} is outside a text of {len(self.text)} characters")
+        line = bisect_right(self.starts, offset) - 1
+        if offset > self.line_end(line):
+            raise PositionError(f"offset {offset} is inside the line ending of line {line}")
+        return line, units(self.text[self.starts[line] : offset], encoding)
+
+    def end(self, encoding: str) -> Position:
+        """The position just past the last character (the end of a whole-buffer range)."""
+        return self.position_at(len(self.text), encoding)
+
+
+def apply_change(text: str, start: Position, end: Position, new_text: str, encoding: str) -> str:
+    """``text`` with the range ``start``–``end`` replaced by ``new_text`` (an incremental
+    ``didChange`` content change). A range whose end precedes its start is swapped.
+
+    Raises:
+        PositionError: a position inside a character (the text is then unknown:
+            the caller must treat its copy as out of sync).
+    """
+    index = LineIndex(text)
+    a, b = index.offset_at(start, encoding), index.offset_at(end, encoding)
+    if b < a:
+        a, b = b, a
+    return text[:a] + new_text + text[b:]
+
+
+def minimal_edit(old: str, new: str) -> tuple[int, int, str]:
+    """The smallest single replacement turning ``old`` into ``new``.
+
+    Returns:
+        ``(start, end, replacement)``: code-point offsets into ``old`` with
+        ``old[:start] + replacement + old[end:] == new``. Neither boundary falls
+        between the ``\\r`` and ``\\n`` of a line ending, so both have a position.
+    """
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    if 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
+        prefix -= 1
+    suffix = 0
+    limit -= prefix
+    while suffix < limit and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    end = len(old) - suffix
+    if 0 < end < len(old) and old[end - 1] == "\r" and old[end] == "\n":
+        end += 1
+        suffix -= 1
+    return prefix, end, new[prefix : len(new) - suffix]
