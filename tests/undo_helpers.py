@@ -10,7 +10,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from conftest import ToolwireTestClient, git, make_client, prompt, write_script
+from conftest import ToolwireTestClient, git, prompt, write_script
+from editor import EditorClient, make_editor
 
 
 def tree(root: Path) -> dict[str, tuple[str, bytes, int]]:
@@ -57,45 +58,10 @@ def state(root: Path) -> dict[str, Any]:
     return {"tree": tree(root), "git": git_state(root)}
 
 
-class UndoEditor(ToolwireTestClient):
-    """Keeps open buffers; applies versioned whole-document edits, refusing stale versions."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.buffers: dict[str, tuple[str, int]] = {}
-
-    def open(self, path: Path, text: str, version: int = 1) -> str:
-        uri = path.as_uri()
-        self.buffers[uri] = (text, version)
-        self.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="plaintext", version=version, text=text)))
-        return uri
-
-    def close(self, uri: str) -> None:
-        self.buffers.pop(uri)
-        self.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-
-    def type_into(self, uri: str, text: str) -> None:
-        _, version = self.buffers[uri]
-        self.buffers[uri] = (text, version + 1)
-        self.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
-
-    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        for change in params.edit.document_changes or []:
-            uri = change.text_document.uri
-            if uri not in self.buffers or change.text_document.version != self.buffers[uri][1]:
-                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version moved")
-            [edit] = change.edits
-            self.type_into(uri, edit.new_text)
-        return types.ApplyWorkspaceEditResult(applied=True)
-
-
-def make_undo_editor() -> UndoEditor:
-    client = make_client(UndoEditor)
-    client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: client.apply_edit(params))
-    return client
+#: The undo tests' editor: keeps open buffers and applies versioned workspace edits
+#: (ranges in the negotiated encoding) like VS Code, refusing stale versions.
+UndoEditor = EditorClient
+make_undo_editor = make_editor
 
 
 EDITOR_CAPABILITIES = types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(

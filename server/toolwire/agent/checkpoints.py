@@ -235,8 +235,13 @@ def probe(path: Path, store: CheckpointStore | None = None) -> tuple[FileState, 
 
 
 def buffer_state(ctx: ToolContext, rel: str, store: CheckpointStore | None = None) -> tuple[BufferState | None, str | None]:
-    """The open buffer of ``rel`` (state and text), or ``(None, None)`` when it is not open."""
-    doc = ctx.documents.get(Path(os.path.realpath(ctx.root / rel)))
+    """The open buffer of ``rel`` (state and text), or ``(None, None)`` when it is not open
+    or cannot be used (open under two URIs, out of sync: the tool itself then refuses to
+    touch it, so there is no buffer change to record)."""
+    try:
+        doc = ctx.documents.get(Path(os.path.realpath(ctx.root / rel)))
+    except ToolError:
+        return None, None
     if doc is None:
         return None, None
     data = doc.text.encode("utf-8", "surrogatepass")
