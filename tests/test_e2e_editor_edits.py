@@ -281,3 +281,19 @@ async def test_a_client_without_edit_capabilities_is_told_what_it_lacks(which, m
     assert missing in final["error"]["message"]
     assert editor.edits == [] and editor.buffers[uri][0] == "c = 1  # unsaved\n"
     assert (repo / "c.py").read_text() == "c = 1\n"
+
+
+async def test_ignored_files_whose_names_hold_odd_separators_are_not_reported(utf16, repo, tmp_path):
+    from conftest import git
+
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore logs")
+    sid = await new_session(utf16, repo, write_script(tmp_path / "s.jsonl", [{"text": "ok"}]))
+    for name in ("a\u2028b.log", "c\x1cd.log", "e\x85f.log"):
+        (repo / name).write_text("noise\n")
+    (repo / "real.txt").write_text("user\n")
+    await utf16.wait_for(lambda p: p["sessionId"] == sid and p["update"]["sessionUpdate"] == "workspace_change"
+                         and "real.txt" in p["update"]["paths"])
+    reported = {p for u in utf16.updates[sid] if u["sessionUpdate"] == "workspace_change" for p in u["paths"]}
+    assert reported == {"real.txt"}

@@ -42,6 +42,7 @@ from toolwire.tools.base import Tool, ToolContext
 from toolwire.tools.target import FileTool
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
+from toolwire.workspace.positions import line_count
 
 __all__ = ["Decision", "PermissionPolicy", "build_subject", "action_key"]
 
@@ -187,7 +188,8 @@ def _unbounded(tool: Tool, args: BaseModel, root: Path) -> bool:
 
 
 def _lines(text: Any) -> int:
-    return text.count("\n") + 1 if isinstance(text, str) and text else 0
+    """Lines as an editor shows them: CRLF, bare CR and LF each end one (LSP rule)."""
+    return line_count(text) if isinstance(text, str) else 0
 
 
 def change_size(args: BaseModel) -> int:

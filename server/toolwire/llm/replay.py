@@ -60,7 +60,7 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise ReplayScriptError(f"cannot read replay script {path}: {exc.strerror or exc}") from None
     lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):  # JSON Lines: only LF (U+2028 may be in a string)
         if not raw.strip():
             continue
         where = f"{path}:{number}"

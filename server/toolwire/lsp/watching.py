@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -114,6 +115,29 @@ class WatchHub:
         self._sessions.clear()
 
 
+_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13}
+
+
+def _unquote(name: bytes) -> bytes:
+    """A path as git prints it (``core.quotePath``: C-quoted in double quotes when it
+    holds control characters, ``"`` or ``\\``) back to its bytes."""
+    if not (len(name) >= 2 and name[:1] == b'"' and name[-1:] == b'"'):
+        return name
+    body, out, i = name[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i]
+        if ch != 0x5C or i + 1 == len(body):  # not a backslash
+            out.append(ch)
+            i += 1
+        elif body[i + 1 : i + 4].isdigit() and len(body[i + 1 : i + 4]) == 3:  # \NNN octal byte
+            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out.append(_ESCAPES.get(body[i + 1], body[i + 1]))
+            i += 2
+    return bytes(out)
+
+
 async def _not_ignored(root: Path, paths: list[Path]) -> list[Path]:
     """``paths`` minus those the repository's ignore rules (``.gitignore``,
     ``.git/info/exclude``, ``core.excludesFile``) exclude; all of them outside a
@@ -136,7 +160,9 @@ async def _not_ignored(root: Path, paths: list[Path]) -> list[Path]:
         return paths
     if out.returncode not in (0, 1):  # 128: not a repository
         return paths
-    ignored = {root / name for name in out.text.splitlines() if name}  # core.quotePath=false: names as given
+    # one name per LF-ended line (not str.splitlines: U+2028 & co. are part of a name);
+    # names with control characters, quotes or backslashes come C-quoted
+    ignored = {root / os.fsdecode(_unquote(name)) for name in out.stdout.split(b"\n") if name}
     return [path for path in paths if path not in ignored]
 
 

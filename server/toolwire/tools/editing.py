@@ -5,8 +5,9 @@ the exact diff an edit will make, before it runs (same code, dry run).
 
 Rules (each has a test):
 
-* The search runs on an LF view of the text: text the model sends with LF
-  matches a CRLF file, and every line break the replacement inserts takes the
+* The search runs on an LF view of the text (every line ending of the LSP
+  rule, CRLF, bare CR or LF, is one LF): text the model sends with LF
+  matches a CRLF or CR file, and every line break the replacement inserts takes the
   file's dominant line ending. Bytes outside the replaced span are kept as
   they are (mixed endings, tabs, the final newline or its absence).
 * ``old_string`` must occur exactly once, counting overlapping occurrences,
@@ -61,7 +62,8 @@ class EditPlan:
 
 
 def _lf(s: str) -> str:
-    return s.replace("\r\n", "\n")
+    """Every line ending (CRLF, bare CR, LF) as LF: the model's text in the view's terms."""
+    return s.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _overlapping(view: str, needle: str) -> list[int]:

@@ -24,6 +24,7 @@ from toolwire.tools.target import (
     result_data,
     write_target,
 )
+from toolwire.workspace.positions import newline_counts, split_lines
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import read_bytes
 from toolwire.workspace.paths import resolve_path
@@ -68,11 +69,9 @@ class ReadFile(Tool):
         if target.text is None:
             raise ToolError("not_found", f"{rel} does not exist")
         text = target.text
-        lines = text.split("\n")  # only LF ends a line (as in editors), not U+2028 and the like
-        if lines[-1] == "":
-            lines.pop()
-        crlf = text.count("\r\n")
-        newline = "crlf" if crlf and crlf == text.count("\n") else ("mixed" if crlf else "lf")
+        lines = split_lines(text)  # CRLF, CR and LF end a line (LSP, editors); U+2028 & co. do not
+        kinds = [kind for kind, n in newline_counts(text).items() if n]
+        newline = "mixed" if len(kinds) > 1 else {"\r\n": "crlf", "\r": "cr"}.get(kinds[0] if kinds else "", "lf")
         data: dict[str, Any] = {
             "path": rel,
             "lines": len(lines),
@@ -89,7 +88,7 @@ class ReadFile(Tool):
             raise ToolError("out_of_range", f"{rel} has {len(lines)} lines; start_line {start} is past the end")
         end = min(args.end_line or len(lines), len(lines))
         width = len(str(end))
-        shown = [f"{n:>{width}}\t{lines[n - 1].removesuffix(chr(13))}" for n in range(start, end + 1)]
+        shown = [f"{n:>{width}}\t{lines[n - 1]}" for n in range(start, end + 1)]
         data.update(start_line=start, end_line=end)
         return ToolResult(ok=True, content="\n".join(shown), data=data)
 
@@ -127,7 +126,7 @@ class CreateFile(FileTool):
         async def apply() -> ToolResult:
             await write_target(ctx, target, new_text)
             verb = "Created" if created else "Overwrote"
-            lines = new_text.count("\n") + (0 if new_text.endswith("\n") or not new_text else 1)
+            lines = len(split_lines(new_text))
             return ToolResult(
                 ok=True,
                 content=f"{verb} {rel} ({lines} lines)",

@@ -147,14 +147,15 @@ def match_style(existing: str | None, content: str) -> str:
     """Give whole-file ``content`` the line ending of the file it replaces."""
     if existing is None:
         return content
-    lf = content.replace("\r\n", "\n")
-    return lf.replace("\n", "\r\n") if dominant_newline(existing) == "\r\n" else lf
+    lf = content.replace("\r\n", "\n").replace("\r", "\n")
+    newline = dominant_newline(existing)
+    return lf.replace("\n", newline) if newline != "\n" else lf
 
 
 def diff_stats(diff: str) -> tuple[int, int]:
     """``(added, removed)`` line counts of a unified diff."""
     added = removed = 0
-    for line in diff.splitlines():
+    for line in diff.split("\n"):  # a diff's lines end with LF; U+2028 & co. are content
         if line.startswith("+") and not line.startswith("+++"):
             added += 1
         elif line.startswith("-") and not line.startswith("---"):

@@ -34,6 +34,9 @@ __all__ = [
     "Position",
     "LineIndex",
     "units",
+    "split_lines",
+    "line_count",
+    "newline_counts",
     "apply_change",
     "minimal_edit",
 ]
@@ -42,6 +45,7 @@ __all__ = [
 ENCODINGS: Final = ("utf-8", "utf-16", "utf-32")
 
 _EOL: Final = re.compile(r"\r\n|\r|\n")
+_WITH_ENDS: Final = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 #: ``(line, character)``, both 0-based, ``character`` in units of the encoding.
 Position = tuple[int, int]
@@ -70,6 +74,33 @@ def units(text: str, encoding: str) -> int:
         return len(text.encode("utf-16-le", "surrogatepass")) // 2
     _check(encoding)
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def split_lines(text: str, *, keepends: bool = False) -> list[str]:
+    """The lines of ``text`` under the LSP rule, without an empty last line after a
+    final line ending (so ``"a\nb\n"`` has two lines and ``""`` none).
+
+    Args:
+        keepends: Keep each line's ending (``\n``, ``\r\n`` or ``\r``).
+    """
+    if keepends:
+        return _WITH_ENDS.findall(text)
+    lines = _EOL.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_count(text: str) -> int:
+    """Lines an editor shows for ``text``: line endings + 1, 0 for the empty text."""
+    return len(_EOL.findall(text)) + 1 if text else 0
+
+
+def newline_counts(text: str) -> dict[str, int]:
+    """How many line endings of each kind ``text`` has: ``{"\r\n": n, "\n": n, "\r": n}``
+    (a ``\r\n`` counts once, as CRLF only)."""
+    crlf = text.count("\r\n")
+    return {"\r\n": crlf, "\n": text.count("\n") - crlf, "\r": text.count("\r") - crlf}
 
 
 def _index_in_line(line: str, character: int, encoding: str) -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.positions import newline_counts, split_lines
 
 __all__ = ["BOM", "TextFile", "decode_text", "encode_text", "dominant_newline", "NewlineView", "unified_diff"]
 
@@ -63,24 +64,31 @@ def encode_text(text: str, *, bom: bool) -> bytes:
 
 
 def dominant_newline(text: str) -> str:
-    """``"\\r\\n"`` when CRLF line breaks outnumber bare LF ones, else ``"\\n"``."""
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf > text.count("\n") - crlf else "\n"
+    """The line ending new lines in ``text`` should get: ``"\\r"`` when bare CR line
+    endings outnumber both others, ``"\\r\\n"`` when CRLF outnumbers bare LF,
+    else ``"\\n"`` (a text without line endings gets LF)."""
+    counts = newline_counts(text)
+    if counts["\r"] > counts["\n"] and counts["\r"] > counts["\r\n"]:
+        return "\r"
+    return "\r\n" if counts["\r\n"] > counts["\n"] else "\n"
 
 
 class NewlineView:
     """An LF-only view of a text and the map from view offsets back to the text.
 
+    Every line ending (the LSP rule: ``\\r\\n``, ``\\r`` or ``\\n``) is one LF in the
+    view; a bare CR becomes an LF in place, so only CRLFs shift offsets.
+
     Attributes:
         text: The original text (any line endings).
-        view: ``text`` with every CRLF turned into LF.
+        view: ``text`` with every CRLF and every bare CR turned into LF.
     """
 
     __slots__ = ("text", "view", "_crlf")
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.view = text.replace("\r\n", "\n")
+        self.view = text.replace("\r\n", "\n").replace("\r", "\n")
         crlf: list[int] = []
         start = 0
         while (i := text.find("\r\n", start)) != -1:
@@ -98,7 +106,9 @@ class NewlineView:
 
 
 def _split_for_diff(text: str) -> list[str]:
-    lines = text.replace("\r\n", "\n").splitlines(keepends=True)
+    """Lines by the LSP rule (not :meth:`str.splitlines`: a form feed or U+2028 is
+    part of its line), each ending shown as LF."""
+    lines = [line.rstrip("\r\n") + "\n" if line[-1] in "\r\n" else line for line in split_lines(text, keepends=True)]
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n\\ No newline at end of file\n"
     return lines
@@ -114,7 +124,7 @@ def unified_diff(old: str | None, new: str | None, rel: str, *, new_rel: str | N
         new_rel: Path after a rename, when it differs.
 
     Returns:
-        The diff text; empty when nothing changed. CRLF is shown as LF.
+        The diff text; empty when nothing changed. CRLF and bare CR are shown as LF.
     """
     target = new_rel or rel
     a = "/dev/null" if old is None else f"a/{rel}"
