@@ -173,3 +173,12 @@ def test_store_ranges_round_trip(text, enc, a, b):
         assert "\r\n" in text  # only an offset inside a CRLF has no position
         return
     assert store.offsets("file:///w/b.txt", rng) == (a, b)
+
+
+@pytest.mark.parametrize(("enc", "end"), [("utf-8", 17), ("utf-16", 15), ("utf-32", 14)])
+def test_text_in_range_of_a_code_action_selection_follows_the_line_rule(enc, end):
+    store = BufferStore(lambda: enc)
+    store.open("file:///w/a.py", "import os\n\u2028\f\ndef f():\n    return '😀'\n", 1)
+    rng = types.Range(start=types.Position(3, 4), end=types.Position(3, end))
+    assert store.text_in_range("file:///w/a.py", rng) == "return '😀'"
+    assert store.range_of(store.get("file:///w/a.py").text, 26, 36) == rng

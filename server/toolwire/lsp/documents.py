@@ -11,9 +11,9 @@ opened it (symlinks, ``..``, another spelling of the same file), and edits it wi
 a versioned ``workspace/applyEdit`` whose range is computed in the negotiated
 encoding on the buffer's own text.
 
-The code-action / diagnostic code uses the same store: :meth:`BufferStore.offsets`
-turns an LSP range of a buffer into code-point offsets, :meth:`BufferStore.range_of`
-turns offsets back into an LSP range.
+The code-action / diagnostic code uses the same store: :meth:`BufferStore.text_in_range`
+gives the text of an LSP range of a buffer, :meth:`BufferStore.offsets` its code-point
+offsets, :meth:`BufferStore.range_of` turns offsets back into an LSP range.
 """
 
 from __future__ import annotations
@@ -141,6 +141,16 @@ class BufferStore:
         a = index.offset_at(_position(rng.start), self.encoding)
         b = index.offset_at(_position(rng.end), self.encoding)
         return (a, b) if a <= b else (b, a)
+
+    def text_in_range(self, uri: str, rng: types.Range) -> str:
+        """The text of an LSP range (e.g. a code action's selection) in the open buffer.
+
+        Raises:
+            KeyError: ``uri`` is not open.
+            PositionError: the range names no place in the text.
+        """
+        start, end = self.offsets(uri, rng)
+        return self.buffers[uri].text[start:end]
 
     def range_of(self, text: str, start: int, end: int) -> types.Range:
         """The LSP range, in the negotiated encoding, of code-point offsets of ``text``.
@@ -295,14 +305,28 @@ def _answer(raw: Any) -> tuple[bool, str | None]:
 
 class DocumentSyncMixin(LanguageServerProtocol):
     """Replaces pygls' document sync handlers: ``didOpen`` / ``didChange`` /
-    ``didClose`` go to the server's :class:`BufferStore` (``server.buffers``)
-    instead of pygls' ``Workspace``, whose line splitting breaks the LSP rule.
+    ``didClose`` go to the server's :class:`BufferStore` (``server.buffers``),
+    whose text is then copied whole into pygls' ``Workspace`` (so
+    ``workspace.get_text_document(uri).source`` is right too; pygls' own
+    line and range helpers still break the LSP rule: use :class:`BufferStore`).
     Handlers a server registers for these notifications still run afterwards."""
+
+    def _mirror(self, uri: str, language_id: str | None = None) -> None:
+        buf = self._server.buffers.get(uri)
+        if buf is None:
+            self.workspace.remove_text_document(uri)
+            return
+        if language_id is None:
+            old = self.workspace.text_documents.get(uri)
+            language_id = getattr(old, "language_id", None) or ""
+        self.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id=language_id, version=buf.version, text=buf.text))
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
         doc = params.text_document
         self._server.buffers.open(doc.uri, doc.text, doc.version)
+        self._mirror(doc.uri, doc.language_id)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
             yield handler, (params,), None
 
@@ -310,11 +334,13 @@ class DocumentSyncMixin(LanguageServerProtocol):
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         doc = params.text_document
         self._server.buffers.change(doc.uri, doc.version, params.content_changes)
+        self._mirror(doc.uri)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         self._server.buffers.close(params.text_document.uri)
+        self._mirror(params.text_document.uri)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
