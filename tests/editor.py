@@ -43,6 +43,7 @@ class EditorClient(ToolwireTestClient):
         self.edit_arrived = asyncio.Event()
         self.edits: list[types.ApplyWorkspaceEditParams] = []
         self.cancelled: list[Any] = []
+        self.report_late = False  # report applied edits with didChange only after answering (a slow editor)
 
     def open(self, path: Path | str, text: str, version: int = 1) -> str:
         uri = path if isinstance(path, str) else path.as_uri()
@@ -64,14 +65,20 @@ class EditorClient(ToolwireTestClient):
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
 
-    def change(self, uri: str, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
-        """An incremental change, like a user typing (positions in the negotiated encoding)."""
+    def change(self, uri: str, start: tuple[int, int], end: tuple[int, int], new_text: str,
+               *, report_after: float | None = None) -> None:
+        """An incremental change, like a user typing (positions in the negotiated encoding);
+        reported at once, or ``report_after`` seconds later (a slow editor)."""
         text, version = self.buffers[uri]
         self.buffers[uri] = (ref.apply(text, start, end, new_text, self.encoding), version + 1)
-        self.text_document_did_change(types.DidChangeTextDocumentParams(
+        params = types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
             content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(*start), end=types.Position(*end)), text=new_text)]))
+                range=types.Range(start=types.Position(*start), end=types.Position(*end)), text=new_text)])
+        if report_after is None:
+            self.text_document_did_change(params)
+        else:
+            asyncio.get_running_loop().call_later(report_after, self.text_document_did_change, params)
 
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         self.edits.append(params)
@@ -90,7 +97,7 @@ class EditorClient(ToolwireTestClient):
             for edit in change.edits:  # VS Code applies them and reports each as a change
                 rng = edit.range
                 self.change(uri, (rng.start.line, rng.start.character), (rng.end.line, rng.end.character),
-                            edit.new_text)
+                            edit.new_text, report_after=0.3 if self.report_late else None)
         return types.ApplyWorkspaceEditResult(applied=True)
 
 

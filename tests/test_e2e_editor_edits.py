@@ -297,3 +297,23 @@ async def test_ignored_files_whose_names_hold_odd_separators_are_not_reported(ut
                          and "real.txt" in p["update"]["paths"])
     reported = {p for u in utf16.updates[sid] if u["sessionUpdate"] == "workspace_change" for p in u["paths"]}
     assert reported == {"real.txt"}
+
+
+async def test_the_next_edit_sees_the_first_even_when_the_editor_reports_it_after_answering(utf16, repo, tmp_path):
+    (repo / "late.py").write_text("x = 1\n")
+    uri = utf16.open(repo / "late.py", "x = 1\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "late.py", "old_string": "x = 1", "new_string": "x = 2"}, "id": "e1"}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "late.py", "old_string": "x = 2", "new_string": "x = 3"}, "id": "e2"}]},
+        {"text": "ok"},
+    ])
+    sid = await new_session(utf16, repo, script, permissions={"edit_file": "auto"})
+    utf16.report_late = True
+    try:
+        await prompt(utf16, sid)
+    finally:
+        utf16.report_late = False
+    finals = {cid: snaps[-1] for cid, snaps in utf16.tool_calls(sid).items()}
+    assert finals["e1"]["status"] == "done" and finals["e2"]["status"] == "done", finals
+    assert utf16.buffers[uri][0] == "x = 3\n"
+    utf16.close(uri)

@@ -182,3 +182,10 @@ def test_text_in_range_of_a_code_action_selection_follows_the_line_rule(enc, end
     rng = types.Range(start=types.Position(3, 4), end=types.Position(3, end))
     assert store.text_in_range("file:///w/a.py", rng) == "return '😀'"
     assert store.range_of(store.get("file:///w/a.py").text, 26, 36) == rng
+
+
+@pytest.mark.parametrize(("negotiated", "used"), [(types.PositionEncodingKind.Utf8, "utf-8"), ("utf-32", "utf-32"),
+                                                  (types.PositionEncodingKind.Utf16, "utf-16"), (None, "utf-16"),
+                                                  ("latin-1", "utf-16")])
+def test_the_store_reads_the_negotiated_encoding_as_enum_or_string(negotiated, used):
+    assert BufferStore(lambda: negotiated).encoding == used

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Seconds an applied edit waits for the editor's ``didChange`` before the call goes on.
+CHANGE_REPORT_WAIT = 5.0
+
 __all__ = ["EditorBuffer", "BufferStore", "LspDocuments", "DocumentSyncMixin", "missing_edit_capabilities"]
 
 
@@ -78,20 +81,42 @@ class BufferStore:
     def __init__(self, encoding: Callable[[], str]) -> None:
         self._encoding = encoding
         self.buffers: dict[str, EditorBuffer] = {}
+        self._moved: dict[str, anyio.Event] = {}
 
     @property
     def encoding(self) -> str:
         """The negotiated position encoding (``utf-16`` when none was negotiated)."""
-        value = str(self._encoding() or "utf-16")
+        raw = self._encoding() or "utf-16"
+        value = str(getattr(raw, "value", raw))  # a PositionEncodingKind prints as its name
         return value if value in ENCODINGS else "utf-16"
+
+    def _notify(self, uri: str) -> None:
+        event = self._moved.pop(uri, None)
+        if event is not None:
+            event.set()
+
+    async def wait_moved(self, uri: str, version: int, timeout: float) -> bool:
+        """Wait until ``uri`` is past ``version`` (a ``didChange``), closed or reopened.
+
+        Returns:
+            True when it moved on; False after ``timeout`` seconds.
+        """
+        with anyio.move_on_after(timeout):
+            while (buf := self.buffers.get(uri)) is not None and buf.version == version:
+                event = self._moved.setdefault(uri, anyio.Event())
+                await event.wait()
+            return True
+        return False
 
     def open(self, uri: str, text: str, version: int) -> None:
         """``textDocument/didOpen``: (re)open a buffer."""
         self.buffers[uri] = EditorBuffer(uri, text, version)
+        self._notify(uri)
 
     def close(self, uri: str) -> None:
         """``textDocument/didClose``: forget a buffer (unknown URIs are ignored)."""
         self.buffers.pop(uri, None)
+        self._notify(uri)
 
     def change(self, uri: str, version: int, changes: Sequence[Any]) -> None:
         """``textDocument/didChange``: apply content changes in order.
@@ -125,6 +150,7 @@ class BufferStore:
                 buf.out_of_sync = f"a change from the editor did not fit the server's copy ({exc})"
                 log.warning("%s: %s", uri, buf.out_of_sync)
         buf.version = version
+        self._notify(uri)
 
     def get(self, uri: str) -> EditorBuffer | None:
         """The buffer open under exactly ``uri``, or None."""
@@ -249,8 +275,9 @@ class LspDocuments:
         withdraws the request with ``$/cancelRequest`` (the editor may still apply it).
 
         Returns:
-            True when applied; False when the buffer moved on since ``doc`` was
-            read (stale: nothing is sent).
+            True when applied (after the editor's ``didChange`` arrived, or
+            :data:`CHANGE_REPORT_WAIT` seconds), or when there is nothing to change;
+            False when the buffer moved on since ``doc`` was read (stale: nothing is sent).
 
         Raises:
             ToolError: ``editor_unsupported`` (the client lacks the capabilities;
@@ -268,6 +295,8 @@ class LspDocuments:
         buf = self._store.get(uri) if uri else None
         if buf is None or buf.version != doc.version or buf.text != doc.text or buf.out_of_sync:
             return False
+        if new_text == doc.text:
+            return True  # nothing to change: nothing is sent
         start, end, replacement = minimal_edit(doc.text, new_text)
         rng = self._store.range_of(doc.text, start, end)
         edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
@@ -291,6 +320,9 @@ class LspDocuments:
             why = f": {reason}" if reason else " (it gave no reason)"
             raise ToolError("editor_refused", f"the editor refused the edit of {doc.path.name}{why}; "
                             "nothing was written", {"failureReason": reason})
+        # The editor reports the change with didChange; wait for it (briefly) so the
+        # next tool that reads this buffer sees the edited text, not the old one.
+        await self._store.wait_moved(uri, doc.version, CHANGE_REPORT_WAIT)
         return True
 
 

@@ -120,7 +120,8 @@ class ToolwireServer(SessionHost, LanguageServer):
         """The encoding pygls negotiated in ``initialize`` (the client's first of
         utf-8/utf-16/utf-32 in ``general.positionEncodings``), utf-16 before that."""
         try:
-            return str(self.workspace.position_encoding or "utf-16")
+            encoding = self.workspace.position_encoding or "utf-16"
+            return str(getattr(encoding, "value", encoding))  # PositionEncodingKind or str
         except RuntimeError:  # not initialized yet
             return "utf-16"
 
