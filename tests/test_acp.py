@@ -394,3 +394,26 @@ def test_invalid_settings_exit_2_with_the_reason() -> None:
         assert done.returncode == 2, done
         assert word in done.stderr and "Traceback" not in done.stderr
         assert done.stdout == ""  # stdout is the JSON-RPC channel
+
+
+async def test_a_client_that_refuses_the_write_is_reported_as_refusing_not_stale(repo: Path, tmp_path: Path) -> None:
+    path = str(repo / "a.txt")
+    model = script(tmp_path, [
+        {"tool_calls": [{"id": "e", "name": "edit_file",
+                         "arguments": {"path": "a.txt", "old_string": "hello", "new_string": "bye"}}]},
+        {"text": "ok"},
+    ])
+    client = RecordingClient(buffers={path: "hello buffer\n"})
+
+    async def refuse(**kwargs: Any) -> Any:
+        raise RequestError.invalid_request({"reason": "read-only buffer"})
+
+    client.write_text_file = refuse  # type: ignore[method-assign]
+    async with await start(client, f"replay:{model}") as (conn, _):
+        sid = await open_session(conn, repo, fs=True)
+        await conn.prompt(session_id=sid, prompt=text("edit"))
+    error = client.final("e")["raw_output"]["error"]
+    assert client.final("e")["status"] == "failed"
+    assert error["code"] == "editor_refused" and "refused to write a.txt" in error["message"]
+    disk = (repo / "a.txt").read_text()
+    assert client.buffers[path] == "hello buffer\n" and "bye" not in disk

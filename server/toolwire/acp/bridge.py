@@ -34,6 +34,7 @@ from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.session import Session
 from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, ToolCallUpdate, TurnUpdate
 from toolwire.workspace.documents import OpenDocument
+from toolwire.workspace.errors import ToolError
 
 log = logging.getLogger(__name__)
 
@@ -272,23 +273,29 @@ class AcpDocuments:
         """Write ``new_text`` through the client if it still holds ``doc.text``.
 
         Returns:
-            False when the client's text changed since it was read (stale) or the
-            write failed; True when written.
+            False when the client's text changed since it was read (stale); True when written.
+
+        Raises:
+            ToolError: ``editor_refused`` when the client answers the read or the
+                write with an error (a refusal is not a stale buffer).
         """
         if not self.enabled:
             return False
+        step = "read"
         try:
             current = await self._conn.read_text_file(session_id=self._session_id, path=str(doc.path))
             if current.content != doc.text:
                 return False
+            step = "write"
             with_shield = asyncio.shield(self._conn.write_text_file(
                 session_id=self._session_id, path=str(doc.path), content=new_text))
             await with_shield
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("fs/write_text_file %s failed: %s", doc.path, exc)
-            return False
+            log.warning("fs/%s_text_file %s failed: %s", step, doc.path, exc)
+            raise ToolError("editor_refused", f"the client refused to {step} {doc.path.name} "
+                            f"(fs/{step}_text_file: {exc}); nothing was written") from None
         self._docs[doc.path] = OpenDocument(path=doc.path, text=new_text, version=next(self._versions))
         return True
 

@@ -127,4 +127,4 @@ def unsaved_in_editor(documents: Documents, root: Path, scope: list[str] | None 
             disk = None
         if disk != doc.text:
             out.append(rel)
-    return sorted(out)
+    return sorted(set(out))  # a file open under two URIs is named once
