@@ -132,3 +132,12 @@ def test_names_git_prints_for_the_watcher_come_back_as_the_same_bytes(tmp_path: 
     out = subprocess.run(["git", "-c", "core.quotePath=false", "check-ignore", "--", name], cwd=tmp_path,
                          capture_output=True, check=True).stdout
     assert [_unquote(line) for line in out.split(b"\n") if line] == [name]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_acp_diff_content_keeps_odd_separators_inside_their_line(odd: str) -> None:
+    from toolwire.acp.mapping import diff_content
+
+    old = f"x = 1\ns = 'a{odd}b'\n"
+    content = diff_content(Path("/w/f.py"), unified_diff(old, old.replace("x = 1", "x = 2"), "f.py"))
+    assert content.old_text == old.rstrip("\n") and content.new_text == old.replace("x = 1", "x = 2").rstrip("\n")

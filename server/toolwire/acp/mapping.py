@@ -120,7 +120,7 @@ def title(call: dict[str, Any]) -> str:
 
 def first_changed_line(diff: str) -> int | None:
     """The 0-based line of the first change in a unified diff (new side), or None."""
-    for line in diff.splitlines():
+    for line in diff.split("\n"):  # a diff line ends with LF only; U+2028 & co. are content
         match = _HUNK.match(line)
         if match:
             return max(0, int(match.group(2)) - 1)
@@ -142,7 +142,7 @@ def diff_content(path: Path, diff: str) -> FileEditToolCallContent | None:
     old: list[str] = []
     new: list[str] = []
     seen = False
-    for line in diff.splitlines():
+    for line in diff.split("\n"):  # a diff line ends with LF only; U+2028 & co. are content
         if line.startswith("@@"):
             if seen:
                 old.append("…")
@@ -158,7 +158,7 @@ def diff_content(path: Path, diff: str) -> FileEditToolCallContent | None:
             new.append(text)
     if not seen:
         return None
-    created = any(line.startswith("--- /dev/null") for line in diff.splitlines()[:3])
+    created = any(line.startswith("--- /dev/null") for line in diff.split("\n")[:3])
     return FileEditToolCallContent(type="diff", path=str(path), old_text=None if created else "\n".join(old),
                                    new_text="\n".join(new))
 
