@@ -26,7 +26,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 WAIT = 30.0
 CAPS = types.ClientCapabilities(
     window=types.WindowClientCapabilities(work_done_progress=True),
-    workspace=types.WorkspaceClientCapabilities(apply_edit=True, configuration=False),
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True, configuration=False,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)),  # editor edits need both
 )
 
 
@@ -298,6 +300,22 @@ async def test_explain_answers_in_the_closing_message_and_changes_nothing(editor
     user = next(m["content"] for m in json.loads(log.read_text().splitlines()[0])["messages"] if m["role"] == "user")
     assert "File: calc.py (line 6)" in user and "```\n'héllo 👋 wörld'\n```" in user
     assert "Do not change any file." in user
+
+
+@pytest.mark.parametrize("odd", ["\f", "\u2028", "\x85"])
+async def test_the_selection_after_an_odd_separator_is_the_text_the_user_selected(editor, ws, tmp_path, odd):
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [{"text": "It returns sel."}])
+    configure(editor, model=f"replay:{script}", replayLog=str(log))
+    (ws / "odd.py").write_text(f"import os\n{odd}\ndef f():\n    return 'sel'  # 😀\n", newline="")
+    uri = editor.open(ws / "odd.py")
+    before = len(summaries(editor, "explain"))
+    await run_action(editor, {"kind": "explain", "uri": uri, "range": {  # line 3 only by the LSP line rule
+        "start": {"line": 3, "character": 11}, "end": {"line": 3, "character": 16}}})
+    await until(editor, lambda: len(summaries(editor, "explain")) > before, "the closing message")
+    user = next(m["content"] for m in json.loads(log.read_text().splitlines()[0])["messages"] if m["role"] == "user")
+    assert "```\n'sel'\n```" in user
+    editor.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
 
 
 async def test_cancelling_the_progress_ends_the_turn_with_every_call_terminal(editor, ws, tmp_path):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import converters, types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from toolwire.agent.session import Session
@@ -28,6 +29,7 @@ from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
 from toolwire.lsp.protocol import RunActionArgs
+from toolwire.workspace.positions import PositionError
 
 if TYPE_CHECKING:
     from toolwire.lsp.server import ToolwireServer
@@ -125,10 +127,15 @@ def selected_text(server: "ToolwireServer", args: RunActionArgs) -> str:
     buffer, or on disk when the file is not open; ``args.text`` when given."""
     if args.text is not None:
         return args.text
-    doc = server.workspace.get_text_document(args.uri)
     rng = types.Range(start=types.Position(line=args.range.start.line, character=args.range.start.character),
                       end=types.Position(line=args.range.end.line, character=args.range.end.character))
-    return doc.text_in_client_range(rng)
+    buf = server.buffers.get(args.uri)
+    # the server's own copy of an open buffer (LSP line rule); else pygls reads the file
+    text = buf.text if buf is not None else server.workspace.get_text_document(args.uri).source
+    try:
+        return server.buffers.slice(text, rng)
+    except PositionError as exc:
+        raise JsonRpcInvalidParams(f"toolwire.runAction: invalid params: range: {exc}") from None
 
 
 def folder_for(server: "ToolwireServer", path: Path) -> Path:

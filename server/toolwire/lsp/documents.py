@@ -175,8 +175,18 @@ class BufferStore:
             KeyError: ``uri`` is not open.
             PositionError: the range names no place in the text.
         """
-        start, end = self.offsets(uri, rng)
-        return self.buffers[uri].text[start:end]
+        return self.slice(self.buffers[uri].text, rng)
+
+    def slice(self, text: str, rng: types.Range) -> str:
+        """The part of ``text`` an LSP range (negotiated encoding, LSP line rule) names.
+
+        Raises:
+            PositionError: the range names no place in the text.
+        """
+        index = LineIndex(text)
+        a = index.offset_at(_position(rng.start), self.encoding)
+        b = index.offset_at(_position(rng.end), self.encoding)
+        return text[min(a, b) : max(a, b)]
 
     def range_of(self, text: str, start: int, end: int) -> types.Range:
         """The LSP range, in the negotiated encoding, of code-point offsets of ``text``.
