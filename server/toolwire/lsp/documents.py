@@ -43,7 +43,8 @@ log = logging.getLogger(__name__)
 #: Seconds an applied edit waits for the editor's ``didChange`` before the call goes on.
 CHANGE_REPORT_WAIT = 5.0
 
-__all__ = ["EditorBuffer", "BufferStore", "LspDocuments", "DocumentSyncMixin", "missing_edit_capabilities"]
+__all__ = ["EditorBuffer", "BufferStore", "LspDocuments", "DocumentSyncMixin", "missing_edit_capabilities",
+           "negotiated_encoding"]
 
 
 @dataclass(slots=True)
@@ -197,6 +198,16 @@ class BufferStore:
         index = LineIndex(text)
         (l1, c1), (l2, c2) = index.position_at(start, self.encoding), index.position_at(end, self.encoding)
         return types.Range(start=types.Position(line=l1, character=c1), end=types.Position(line=l2, character=c2))
+
+
+def negotiated_encoding(server: "ToolwireServer") -> str:
+    """The position encoding pygls negotiated in ``initialize`` (the client's first of
+    utf-8/utf-16/utf-32 in ``general.positionEncodings``), utf-16 before that."""
+    try:
+        encoding = server.workspace.position_encoding or "utf-16"
+    except RuntimeError:  # not initialized yet
+        return "utf-16"
+    return str(getattr(encoding, "value", encoding))  # PositionEncodingKind or str
 
 
 def missing_edit_capabilities(caps: types.ClientCapabilities | None) -> list[str]:

@@ -30,7 +30,7 @@ from toolwire.agent.undo import Restorer, refresh
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration
-from toolwire.lsp.documents import BufferStore
+from toolwire.lsp.documents import BufferStore, negotiated_encoding
 from toolwire.lsp.hosting import SessionHost
 from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
 from toolwire.lsp.watching import WatchHub
@@ -104,7 +104,7 @@ class ToolwireServer(SessionHost, LanguageServer):
         )
         self.settings: Settings = Settings()
         self.sessions: dict[str, Session] = {}
-        self.buffers = BufferStore(self._position_encoding)
+        self.buffers = BufferStore(lambda: negotiated_encoding(self))
         self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
         self.origins: dict[str, SessionOrigin] = {}
         self.redactor = Redactor()
@@ -115,15 +115,6 @@ class ToolwireServer(SessionHost, LanguageServer):
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
-
-    def _position_encoding(self) -> str:
-        """The encoding pygls negotiated in ``initialize`` (the client's first of
-        utf-8/utf-16/utf-32 in ``general.positionEncodings``), utf-16 before that."""
-        try:
-            encoding = self.workspace.position_encoding or "utf-16"
-            return str(getattr(encoding, "value", encoding))  # PositionEncodingKind or str
-        except RuntimeError:  # not initialized yet
-            return "utf-16"
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Answer a body that is not JSON with -32700; log everything else (no pop-ups)."""
