@@ -357,11 +357,11 @@ async def test_unknown_or_undetectable_format_is_invalid_params(client, tmp_path
     assert late["ended"] is True and [c["toolCallId"] for c in late["toolCalls"]] == ["c1"]
 
 
-async def test_unknown_session_is_32002(client):
+async def test_unknown_session_is_31002(client):
     for method, params in ((MERGE, {"chunks": []}), (RUN, {})):
         with pytest.raises(JsonRpcException) as info:
             await client.call(method, {"sessionId": "nope", "streamId": "s", **params})
-        assert info.value.code == -32002, method
+        assert info.value.code == -31002, method
 
 
 async def test_malformed_params_name_the_field(client, tmp_path):

@@ -149,7 +149,7 @@ async def test_preview_errors_are_invalid_params(client, repo, tmp_path):
         assert info.value.code == -32602 and "toolCallId" in str(info.value)
         with pytest.raises(JsonRpcException) as info:
             await client.call("toolwire/toolCall/preview", {"sessionId": "missing", "toolCallId": "g1"})
-        assert info.value.code == -32002
+        assert info.value.code == -31002
     finally:
         client.answers[sid] = {"optionId": "reject"}
         await release(client, turn)

@@ -221,4 +221,4 @@ async def test_close_a_session_cancels_its_turn_and_forgets_it(client, repo, tmp
     assert await client.call("toolwire/session/close", {"sessionId": sid}) == {"closed": False}
     with pytest.raises(JsonRpcException) as info:
         await client.call("toolwire/session/snapshot", {"sessionId": sid})
-    assert info.value.code == -32002
+    assert info.value.code == -31002

@@ -25,18 +25,30 @@ def _setup_logging(level: str, log_file: str | None) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.tcp:
+        from toolwire.lsp.transport import parse_address
+
+        try:
+            host, port = parse_address(args.tcp)
+        except ValueError as exc:
+            print(f"toolwire serve: {exc}", file=sys.stderr)
+            return 2
     _setup_logging(args.log_level, args.log_file)
     from toolwire.lsp.server import server
 
     if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        if not host or not port.isdigit():
-            print("toolwire serve: --tcp takes HOST:PORT, e.g. 127.0.0.1:8765", file=sys.stderr)
+        from toolwire.lsp.transport import ListenError, serve_tcp
+
+        try:
+            serve_tcp(server, host, port)
+        except ListenError as exc:
+            print(f"toolwire serve: {exc}", file=sys.stderr)
             return 2
-        server.start_tcp(host, int(port))
     else:
         server.start_io()
-    return 0
+    # LSP: ``exit`` after ``shutdown`` exits 0, without it 1; a client that just
+    # closes the stream leaves 0.
+    return server.protocol.exit_code or 0
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,25 +1,28 @@
 """Server settings: one model, every field defaulted, camelCase on the wire.
 
 Settings reach the server as LSP ``initializationOptions`` (and, per session, as
-``toolwire/session/new`` params). Invalid settings are reported to the user and
-replaced by defaults; the server still starts (:func:`parse_settings`).
+``toolwire/session/new`` params, and from ``toolwire run --settings``). They are
+strict: an unknown key or a bad value is never silently replaced. Each front-end
+reports what :func:`parse_settings` refuses: the CLI exits 2, ``session/new``
+answers InvalidParams, ``initialize`` sends ``window/showMessage`` (the refused
+entries are then not applied; everything else is).
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 PermissionMode = Literal["auto", "ask", "deny"]
 
 
 class Settings(BaseModel):
-    """Everything configurable, with its default."""
+    """Everything configurable, with its default (protocol.md, "Settings")."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
     model: str = Field("replay", description="Model spec: replay, replay:SCRIPT or openai:MODEL.")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for openai: models.")
     api_key: str | None = Field(None, repr=False, description="API key; default from TOOLWIRE_API_KEY or OPENAI_API_KEY.")
@@ -36,33 +39,74 @@ class Settings(BaseModel):
     permissions: dict[str, PermissionMode] = Field(
         default_factory=dict, description="Per-tool override: tool name -> auto | ask | deny."
     )
+    model_retries: int = Field(3, ge=0, le=10, description=(
+        "Retries of a model request that failed before any of its response arrived (HTTP 429, 5xx, connection "
+        "failures), with exponential backoff from 1 s capped at 8 s, or the endpoint's Retry-After up to 60 s."))
+    connect_timeout: float = Field(10.0, gt=0, le=600, description="Seconds to connect to the model endpoint.")
+    read_timeout: float = Field(120.0, gt=0, le=3600, description=(
+        "Seconds without any data from the model endpoint (before or during a response) before the request fails."))
     replay_log: str | None = Field(None, description="Replay models append every request to this file.")
     tool_call_log: str | None = Field(None, description="Opt-in JSONL log of tool calls.")
 
 
+    @field_validator("permissions")
+    @classmethod
+    def _known_tools(cls, value: dict[str, PermissionMode]) -> dict[str, PermissionMode]:
+        from toolwire.tools import default_registry  # lazily: settings sit below every layer
+
+        names = default_registry().names()
+        for name in value:
+            if name not in names:
+                raise ValueError(f"unknown tool {name!r}{_did_you_mean(name, names)}; tools: {', '.join(names)}")
+        return value
+
+
+#: The settings keys as they are written on the wire (camelCase).
+KEYS: tuple[str, ...] = tuple(field.alias or name for name, field in Settings.model_fields.items())
+
+
+def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _describe(err: dict[str, Any]) -> str:
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+        return f"unknown setting {loc!r}{_did_you_mean(loc, KEYS)}"
+    value = repr(err.get("input"))
+    value = value if len(value) <= 60 else value[:60] + "…"
+    if err["type"] == "value_error":  # our own validators say what they got
+        return f"setting {loc}: {err['msg'].removeprefix('Value error, ')}"
+    return f"setting {loc}: {err['msg']} (got {value})"
+
+
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
-    """Validate settings, falling back to defaults field by field.
+    """Validate settings strictly; refused entries are reported, never silently replaced.
 
     Args:
         raw: The options object from the client (any JSON value; None = defaults).
 
     Returns:
-        The settings and a list of problems (one sentence per rejected field),
-        empty when everything was valid.
+        The settings and the problems, one sentence per refused entry (an unknown
+        key, with a suggestion when one is close; or a bad value, naming the
+        setting, the rule and the value given), empty when everything was valid.
+        When there are problems the settings hold every valid entry and leave the
+        refused ones out; the caller must report the problems (CLI: exit 2,
+        ``session/new``: InvalidParams, ``initialize``: ``window/showMessage``).
     """
     if raw is None:
         return Settings(), []
     if not isinstance(raw, dict):
-        return Settings(), [f"settings must be an object, got {type(raw).__name__}; using defaults"]
+        return Settings(), [f"settings must be a JSON object, not {type(raw).__name__}"]
     try:
         return Settings.model_validate(raw), []
     except ValidationError as exc:
-        bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
-        problems = [
-            f"setting {'.'.join(str(p) for p in err['loc'])}: {err['msg']}; using the default" for err in exc.errors()
-        ]
-        kept = {key: value for key, value in raw.items() if key not in bad}
-        try:
-            return Settings.model_validate(kept), problems
-        except ValidationError:
-            return Settings(), problems
+        errors = exc.errors()
+    problems = [_describe(err) for err in errors]
+    bad = {str(err["loc"][0]) for err in errors if err["loc"]}
+    kept = {key: value for key, value in raw.items() if key not in bad}
+    try:
+        return Settings.model_validate(kept), problems
+    except ValidationError:
+        return Settings(), problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolwire.agent.permissions import PermissionPolicy
@@ -25,6 +26,41 @@ class SessionSpecError(ValueError):
         self.field = field
 
 
+#: Longest ``cwd`` accepted, in characters (Linux PATH_MAX is 4096 bytes).
+MAX_CWD = 4096
+
+
+def check_cwd(cwd: str | Path) -> Path:
+    """The workspace folder ``cwd`` names, checked.
+
+    Returns:
+        The folder as given (``~`` expanded; not resolved).
+
+    Raises:
+        SessionSpecError: (field ``cwd``) longer than :data:`MAX_CWD`, holding a NUL,
+            not absolute, missing, not a folder, or not readable and searchable by
+            this process. The message quotes at most 80 characters of ``cwd``.
+    """
+    text = str(cwd)
+    shown = repr(text) if len(text) <= 80 else f"{text[:80]!r}… ({len(text)} characters)"
+    if len(text) > MAX_CWD:
+        raise SessionSpecError("cwd", f"{shown} is too long (at most {MAX_CWD} characters)")
+    if "\0" in text:
+        raise SessionSpecError("cwd", f"{shown} contains a NUL character")
+    root = Path(text).expanduser()
+    if not root.is_absolute():
+        raise SessionSpecError("cwd", f"{shown} is not an absolute path")
+    try:
+        if not root.is_dir():
+            reason = "does not exist" if not root.exists() else "is not a folder"
+            raise SessionSpecError("cwd", f"{shown} {reason}")
+    except OSError as exc:  # e.g. a component too long, a loop of symbolic links
+        raise SessionSpecError("cwd", f"{shown} cannot be used: {exc.strerror or exc}") from None
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise SessionSpecError("cwd", f"{shown} is not readable by the server")
+    return root
+
+
 def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Documents) -> Session:
     """Build a session on ``cwd`` with the model ``spec`` (default ``settings.model``).
 
@@ -38,9 +74,7 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
         SessionSpecError: ``cwd`` is not an absolute existing folder, or the model
             spec or replay script is invalid.
     """
-    root = Path(cwd).expanduser()
-    if not root.is_absolute() or not root.is_dir():
-        raise SessionSpecError("cwd", f"{str(cwd)[:200]!r} is not an existing absolute folder")
+    root = check_cwd(cwd)
     try:
         model = make_model(
             spec or settings.model,

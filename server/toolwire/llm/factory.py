@@ -49,4 +49,26 @@ def make_model(
         from toolwire.llm.openai_model import OpenAIModel  # imported only when used
 
         return OpenAIModel(rest, base_url=base_url, api_key=api_key)
-    raise ModelSpecError(f"unknown model spec {spec!r}: use replay, replay:SCRIPT or openai:MODEL")
+    raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT or openai:MODEL")
+
+
+def check_model_spec(spec: str, *, cwd: Path | None = None) -> None:
+    """Check a model spec without connecting anywhere (for ``initialize``).
+
+    ``replay:SCRIPT`` scripts are read and parsed (relative to ``cwd``; a relative
+    script with no ``cwd`` is left for ``session/new``); ``openai:MODEL`` needs a name.
+
+    Raises:
+        ModelSpecError: unknown prefix or empty model name.
+        toolwire.llm.replay.ReplayScriptError: the script is unreadable or malformed.
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "replay":
+        if rest and (cwd is not None or Path(rest).expanduser().is_absolute()):
+            make_model(spec, cwd=cwd)
+        return
+    if kind == "openai":
+        if not rest:
+            raise ModelSpecError("openai: needs a model name, e.g. openai:gpt-4o-mini")
+        return
+    raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT or openai:MODEL")

@@ -26,7 +26,7 @@ from lsprotocol import types
 
 from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
-from toolwire.settings import Settings, parse_settings
+from toolwire.settings import KEYS, Settings, parse_settings
 
 if TYPE_CHECKING:
     from toolwire.agent.session import Session
@@ -113,8 +113,10 @@ def merge_settings(current: Settings, sent: dict[str, Any]) -> tuple[Settings, l
     """``current`` with the keys of ``sent`` replaced, key by key.
 
     A key whose value is invalid keeps its current value and is reported (the
-    validation rules are :func:`toolwire.settings.parse_settings`'s). Unknown keys
-    are ignored. ``permissions`` is replaced whole (a client sends its whole section).
+    validation rules are :func:`toolwire.settings.parse_settings`'s). Keys that are
+    not server settings are ignored (the editor's section also holds client-only
+    settings such as ``pythonPath``). ``permissions`` is replaced whole (a client
+    sends its whole section).
 
     Returns:
         The new settings and one sentence per rejected key.
@@ -123,9 +125,11 @@ def merge_settings(current: Settings, sent: dict[str, Any]) -> tuple[Settings, l
     accepted: dict[str, Any] = {}
     problems: list[str] = []
     for key, value in sent.items():
+        if key not in KEYS:
+            continue
         _, trouble = parse_settings({**base, **accepted, key: value})
         if trouble:
-            problems.extend(p.replace("using the default", "keeping the current value") for p in trouble)
+            problems.extend(f"{p}; keeping the current value" for p in trouble)
         else:
             accepted[key] = value
     settings, _ = parse_settings({**base, **accepted})

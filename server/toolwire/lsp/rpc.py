@@ -1,11 +1,27 @@
-"""JSON-RPC edge cases pygls leaves unanswered, answered per the JSON-RPC 2.0 spec §5.1,
-and a leaner writer.
+"""JSON-RPC 2.0 and LSP message rules that pygls leaves to the server, in one place.
 
-* A body that is not JSON gets ``-32700 Parse error`` with ``id: null``.
-* A request whose ``jsonrpc`` member is missing or not ``"2.0"`` gets
-  ``-32600 Invalid Request`` (with its id, so the client does not wait forever).
+Every message is checked here before pygls sees it (JSON-RPC 2.0 §4–§6, LSP 3.17
+"Base Protocol" and "Lifecycle Messages"):
 
-Either way the server keeps serving.
+* A body that is not JSON: ``-32700 Parse error``, ``id: null``.
+* A body that is JSON but not an object (a number, a string, ``null``), an object
+  that is neither a request, a notification nor a response (e.g. only an ``id``),
+  a ``jsonrpc`` member other than ``"2.0"``, a ``method`` that is not a string, an
+  ``id`` that is not a string or an integer: ``-32600 Invalid Request``, with the
+  request's id when it has a usable one, else ``id: null``.
+* A batch (a JSON array): each member is handled as if it had come alone, and each
+  request in it is answered by its own response message (LSP has no batches, so
+  responses are never collected into an array); an empty batch is one ``-32600``.
+* ``params`` may be omitted (JSON-RPC §4.2): the handler receives none; a method
+  that needs them answers ``-32602`` naming the missing field.
+* Before ``initialize``: requests get ``-32002 ServerNotInitialized`` and
+  notifications are dropped, except ``exit`` (LSP "initialize").
+* After ``shutdown``: requests get ``-32600`` (LSP "shutdown").
+* ``exit`` records the exit code LSP prescribes (0 after ``shutdown``, else 1).
+
+Client mistakes (invalid params, unknown sessions, invalid requests) are logged as
+one line; only bugs get a traceback, and only in the log: error responses never
+carry a traceback and never echo more than :data:`ECHO_LIMIT` characters of input.
 
 Messages are written as compact UTF-8 JSON (no ``\\u`` escapes for
 non-ASCII text, no spaces after separators) with only the ``Content-Length``
@@ -23,9 +39,11 @@ import json
 import logging
 from typing import Any
 
-from pygls.exceptions import JsonRpcInternalError
-
-from pygls.protocol import LanguageServerProtocol
+from cattrs import transform_error
+from lsprotocol.types import ResponseErrorMessage
+from pydantic.alias_generators import to_camel
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, LanguageServerProtocol
 
 from toolwire.lsp.documents import DocumentSyncMixin
 
@@ -33,26 +51,193 @@ log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+#: LSP: a request before ``initialize``.
+SERVER_NOT_INITIALIZED = -32002
+#: Toolwire: a prompt while the session's turn is still running (outside both
+#: reserved ranges: JSON-RPC's -32768..-32000 and LSP's -32899..-32800).
+TURN_IN_PROGRESS = -31001
+#: Toolwire: the ``sessionId`` names no session of this server.
+UNKNOWN_SESSION = -31002
+
+#: Codes that mean "the client asked for something wrong": logged as one line.
+CLIENT_MISTAKES = frozenset({INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SERVER_NOT_INITIALIZED,
+                             TURN_IN_PROGRESS, UNKNOWN_SESSION})
+
+#: Longest error message sent (characters); longer ones are cut with a marker.
+ECHO_LIMIT = 1000
 
 
-def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    """A JSON-RPC error response object."""
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+class TurnInProgress(JsonRpcException):
+    """A prompt arrived while the session's previous turn is still running."""
+
+    CODE = TURN_IN_PROGRESS
+    MESSAGE = "a turn is already running in this session"
+
+
+class UnknownSession(JsonRpcException):
+    """The ``sessionId`` names no session of this server."""
+
+    CODE = UNKNOWN_SESSION
+    MESSAGE = "unknown session"
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters with a marker giving its full length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 40]}… [{len(text)} characters in all]"
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, at most about ``limit`` characters (for echoing client input)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def error_response(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response object (the message capped at :data:`ECHO_LIMIT`)."""
+    error: dict[str, Any] = {"code": code, "message": clip(message)}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+
+
+def _usable_id(msg_id: Any) -> bool:
+    return isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
 
 
 class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
-    """pygls' LSP protocol, plus answers for malformed requests and our own document sync."""
+    """pygls' LSP protocol, with every message checked against JSON-RPC and LSP first,
+    and our own document sync (:class:`toolwire.lsp.documents.DocumentSyncMixin`).
+
+    Attributes:
+        initialized: True once an ``initialize`` request arrived.
+        exit_code: None until ``exit`` arrives; then 0 after ``shutdown``, else 1.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initialized = False
+        self.exit_code: int | None = None
+
+    # pygls structures every object of a body through ``json.loads(object_hook=...)``,
+    # nested ones included; we structure the top-level message ourselves instead.
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        return data
 
     def handle_message(self, message: Any) -> None:
-        version = message.get("jsonrpc") if isinstance(message, dict) else getattr(message, "jsonrpc", None)
-        if version != "2.0":
-            msg_id = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
-            method = message.get("method") if isinstance(message, dict) else getattr(message, "method", None)
-            log.warning("invalid JSON-RPC message (jsonrpc=%r, method=%r)", version, method)
-            if msg_id is not None and method is not None:
-                self._send_data(error_response(msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'))
+        if isinstance(message, list):
+            if not message:
+                self._refuse(None, INVALID_REQUEST, "Invalid Request: an empty batch")
+            for member in message:
+                self._handle_one(member)
             return
-        super().handle_message(message)
+        self._handle_one(message)
+
+    def _refuse(self, msg_id: Any, code: int, message: str) -> None:
+        log.warning("refused a message: %s", clip(message, 300))
+        self._send_data(error_response(msg_id if _usable_id(msg_id) else None, code, message))
+
+    def _handle_one(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            self._refuse(None, INVALID_REQUEST, f"Invalid Request: a message must be a JSON object, not {type(message).__name__}")
+            return
+        msg_id = message.get("id")
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0":
+            if method is not None and "id" not in message:  # a notification: nothing to answer
+                log.warning("ignored a notification without \"jsonrpc\": \"2.0\" (method %s)", short_repr(method))
+                return
+            self._refuse(msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+            return
+        if "method" not in message:
+            if "id" in message and ("result" in message or "error" in message):
+                self._structure_response(message)
+                return
+            self._refuse(msg_id, INVALID_REQUEST,
+                         "Invalid Request: neither a request nor a notification (no \"method\") nor a response "
+                         "(no \"result\" or \"error\")")
+            return
+        if not isinstance(method, str):
+            self._refuse(msg_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+            return
+        is_request = "id" in message
+        if is_request and not _usable_id(msg_id):
+            self._refuse(None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+            return
+        params = message.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
+            if is_request:
+                self._refuse(msg_id, INVALID_PARAMS, f"{method}: invalid params: params must be an object or an array")
+            else:
+                log.warning("ignored notification %s: params must be an object or an array", short_repr(method))
+            return
+        if method == "exit":
+            self.exit_code = 0 if self._shutdown else 1
+        elif not self.initialized and method != "initialize":
+            if is_request:
+                self._refuse(msg_id, SERVER_NOT_INITIALIZED,
+                             f"ServerNotInitialized: {short_repr(method)} before initialize")
+            else:
+                log.warning("dropped notification %s: the server is not initialized", short_repr(method))
+            return
+        elif self._shutdown:
+            if is_request:
+                self._refuse(msg_id, INVALID_REQUEST, f"Invalid Request: {short_repr(method)} after shutdown")
+            return
+        data = {"jsonrpc": "2.0", "method": method, "params": params}
+        if is_request:
+            data["id"] = msg_id
+        try:
+            kind = self.get_message_type(method) or (JsonRPCRequestMessage if is_request else JsonRPCNotification)
+            structured = self._converter.structure(data, kind)
+        except Exception as exc:  # lsprotocol params that do not fit the method's type
+            if is_request:
+                self._refuse(msg_id, INVALID_PARAMS, f"{method}: invalid params: {_cattrs_reason(exc)}")
+            else:
+                log.warning("ignored notification %s: invalid params: %s", method, _cattrs_reason(exc))
+            return
+        if method == "initialize" and is_request:
+            self.initialized = True
+        super().handle_message(structured)
+
+    def _structure_response(self, message: dict[str, Any]) -> None:
+        try:
+            if "error" in message:
+                structured = self._converter.structure(message, ResponseErrorMessage)
+            else:
+                kind = self._result_types.pop(message["id"], None) or JsonRPCResponseMessage
+                structured = self._converter.structure(message, kind)
+        except Exception:
+            log.warning("ignored a malformed response to request %s", short_repr(message.get("id")))
+            return
+        super().handle_message(structured)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        """Answer a request: client mistakes logged as one line; bugs logged with a
+        traceback but answered without one."""
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            self._send_data(error_response(msg_id, JsonRpcRequestCancelled.CODE,
+                                           f'Request with id "{msg_id}" is canceled'))
+            return
+        exc = future.exception()
+        if exc is None:
+            self._send_response(msg_id, result=future.result())
+            return
+        if isinstance(exc, JsonRpcException) and exc.code != INTERNAL_ERROR:
+            if exc.code in CLIENT_MISTAKES:
+                log.warning("request %s: %s", msg_id, clip(exc.message, 300))
+            else:
+                log.error("request %s: error %s: %s", msg_id, exc.code, clip(exc.message, 300))
+            self._send_data(error_response(msg_id, exc.code, exc.message, _small(exc.data)))
+            return
+        log.error("request %s failed (a bug)", msg_id, exc_info=exc)
+        self._send_data(error_response(msg_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+        self._server._report_server_error(JsonRpcInternalError(str(exc)), Exception)
 
     def _send_data(self, data: Any) -> None:
         """Write one message: compact UTF-8 JSON behind a ``Content-Length`` header."""
@@ -85,9 +270,47 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         return super()._serialize_message(data)
 
 
+def _small(data: Any) -> Any:
+    """Error ``data`` kept only when small and free of tracebacks."""
+    if data is None or (isinstance(data, dict) and "traceback" in data):
+        return None
+    text = json.dumps(data, default=str)
+    return data if len(text) <= ECHO_LIMIT else None
+
+
+def _cattrs_reason(exc: BaseException) -> str:
+    """One line saying why cattrs could not structure LSP params, fields in camelCase
+    (e.g. ``params.textDocument.version: required field missing``); no input echoed."""
+    try:
+        lines = transform_error(exc)
+    except Exception:  # not a cattrs error
+        lines = [f"{type(exc).__name__}"]
+    parts = []
+    for line in lines:
+        reason, _, where = line.rpartition(" @ $.")
+        if not reason:
+            reason, where = line, ""
+        path = ".".join(to_camel(part) if part.isidentifier() else part for part in where.split("."))
+        parts.append(f"{path}: {reason}" if path else reason)
+    return clip("; ".join(parts), 300)
+
+
+class _NoParseTracebacks(logging.Filter):
+    """Drops pygls' "Unable to handle message" traceback for bodies that are not JSON:
+    :func:`answer_parse_error` answers them and the server logs one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError))
+
+
+for _name in ("pygls.io_", "pygls.server"):  # run_async logs with the server's logger
+    logging.getLogger(_name).addFilter(_NoParseTracebacks())
+
+
 def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bool:
     """Send ``-32700`` for a body that was not JSON; True when ``error`` was one."""
-    if isinstance(error, json.JSONDecodeError):
-        protocol._send_data(error_response(None, PARSE_ERROR, f"Parse error: {error}"))
+    if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+        protocol._send_data(error_response(None, PARSE_ERROR, f"Parse error: {clip(str(error), 200)}"))
         return True
     return False

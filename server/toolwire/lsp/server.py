@@ -27,12 +27,14 @@ from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.undo import Restorer, refresh
+from toolwire.llm.factory import ModelSpecError, check_model_spec
+from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration
 from toolwire.lsp.documents import BufferStore, negotiated_encoding
 from toolwire.lsp.hosting import SessionHost
-from toolwire.lsp.rpc import ToolwireProtocol, answer_parse_error
+from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, TurnInProgress, UnknownSession, answer_parse_error, clip
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
@@ -47,20 +49,6 @@ M = TypeVar("M", bound=BaseModel)
 
 #: Client-fed streams a session keeps; the oldest ended ones are forgotten first.
 MAX_FED_STREAMS = 256
-
-
-class TurnInProgress(JsonRpcException):
-    """A prompt arrived while the session's previous turn is still running."""
-
-    CODE = -32001
-    MESSAGE = "a turn is already running in this session"
-
-
-class UnknownSession(JsonRpcException):
-    """The ``sessionId`` names no session of this server."""
-
-    CODE = -32002
-    MESSAGE = "unknown session"
 
 
 def make_converter():
@@ -117,11 +105,13 @@ class ToolwireServer(SessionHost, LanguageServer):
         )
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Answer a body that is not JSON with -32700; log everything else (no pop-ups)."""
+        """Answer a body that is not JSON with -32700; log everything else as one line (no pop-ups)."""
         if answer_parse_error(self.protocol, error):
-            log.warning("a message was not valid JSON: %s", error)
+            log.warning("a message was not valid JSON: %s", clip(str(error), 200))
             return
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if isinstance(error, JsonRpcException) and error.code in CLIENT_MISTAKES:
+            return  # already logged as one line where it was answered
+        log.error("server error (%s): %s", getattr(source, "__name__", source), clip(str(error), 300))
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
@@ -149,15 +139,38 @@ server = ToolwireServer()
 
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
-    """``initialize``: read settings from ``initializationOptions``; report bad ones, keep defaults."""
+    """``initialize``: read settings from ``initializationOptions``.
+
+    Refused settings (unknown keys, bad values) and a model spec that cannot work
+    are reported with one ``window/showMessage`` (type Error) naming each problem;
+    refused entries are not applied, the valid ones are, and the server starts.
+    """
     ls.redactor.install()
     options = params.initialization_options
     if isinstance(options, dict) and isinstance(options.get("apiKey"), str):
         ls.redactor.add(options["apiKey"])
     settings, problems = parse_settings(options)
     ls.settings = settings
-    for problem in problems:
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"Toolwire: {problem}"))
+    try:
+        check_model_spec(settings.model, cwd=_root_folder(params))
+    except (ModelSpecError, ReplayScriptError) as exc:
+        problems.append(f"setting model: {exc}")
+    if problems:
+        log.warning("initializationOptions refused: %s", clip("; ".join(problems), 500))
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Error,
+            message=clip("Toolwire: invalid initializationOptions, not applied: " + "; ".join(problems)),
+        ))
+
+
+def _root_folder(params: types.InitializeParams) -> Path | None:
+    """The first workspace folder (or ``rootUri``) as a local path, if any."""
+    uri = params.workspace_folders[0].uri if params.workspace_folders else params.root_uri
+    if uri and uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(uri).path))
+    return None
 
 
 @server.feature(types.SHUTDOWN)
