@@ -59,6 +59,10 @@ def _run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         print(f"toolwire run: --workspace {workspace} is not a folder", file=sys.stderr)
         return 2
+    if args.approve == "ask" and not sys.stdin.isatty():
+        print("toolwire run: --approve ask needs a terminal on stdin to ask on; use --approve yes or --approve no",
+              file=sys.stderr)
+        return 2
     approve = args.approve or ("ask" if sys.stdin.isatty() else "no")
     try:
         settings = json.loads(args.settings) if args.settings else {}
@@ -67,6 +71,13 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if not isinstance(settings, dict):
         print("toolwire run: --settings must be a JSON object", file=sys.stderr)
+        return 2
+    from toolwire.settings import parse_settings
+
+    _, problems = parse_settings(settings)
+    if problems:
+        for problem in problems:
+            print(f"toolwire run: invalid --settings: {problem}", file=sys.stderr)
         return 2
     model = args.model
     kind, sep, script = model.partition(":")
@@ -105,7 +116,7 @@ def _acp(args: argparse.Namespace) -> int:
     settings, problems = parse_settings(raw)
     if problems:
         for problem in problems:
-            print(f"toolwire acp: invalid --settings: {problem.removesuffix('; using the default')}", file=sys.stderr)
+            print(f"toolwire acp: invalid --settings: {problem}", file=sys.stderr)
         return 2
     from toolwire.acp.main import run
 
@@ -122,6 +133,9 @@ def _demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``toolwire`` command."""
     parser = argparse.ArgumentParser(prog="toolwire", description="Toolwire: the language-server backend of an AI coding assistant.")
+    from toolwire import __version__
+
+    parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the language server (LSP over stdio, or TCP)")

@@ -5,7 +5,10 @@ array or an AWS event stream (detected); the provider format is detected from
 the payloads unless ``--format`` names it. Any tool name is accepted.
 
 Exit status: 0 when the stream was read (even if some calls ended ``errored``);
-2 when the file cannot be read or no known format matches (message on stderr).
+2 when the file cannot be read, is empty, is binary but not an AWS event stream,
+no known format matches, ``--format`` contradicts the payloads (or none of them
+is of that format), or ``--details`` is given without ``--json`` (message on
+stderr, saying what to do).
 
 ``--json`` prints exactly one JSON object, with exactly these keys::
 
@@ -55,6 +58,32 @@ def _read(path: str) -> bytes:
         return sys.stdin.buffer.read()
     with open(path, "rb") as handle:
         return handle.read()
+
+
+def _unusable(body: bytes) -> str | None:
+    """Why ``body`` cannot be a recorded stream (empty; binary and not an AWS event stream), or None."""
+    if not body.strip():
+        return "the file is empty: record the response body (SSE or JSONL) into it first"
+    sample = body[:4096]
+    if len(body) >= 12 and _looks_like_eventstream(body):
+        return None
+    if b"\0" in sample:
+        return ("the file is binary (it holds NUL bytes) and is not an AWS event stream; "
+                "give a recorded SSE body, JSONL of payloads, or a JSON array")
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(sample) - 4:  # not just a character cut at the sample's end
+            return (f"the file is not UTF-8 text (byte {exc.start}) and not an AWS event stream; "
+                    "give a recorded SSE body, JSONL of payloads, or a JSON array")
+    return None
+
+
+def _looks_like_eventstream(body: bytes) -> bool:
+    """An AWS event stream prelude: total length (4 bytes), headers length (4), CRC (4)."""
+    total = int.from_bytes(body[:4], "big")
+    headers = int.from_bytes(body[4:8], "big")
+    return 16 <= total <= len(body) and headers < total
 
 
 def _detected(frames: list[Frame]) -> str | None:
@@ -139,18 +168,35 @@ def run(args: argparse.Namespace) -> int:
         format matches.
     """
     source = "<stdin>" if args.file == "-" else args.file
+    if args.details and not args.json:
+        print("toolwire merge: --details only applies with --json (use --json --details)", file=sys.stderr)
+        return 2
     try:
         body = _read(args.file)
     except OSError as exc:
         print(f"toolwire merge: cannot read {source}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    problem = _unusable(body)
+    if problem:
+        print(f"toolwire merge: {source}: {problem}", file=sys.stderr)
+        return 2
     frames = list(frames_from_bytes(body))
-    fmt = args.format or _detected(frames)
+    detected = _detected(frames)
+    wanted = ALIASES.get(args.format, args.format) if args.format else None
+    if wanted and detected and ALIASES.get(detected, detected) != wanted:
+        print(f"toolwire merge: {source}: the payloads are {ALIASES.get(detected, detected)}, not {wanted} "
+              f"(--format {args.format}); drop --format to detect it, or give the right one", file=sys.stderr)
+        return 2
+    fmt = args.format or detected
     try:
         merger = merge_frames(frames, args.format)
     except UnknownFormat as exc:
         known = ", ".join(sorted(FORMATS))
         print(f"toolwire merge: {source}: {exc}; give --format (one of: {known})", file=sys.stderr)
+        return 2
+    if wanted and detected is None and not (merger.calls or merger.text or merger.finish_reasons or merger.reasoning):
+        print(f"toolwire merge: {source}: no payload is a {wanted} event (--format {args.format}); "
+              "is it the right format?", file=sys.stderr)
         return 2
     if args.json:
         result = result_to_json(merger, ALIASES.get(fmt, fmt), details=args.details)

@@ -82,6 +82,8 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
             api_key=settings.api_key,
             replay_log=Path(settings.replay_log) if settings.replay_log else None,
             cwd=root,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
         )
     except (ModelSpecError, ReplayScriptError) as exc:
         raise SessionSpecError("model", str(exc)) from None

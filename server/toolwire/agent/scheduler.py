@@ -243,8 +243,12 @@ class Scheduler:
                     await event.wait()
         if call.status.terminal:  # cancelled while it waited
             return
-        subject = await self._approve(call, tool, args)
+        subject = await self._approve(call, tool, args, run)
         if subject is None:
+            return
+        if run.broken is not None:  # the response broke while it was being approved
+            self._set(call, Status.ERRORED, error=CallError(
+                "stream_error", f"not run: the response broke ({run.broken})", retryable=True))
             return
         done = anyio.Event()
         if tool.barrier:
@@ -259,9 +263,14 @@ class Scheduler:
         if tool.barrier:
             await done.wait()
 
-    async def _approve(self, call: ToolCallState, tool: Tool, args: Any) -> dict[str, Any] | None:
+    async def _approve(self, call: ToolCallState, tool: Tool, args: Any,
+                       run: "ResponseRun | None" = None) -> dict[str, Any] | None:
         """Apply the permission policy; returns the subject the user approved ({} when
-        no question was needed), or None when the call must not run."""
+        no question was needed), or None when the call must not run.
+
+        While the question is open, ``run`` (the call's response) may break: the
+        question is then withdrawn and the call ends ``errored`` (``stream_error``).
+        """
         session = self.session
         decision = session.policy.decide(tool, args)
         if decision is Decision.DENY:
@@ -274,14 +283,24 @@ class Scheduler:
         subject = await build_subject(tool, args, ctx)
         if call.status.terminal:  # cancelled while the subject was built: do not ask
             return None
+        if run is not None and run.broken is not None:
+            return {}  # not asked: _dispatch ends it errored
         scope = anyio.CancelScope()
         self._scopes[call.id] = scope
+        if run is not None:
+            run.asking[call.id] = scope
         answer = None
-        with scope:
-            answer = await self.approver.request_permission(call.to_wire(), subject)
-        self._scopes.pop(call.id, None)
+        try:
+            with scope:
+                answer = await self.approver.request_permission(call.to_wire(), subject)
+        finally:
+            self._scopes.pop(call.id, None)
+            if run is not None:
+                run.asking.pop(call.id, None)
         if call.status.terminal:
             return None
+        if run is not None and run.broken is not None:
+            return {}  # withdrawn because the response broke: _dispatch ends it errored
         if answer is None or scope.cancelled_caught:
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
             return None
@@ -418,8 +437,10 @@ class ResponseRun:
 
     Attributes:
         merger: The response's merger, once streaming started (for the history).
-        broken: Set when the stream broke: calls offered but not started yet then
-            end ``errored`` instead of running.
+        broken: Set when the stream broke (:meth:`break_off`): calls offered but
+            not started yet then end ``errored`` (``stream_error``) instead of running,
+            and open permission requests of the response are withdrawn.
+        asking: Cancel scopes of this response's open permission requests, by call id.
     """
 
     def __init__(self, scheduler: Scheduler) -> None:
@@ -428,6 +449,14 @@ class ResponseRun:
         self._offered: set[int] = set()
         self.merger: StreamMerger | None = None
         self.broken: str | None = None
+        self.asking: dict[str, anyio.CancelScope] = {}
+
+    def break_off(self, reason: str) -> None:
+        """The stream broke: calls not started yet will not run; open questions are withdrawn
+        (protocol.md, ``toolwire/session/prompt``: "If the stream then breaks…")."""
+        self.broken = reason
+        for scope in list(self.asking.values()):
+            scope.cancel()
 
     def offer(self, call: ToolCallState) -> None:
         """Hand over a complete client call (once; later offers are ignored)."""

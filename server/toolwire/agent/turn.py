@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two pushes of a call that is still streaming its arguments.
 PUSH_INTERVAL = 0.05
-#: Retries of a model request that failed before any of its response arrived.
-#: The turn is the only retry layer (the openai SDK's own retries are off).
-MODEL_RETRIES = 3
+# Retries of a model request that failed before any of its response arrived: the
+# ``modelRetries`` setting. The turn is the only retry layer (the openai SDK's own
+# retries are off).
 #: Longest ``Retry-After`` the turn waits for; an endpoint asking for more ends the turn.
 MAX_RETRY_AFTER = 60.0
 #: Rough characters per token, for the context budget (OpenAI's rule of thumb for English and code).
@@ -295,7 +295,7 @@ class Turn:
         attempt = 0
         while True:
             merger, received, error = await self._stream_once(request, run)
-            if error is None or received or not error.retryable or attempt >= MODEL_RETRIES:
+            if error is None or received or not error.retryable or attempt >= session.settings.model_retries:
                 break
             delay = retry_delay(error, attempt + 1)
             if delay is None:
@@ -305,8 +305,10 @@ class Turn:
             await anyio.sleep(delay)
         self._add_usage()
         failure = str(error) if error is not None else None
+        if failure is not None and attempt:
+            failure += f" (after {attempt} {'retry' if attempt == 1 else 'retries'}: the modelRetries setting)"
         if failure is not None:
-            run.broken = failure
+            run.break_off(failure)
         for call in merger.finish(stream_error=failure):
             self._push(call, force=True)
             run.offer(call)

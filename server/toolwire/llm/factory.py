@@ -19,6 +19,8 @@ def make_model(
     api_key: str | None = None,
     replay_log: Path | None = None,
     cwd: Path | None = None,
+    connect_timeout: float = 10.0,
+    read_timeout: float = 120.0,
 ) -> Model:
     """Build the model a spec names.
 
@@ -30,6 +32,8 @@ def make_model(
         api_key: Key for ``openai:`` specs (else read from the environment).
         replay_log: For ``replay`` specs, a file that receives every request.
         cwd: Folder that relative script paths are resolved against.
+        connect_timeout: ``openai:`` specs: seconds to connect.
+        read_timeout: ``openai:`` specs: seconds without data before a request fails.
 
     Raises:
         ModelSpecError: unknown prefix or empty model name.
@@ -48,7 +52,8 @@ def make_model(
             raise ModelSpecError("openai: needs a model name, e.g. openai:gpt-4o-mini")
         from toolwire.llm.openai_model import OpenAIModel  # imported only when used
 
-        return OpenAIModel(rest, base_url=base_url, api_key=api_key)
+        return OpenAIModel(rest, base_url=base_url, api_key=api_key, connect_timeout=connect_timeout,
+                           read_timeout=read_timeout)
     raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT or openai:MODEL")
 
 

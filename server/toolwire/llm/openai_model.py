@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx2 as httpx  # the openai SDK's HTTP library
 import openai
 
 from toolwire.llm.base import ModelError, ModelRequest
@@ -66,16 +67,28 @@ def _has_finish(payload: Any) -> bool:
     return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
 
 
-def _translate(exc: Exception) -> ModelError:
-    """Map SDK errors to :class:`ModelError` (429 and 5xx and connection failures retryable)."""
+def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
+    """Map SDK errors to :class:`ModelError` (429 and 5xx and connection failures retryable).
+
+    Every message names the endpoint, and says which setting or variable to
+    look at where one applies (a 401 names the API key variables).
+    """
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        return ModelError(f"the model endpoint answered HTTP {status}: {exc.message}",
+        hint = ""
+        if status in (401, 403):
+            hint = " (the API key was refused: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting)"
+        return ModelError(f"the model endpoint {url} answered HTTP {status}: {exc.message}{hint}",
                           retryable=status == 429 or status >= 500, status=status,
                           retry_after=_retry_after(getattr(exc.response, "headers", None)))
+    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
+        return ModelError(f"no data from the model endpoint {url} for {read_timeout:g} s "
+                          "(the readTimeout setting)", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        return ModelError(f"cannot reach the model endpoint: {exc}", retryable=True)
-    return ModelError(f"the model stream failed: {type(exc).__name__}: {exc}", retryable=True)
+        cause = exc.__cause__ or exc.__context__
+        why = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else str(exc)
+        return ModelError(f"cannot reach the model endpoint {url}: {why}", retryable=True)
+    return ModelError(f"the model stream from {url} failed: {type(exc).__name__}: {exc}", retryable=True)
 
 
 class OpenAIModel:
@@ -87,7 +100,9 @@ class OpenAIModel:
             (``OPENAI_BASE_URL`` or OpenAI's).
         api_key: The key; None reads :data:`API_KEY_ENV`, and a placeholder is
             sent when none is set (local servers do not check it).
-        timeout: Seconds for connect and for each read.
+        connect_timeout: Seconds to connect (the ``connectTimeout`` setting).
+        read_timeout: Seconds without data before the request fails, before or
+            during the response (the ``readTimeout`` setting).
         max_retries: SDK-level retries. 0 by default: the turn
             (:mod:`toolwire.agent.turn`) is the one retry layer, with backoff and
             jitter and the endpoint's ``Retry-After``; retrying in both layers
@@ -97,15 +112,17 @@ class OpenAIModel:
     format = "openai-chat"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 120.0, max_retries: int = 0) -> None:
+                 connect_timeout: float = 10.0, read_timeout: float = 120.0, max_retries: int = 0) -> None:
         self.model = model
         self.model_id = f"openai:{model}"
+        self.read_timeout = read_timeout
         self._client = openai.AsyncOpenAI(
             api_key=api_key or api_key_from_env() or "not-set",
             base_url=base_url,
-            timeout=timeout,
+            timeout=openai.Timeout(read_timeout, connect=connect_timeout),
             max_retries=max_retries,
         )
+        self.url = str(self._client.base_url).rstrip("/")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Frame]:
         """Yield the response's SSE events as ``openai-chat`` frames, payloads exactly as sent.
@@ -152,13 +169,14 @@ class OpenAIModel:
         except _NotAStream as exc:
             raise ModelError(str(exc)) from None  # not retried: the same request gets the same answer
         except Exception as exc:  # the SDK, httpx and the socket can all fail
-            error = _translate(exc)
-            if received and not isinstance(exc, openai.APIStatusError):
-                error = ModelError(f"the model stream broke mid-response: {exc}", retryable=True)
+            error = _translate(exc, self.url, self.read_timeout)
+            if received and not isinstance(exc, (openai.APIStatusError, openai.APITimeoutError, httpx.TimeoutException)):
+                why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                error = ModelError(f"the model stream from {self.url} broke mid-response: {why}", retryable=True)
             raise error from exc
         if not (done or finished):
-            raise ModelError("the stream ended before the response was complete (no [DONE], no finish_reason)",
-                             retryable=True)
+            raise ModelError(f"the stream from {self.url} ended before the response was complete "
+                             "(no [DONE], no finish_reason: the connection was cut)", retryable=True)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

@@ -7,8 +7,10 @@ it take ``toolwire/session/snapshot``), prints every status change as it happens
 permission requests per ``--approve``, and turns Ctrl-C into
 ``toolwire/session/cancel`` (a second Ctrl-C exits at once).
 
-Exit codes: 0 the turn ended (any stop reason); 1 the server failed or broke the
-protocol; 2 bad usage (rejected params); 130 interrupted by Ctrl-C.
+Exit codes (:data:`EXIT_CODES`): 0 the turn ended; 1 the server failed or broke
+the protocol; 2 bad usage (rejected params or settings); 3 the turn ended with
+``stopReason: "error"`` (its message and advice are printed on stderr); 130
+interrupted by Ctrl-C (at an approval prompt: at once).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from typing import Any, TextIO
 import anyio
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol
 
 from toolwire.lsp import protocol as P
 from toolwire.lsp.mirror import CallMirror
@@ -54,9 +58,26 @@ class RunOptions:
     server_args: list[str] = field(default_factory=list)
 
 
+#: ``toolwire run`` exit codes (README, "toolwire run").
+EXIT_CODES = {"ok": 0, "server": 1, "usage": 2, "turn_error": 3, "interrupted": 130}
+
+
+class _ClientProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC client protocol; ``$/cancelRequest`` params stay a plain dict here."""
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        if method_name == "$/cancelRequest":
+            msg_id = params.get("id") if isinstance(params, dict) else getattr(params, "id", None)
+            future = self._request_futures.pop(msg_id, None) if msg_id is not None else None
+            if future is not None:
+                future.cancel()  # the server withdrew its request: stop asking
+            return
+        super()._handle_notification(method_name, params)
+
+
 class _Client(JsonRPCClient):
     def __init__(self) -> None:
-        super().__init__(converter_factory=make_converter)
+        super().__init__(protocol_cls=_ClientProtocol, converter_factory=make_converter)
         self.protocol_errors: list[str] = []
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -115,24 +136,123 @@ class _Printer:
             self.in_text = False
 
 
-async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO) -> dict[str, Any]:
+#: Answers the approval prompt accepts; an empty answer is the default, no.
+_REPLIES = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no", "": "no"}
+
+
+def shown_command(subject: dict[str, Any]) -> str:
+    """The git command a permission request is about, as the user would type it.
+
+    The subject's ``argv`` is the hardened command line (``--no-pager``,
+    ``--literal-pathspecs``, ``-c key=value`` settings before the subcommand);
+    those are dropped and the rest quoted for a POSIX shell (``shlex.join``).
+    """
+    argv = list(subject.get("argv") or [])
+    if not argv:
+        return ""
+    rest, i = argv[1:], 0
+    while i < len(rest):
+        if rest[i] == "-c" and i + 1 < len(rest):
+            i += 2
+        elif rest[i] in ("--no-pager", "--literal-pathspecs", "--no-optional-locks"):
+            i += 1
+        else:
+            break
+    return shlex.join(["git", *rest[i:]])
+
+
+class _Prompt:
+    """The ``[y]es / [a]lways / [N]o`` question on the terminal, read without a thread
+    (so a Ctrl-C or a withdrawn request never leaves a reader blocked on stdin)."""
+
+    def __init__(self) -> None:
+        self.open = False
+
+    async def ask(self, question: str, err: TextIO) -> str:
+        loop = asyncio.get_running_loop()
+        self.open = True
+        try:
+            return await self._ask(question, err, loop)
+        except asyncio.CancelledError:
+            err.write("\n(the server withdrew the question)\n")
+            err.flush()
+            raise
+        finally:
+            self.open = False
+
+    async def _ask(self, question: str, err: TextIO, loop: asyncio.AbstractEventLoop) -> str:
+        while True:
+            err.write(question)
+            err.flush()
+            line = await self._readline(loop)
+            if line is None:  # end of input: the default
+                return "no"
+            reply = _REPLIES.get(line.strip().lower())
+            if reply is not None:
+                return reply
+            err.write(f"Please answer y (allow once), a (allow always) or n (reject); not {line.strip()[:40]!r}.\n")
+
+    @staticmethod
+    async def _readline(loop: asyncio.AbstractEventLoop) -> str | None:
+        fd = sys.stdin.fileno()
+        done: asyncio.Future[str | None] = loop.create_future()
+        buffer = bytearray()
+
+        def readable() -> None:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                if not done.done():
+                    done.set_result(buffer.decode("utf-8", "replace") if buffer else None)
+                return
+            buffer.extend(chunk)
+            if b"\n" in buffer and not done.done():
+                done.set_result(buffer.split(b"\n", 1)[0].decode("utf-8", "replace"))
+
+        loop.add_reader(fd, readable)
+        try:
+            return await done
+        finally:
+            loop.remove_reader(fd)
+
+
+async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prompt: _Prompt) -> dict[str, Any]:
     call = params.get("toolCall", {})
     subject = params.get("subject", {})
     approve = options.approve
     if approve == "ask":
-        if not sys.stdin.isatty():
-            approve = "no"
+        if subject.get("kind") == "git":
+            detail = shown_command(subject)
         else:
-            detail = subject.get("diff") or " ".join(subject.get("argv", [])) or json.dumps(subject.get("arguments"))
-            err.write(f"\nAllow {call.get('name')}? {call.get('path') or ''}\n{detail}\n[y]es / [a]lways / [n]o: ")
-            err.flush()
-            reply = (await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)).strip().lower()
-            approve = {"y": "yes", "yes": "yes", "a": "always", "always": "always"}.get(reply, "no")
+            detail = subject.get("diff") or json.dumps(subject.get("arguments"), ensure_ascii=False)
+        question = f"\nAllow {call.get('name')}? {call.get('path') or ''}\n{detail}\n[y]es / [a]lways / [N]o (default: no): "
+        approve = await prompt.ask(question, err)
     if approve == "yes":
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
     if approve == "always":
         return {"outcome": {"outcome": "selected", "optionId": "allow_always"}}
-    return {"outcome": {"outcome": "selected", "optionId": "reject", "reason": "rejected by --approve no"}}
+    reason = "rejected at the prompt" if options.approve == "ask" else "rejected by --approve no"
+    return {"outcome": {"outcome": "selected", "optionId": "reject", "reason": reason}}
+
+
+def advice(message: str) -> str:
+    """What to do about a turn that ended with ``stopReason: "error"``, from its message."""
+    low = message.lower()
+    if "http 401" in low or "http 403" in low:
+        return ("check the API key: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting "
+                "(--settings '{\"apiKey\": \"…\"}')")
+    if "http 404" in low:
+        return "check the model name and the endpoint (OPENAI_BASE_URL or the baseUrl setting)"
+    if "http 429" in low:
+        return "the endpoint is rate-limiting: wait and try again, or raise the modelRetries setting"
+    if "http 5" in low:
+        return "the endpoint failed on its side: try again later (retries: the modelRetries setting)"
+    if "no data from the model" in low or "timed out" in low:
+        return "the endpoint stalled: try again, or raise the readTimeout setting for a slow model"
+    if "mid-response" in low or "mid-stream" in low or "ended before" in low or "dropped" in low:
+        return "the connection to the endpoint dropped mid-response: try again"
+    if "cannot reach" in low:
+        return "check that the endpoint is running and the URL is right (OPENAI_BASE_URL or the baseUrl setting)"
+    return "see the server log (--server-log FILE --log-level DEBUG) for details"
 
 
 async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -172,9 +292,18 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         else:
             printer.update(update)
 
+    prompt = _Prompt()
+
+    @client.feature("window/showMessage")
+    def on_show_message(params: Any) -> None:
+        message = params.get("message") if isinstance(params, dict) else None
+        if message:
+            err.write(f"toolwire run: {message}\n")
+            err.flush()
+
     @client.feature(P.REQUEST_PERMISSION)
     async def on_permission(params: Any) -> dict[str, Any]:
-        answer = await _answer(options, params, err)
+        answer = await _answer(options, params, err, prompt)
         if not options.json:
             printer.approval(params.get("toolCall", {}), answer["outcome"].get("optionId", "reject"))
         return answer
@@ -198,11 +327,15 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
     def on_sigint() -> None:
         nonlocal interrupted
         interrupted += 1
-        if interrupted > 1:
-            os._exit(130)
-        err.write("\ninterrupted: cancelling the turn (Ctrl-C again to quit now)\n")
         if session_id is not None:
             client.protocol.notify(P.SESSION_CANCEL, {"sessionId": session_id})
+        if interrupted > 1 or prompt.open:
+            # At the approval prompt (or a second time): quit now. Nothing was
+            # approved; the server sees the cancel, then the end of its input.
+            err.write("\ninterrupted\n")
+            err.flush()
+            os._exit(EXIT_CODES["interrupted"])
+        err.write("\ninterrupted: cancelling the turn (Ctrl-C again to quit now)\n")
 
     try:
         loop.add_signal_handler(signal.SIGINT, on_sigint)
@@ -231,11 +364,19 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         result = await call(P.SESSION_PROMPT, {"sessionId": session_id, "prompt": [{"type": "text", "text": options.prompt}]})
         turn_over = True
         final = {"stopReason": result.get("stopReason"), "usage": result.get("usage")}
+        if result.get("message"):
+            final["message"] = result["message"]
         if options.json:
             out.write(json.dumps(final) + "\n")
         else:
             out.write(f"stop reason: {final['stopReason']}\n")
         out.flush()
+        if final["stopReason"] == "error":
+            message = result.get("message") or "no reason given"
+            err.write(f"toolwire run: the turn failed: {message}\n  what to do: {advice(message)}\n")
+            code = EXIT_CODES["turn_error"]
+        elif result.get("message") and final["stopReason"] != "end_turn":
+            err.write(f"toolwire run: {final['stopReason']}: {result['message']}\n")
         if client.protocol_errors:
             err.write("toolwire run: the server broke the protocol: " + "; ".join(client.protocol_errors) + "\n")
             code = 1
