@@ -173,7 +173,7 @@ class SessionOrigin:
 
 def model_key(spec: str, settings: Settings) -> tuple[Any, ...]:
     """The settings a model object depends on."""
-    return (spec, settings.base_url, settings.api_key, settings.replay_log)
+    return (spec, settings.base_url, settings.api_key, settings.replay_log, settings.connect_timeout, settings.read_timeout)
 
 
 def warn(server: "ToolwireServer", text: str) -> None:
@@ -203,7 +203,8 @@ def refresh_session(server: "ToolwireServer", session: "Session") -> None:
     if key != origin.model_key:
         try:
             model = make_model(spec, base_url=settings.base_url, api_key=settings.api_key,
-                               replay_log=Path(settings.replay_log) if settings.replay_log else None, cwd=session.root)
+                               replay_log=Path(settings.replay_log) if settings.replay_log else None, cwd=session.root,
+                               connect_timeout=settings.connect_timeout, read_timeout=settings.read_timeout)
         except (ModelSpecError, ReplayScriptError) as exc:
             warn(server, f"model: {exc}; session {session.id} keeps {session.model.model_id}")
             settings = settings.model_copy(update={"model": session.settings.model, "base_url": session.settings.base_url,
