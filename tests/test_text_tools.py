@@ -114,3 +114,55 @@ def test_duplicate_keys_in_a_block_are_refused_like_native_arguments():
     for reply in (doubled_path, doubled_name):
         [call] = merge(reply, 5).calls
         assert call.status.value == "errored" and call.error.code == "duplicate_key", reply
+
+
+# ---- issue 11 §1: only calls the model made (not in <think>, not in a code fence)
+
+DELETE = f'{OPEN}{{"name": "delete_file", "arguments": {{"path": "important.txt"}}}}{CLOSE}'
+NOT_CALLS = (
+    f"<think>Maybe I should {DELETE} — no, better not.</think>\n"
+    "Here is how a call looks:\n"
+    f"```xml\n{DELETE}\n```\n"
+    f"~~~~\n{DELETE}\n~~~ (not closed: fewer tildes)\n{DELETE}\n~~~~\n"
+    f"  ```\n{DELETE}\n  ```\n"
+    "I will only read: "
+    f'{OPEN}{{"name": "read_file", "arguments": {{"path": "a.txt"}}}}{CLOSE}\n'
+    f"```\nan unclosed fence runs to the end {DELETE}\n"
+)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 7, 13, 10_000])
+def test_blocks_in_think_or_in_code_fences_are_text(size):
+    merger = merge(NOT_CALLS, size)
+    assert [(c.name, c.arguments) for c in merger.calls] == [("read_file", {"path": "a.txt"})]
+    assert merger.text.count(DELETE) == 6  # every example is kept as text, verbatim
+
+
+def test_random_chunking_of_think_and_fences():
+    rng = random.Random(11)
+    for _ in range(60):
+        cuts = sorted(rng.sample(range(1, len(NOT_CALLS)), 12))
+        pieces = [NOT_CALLS[a:b] for a, b in zip([0, *cuts], [*cuts, len(NOT_CALLS)])]
+        reader = TextToolCallReader(OpenAIChatNormalizer())
+        merger = StreamMerger()
+        for piece in pieces:
+            merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"content": piece}}]}))
+        merger.feed(reader.close())
+        merger.finish()
+        assert [c.name for c in merger.calls] == ["read_file"]
+        assert merger.text == merge(NOT_CALLS, 10_000).text
+
+
+def test_a_fence_must_open_a_line_and_backticks_inside_text_are_not_fences():
+    text = f"Use ``` inline ``` like this: {DELETE}"
+    assert [c.name for c in merge(text, 3).calls] == ["delete_file"]
+
+
+def test_the_reasoning_channel_is_never_read_for_calls():
+    reader = TextToolCallReader(OpenAIChatNormalizer())
+    merger = StreamMerger()
+    merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"reasoning_content": DELETE}}]}))
+    merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}))
+    merger.feed(reader.close())
+    merger.finish()
+    assert merger.calls == [] and DELETE in merger.reasoning

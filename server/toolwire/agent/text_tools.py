@@ -15,6 +15,12 @@ outside the blocks stays text. The convention (one block per call)::
 A block that is not a JSON object with a string ``name`` still becomes a call (its
 raw text kept as the arguments), so it ends ``errored`` and the model sees why; a
 block left open when the response ends is cut off (``truncated``).
+
+Only calls the model made are read: a block inside ``<think>…</think>`` (reasoning
+written into the text), inside a Markdown code fence (a line opening with three or
+more backticks or tildes, closed by a line of at least as many of the same
+character, CommonMark §4.5), or in the provider's reasoning channel is text, not a
+call. An unclosed ``<think>`` or fence runs to the end of the response.
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ from toolwire.streaming.partial import ArgumentsError, parse_strict
 OPEN = "<tool_call>"
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
 CLOSE = "</tool_call>"
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+#: A fence opening at a line start: up to 3 spaces, then 3+ backticks or tildes.
+_FENCE_OPEN = re.compile(r"\n {0,3}(`{3,}|~{3,})")
+#: A line that may still grow into a fence line (held back until it is complete).
+_MAYBE_FENCE = re.compile(r"\n {0,3}(`*|~*)$")
 
 INSTRUCTIONS = """You can use tools. To call one, write a block like this, alone on its lines, and then stop and wait for the result:
 <tool_call>
@@ -116,6 +128,9 @@ class TextToolCallReader:
         self._inside = False
         self._buffer = ""
         self._count = 0
+        self._region: str | None = None  # None (plain text), "think" or "fence"
+        self._fence = ""  # the opening fence's run (e.g. "````"), while in a fence
+        self._line_start = True  # the buffer starts at the beginning of a line
 
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         out: list[StreamEvent] = []
@@ -141,31 +156,96 @@ class TextToolCallReader:
     def _key(self) -> tuple[str, int]:
         return ("text-call", self._count)
 
+    def _emit(self, text: str, out: list[StreamEvent]) -> None:
+        if text:
+            out.append(TextDelta(text))
+            self._line_start = text.endswith("\n")
+
     def _scan(self, text: str, out: list[StreamEvent]) -> None:
         buffer = self._buffer + text
         while buffer:
-            if not self._inside:
-                at = buffer.find(OPEN)
-                if at < 0:
-                    keep = _partial_tag_suffix(buffer, OPEN)
-                    if len(buffer) > keep:
-                        out.append(TextDelta(buffer[: len(buffer) - keep]))
-                    buffer = buffer[len(buffer) - keep :]
-                    break
-                if at:
-                    out.append(TextDelta(buffer[:at]))
-                buffer = buffer[at + len(OPEN) :]
-                self._inside = True
-                self._count += 1
-                out.append(ToolCallDelta(self._key(), id=f"call_text_{self._count}"))
-            else:
+            if self._inside:
                 at = buffer.find(CLOSE)
                 if at < 0:
                     break  # the block is emitted whole at its close tag (or cut off at the end)
                 out.extend(self._block(buffer[:at]))
                 buffer = buffer[at + len(CLOSE) :]
                 self._inside = False
+                self._line_start = False
+                continue
+            if self._region == "think":
+                at = buffer.find(THINK_CLOSE)
+                if at < 0:
+                    keep = _partial_tag_suffix(buffer, THINK_CLOSE)
+                    self._emit(buffer[: len(buffer) - keep], out)
+                    buffer = buffer[len(buffer) - keep :]
+                    break
+                self._emit(buffer[: at + len(THINK_CLOSE)], out)
+                buffer = buffer[at + len(THINK_CLOSE) :]
+                self._region = None
+                continue
+            if self._region == "fence":
+                end = self._fence_end(buffer)
+                if end is None:
+                    cut = self._safe_fence_prefix(buffer)
+                    self._emit(buffer[:cut], out)
+                    buffer = buffer[cut:]
+                    break
+                self._emit(buffer[:end], out)
+                buffer = buffer[end:]
+                self._region = None
+                continue
+            # plain text: the first of a call, a <think>, a fence
+            lead = "\n" if self._line_start else ""
+            fence = _FENCE_OPEN.search(lead + buffer)
+            marks = [(buffer.find(OPEN), "call"), (buffer.find(THINK_OPEN), "think")]
+            if fence is not None:
+                marks.append((fence.start() + 1 - len(lead), "fence"))
+            found = [(at, kind) for at, kind in marks if at >= 0]
+            if not found:
+                keep = max(_partial_tag_suffix(buffer, OPEN), _partial_tag_suffix(buffer, THINK_OPEN),
+                           self._maybe_fence(lead, buffer))
+                self._emit(buffer[: len(buffer) - keep], out)
+                buffer = buffer[len(buffer) - keep :]
+                break
+            at, kind = min(found)
+            if kind == "call":
+                self._emit(buffer[:at], out)
+                buffer = buffer[at + len(OPEN) :]
+                self._inside = True
+                self._count += 1
+                out.append(ToolCallDelta(self._key(), id=f"call_text_{self._count}"))
+            elif kind == "think":
+                self._emit(buffer[: at + len(THINK_OPEN)], out)
+                buffer = buffer[at + len(THINK_OPEN) :]
+                self._region = "think"
+            else:
+                assert fence is not None
+                self._fence = fence.group(1)
+                end = fence.end() - len(lead)
+                self._emit(buffer[:end], out)
+                buffer = buffer[end:]
+                self._region = "fence"
         self._buffer = buffer
+
+    def _maybe_fence(self, lead: str, buffer: str) -> int:
+        """Characters at the end of ``buffer`` that may still become a fence opening."""
+        match = _MAYBE_FENCE.search(lead + buffer)
+        return len(match.group(0)) - 1 if match and match.start() >= len(lead) - 1 else 0
+
+    def _fence_end(self, buffer: str) -> int | None:
+        """End (exclusive, after its newline) of the closing fence line in ``buffer``, if complete."""
+        lead = "\n" if self._line_start else ""
+        closing = re.compile(r"\n {0,3}" + re.escape(self._fence[0]) + "{" + str(len(self._fence)) + r",}[ \t]*\n")
+        match = closing.search(lead + buffer)
+        return None if match is None else match.end() - len(lead)
+
+    def _safe_fence_prefix(self, buffer: str) -> int:
+        """How much of ``buffer`` (inside a fence) can be emitted: all but a last partial line."""
+        last = buffer.rfind("\n")
+        if last < 0:
+            return 0 if self._line_start else len(buffer)
+        return last  # the "\n" starting the last line stays: it may open the closing fence
 
     def _block(self, body: str) -> list[StreamEvent]:
         key = self._key()
