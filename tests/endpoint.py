@@ -129,7 +129,8 @@ class FakeEndpoint:
         authorizations: The ``Authorization`` header of each request ("" when absent).
     """
 
-    def __init__(self, replies: list[Any] | None = None) -> None:
+    def __init__(self, replies: list[Any] | None = None, check: Any = None) -> None:
+        self.check = check  # body -> None, or the message of an HTTP 400 (the rule the endpoint enforces)
         self.replies: list[Any] = [Reply(*r) if isinstance(r, tuple) else r for r in (replies or [])]
         self._stalls = [r for r in self.replies if isinstance(r, Stall)]
         self.requests: list[dict] = []
@@ -148,7 +149,11 @@ class FakeEndpoint:
                     endpoint.requests.append(body)
                     endpoint.request_times.append(time.monotonic())
                     endpoint.authorizations.append(self.headers.get("Authorization", ""))
-                    reply = endpoint.replies.pop(0) if endpoint.replies else Reply()
+                    problem = endpoint.check(body) if endpoint.check is not None else None
+                    if problem:
+                        reply = Reply(400, json.dumps({"error": {"message": problem, "type": "invalid_request_error"}}).encode())
+                    else:
+                        reply = endpoint.replies.pop(0) if endpoint.replies else Reply()
                     endpoint._arrived.notify_all()
                 if isinstance(reply, Reply):
                     self._whole(reply)

@@ -88,13 +88,21 @@ class Conversation:
         """Append a user message."""
         self.messages.append({"role": "user", "content": valid_text(text)})
 
-    def add_assistant(self, text: str, calls: list[tuple[str, str, str]]) -> None:
+    def add_assistant(self, text: str, calls: list[tuple[str, str, str]],
+                      reasoning: tuple[str, str] | None = None) -> None:
         """Append the assistant's response.
 
         Args:
             text: Assistant text (may be empty).
             calls: ``(call id, tool name, argument text)`` per call, in call order;
                 argument text that is empty becomes ``"{}"``.
+            reasoning: ``(field, text)``: reasoning the provider streamed in ``field``
+                and requires back. Thinking models on Chat Completions (DeepSeek's
+                reasoner, Kimi's thinking models) answer HTTP 400 when an assistant
+                message holding tool calls lacks its ``reasoning_content``, and
+                DeepSeek refuses it on a message without tool calls; so it is kept
+                only on a message with calls (DeepSeek API docs, "Thinking Mode",
+                tool calls; Moonshot docs, kimi-k2-thinking multi-step tool use).
 
         An empty response (no text, no calls) adds nothing: OpenAI-compatible APIs
         refuse an assistant message with neither content nor tool calls.
@@ -104,6 +112,8 @@ class Conversation:
         text = valid_text(text)
         calls = [(valid_text(cid), valid_text(name), valid_text(args)) for cid, name, args in calls]
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls and reasoning is not None and reasoning[1]:
+            message[reasoning[0]] = reasoning[1]
         if calls:
             message["tool_calls"] = [
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": args if args.strip() else "{}"}}

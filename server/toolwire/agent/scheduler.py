@@ -164,8 +164,9 @@ class Scheduler:
         # (endpoints refuse a tool call named ""); the client still saw it errored.
         calls = [c for c in calls if c.name]
         self.assign_ids(calls)
+        reasoning = (merger.reasoning_field, merger.reasoning) if merger.reasoning_field else None
         self.session.conversation.add_assistant(
-            merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls]
+            merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls], reasoning
         )
         self._in_history.extend(calls)
         self.record_missing_results()

@@ -84,10 +84,16 @@ class ToolCallEnd:
 
 @dataclass(slots=True, frozen=True)
 class TextDelta:
-    """Assistant text (``channel="text"``) or reasoning (``channel="reasoning"``)."""
+    """Assistant text (``channel="text"``) or reasoning (``channel="reasoning"``).
+
+    ``field`` names the provider's wire field for reasoning that must be sent back
+    with the assistant message in that same field (``reasoning_content`` on Chat
+    Completions thinking models: DeepSeek, Kimi), else None.
+    """
 
     text: str
     channel: str = "text"
+    field: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

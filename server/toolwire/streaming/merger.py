@@ -101,6 +101,7 @@ class StreamMerger:
         "anomalies",
         "_text",
         "_reasoning",
+        "reasoning_field",
         "_by_key",
         "_by_id",
         "_ended",
@@ -130,6 +131,8 @@ class StreamMerger:
         self.anomalies: list[str] = []
         self._text: list[str] = []
         self._reasoning: list[str] = []
+        #: The provider field its reasoning must go back in (see TextDelta.field), or None.
+        self.reasoning_field: str | None = None
         self._by_key: dict[Any, ToolCallState] = {}
         self._by_id: dict[str, ToolCallState] = {}
         self._ended: set[int] = set()
@@ -181,7 +184,12 @@ class StreamMerger:
             return self._apply_delta(event)
         if kind is TextDelta:
             if event.text and isinstance(event.text, str):
-                (self._reasoning if event.channel == "reasoning" else self._text).append(event.text)
+                if event.channel == "reasoning":
+                    self._reasoning.append(event.text)
+                    if event.field is not None:
+                        self.reasoning_field = event.field
+                else:
+                    self._text.append(event.text)
             return None
         if kind is ToolCallEnd:
             return self._end(event)

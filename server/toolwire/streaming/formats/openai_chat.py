@@ -166,7 +166,7 @@ class OpenAIChatNormalizer:
             for field in ("reasoning_content", "reasoning"):
                 reasoning = delta.get(field)
                 if isinstance(reasoning, str) and reasoning:
-                    out.append(TextDelta(reasoning, "reasoning"))
+                    out.append(TextDelta(reasoning, "reasoning", field if field == "reasoning_content" else None))
                     break
             for field in ("content", "refusal"):
                 content = delta.get(field)
