@@ -42,6 +42,40 @@ SYSTEM_PROMPT = (
 )
 
 
+class CallIds:
+    """One stable, unique id per tool call within a session (issue: providers reuse ids
+    across responses, turns and streams, and some send none).
+
+    :meth:`settle` is called before a call's first snapshot goes out: a call without
+    an id gets ``fallback``; an id another call of the session already has gets
+    ``<id>_<n>`` (the smallest free ``n`` from 2). From then on the id never changes,
+    so the client (snapshots, ``rev``) and the model (history) see the same one.
+    """
+
+    __slots__ = ("_owners",)
+
+    def __init__(self) -> None:
+        self._owners: dict[str, object] = {}
+
+    def settle(self, call: Any, fallback: str) -> str:
+        """Fix ``call.id`` (unique in the session) and return it.
+
+        Args:
+            call: A :class:`~toolwire.streaming.state.ToolCallState`.
+            fallback: The id to give a call that has none (``<streamId>-<index>``
+                for client-fed streams, ``call_<turn>_<n>`` in a turn).
+        """
+        if call.id and self._owners.get(call.id) is call:
+            return call.id
+        base = call.id or fallback
+        chosen, n = base, 2
+        while self._owners.get(chosen, call) is not call:
+            chosen, n = f"{base}_{n}", n + 1
+        call.id = chosen
+        self._owners[chosen] = call
+        return chosen
+
+
 @dataclass(slots=True, eq=False)
 class Session:
     """State of one conversation.
@@ -70,6 +104,7 @@ class Session:
             workspace layer's back (git restore, branch switch, commit hooks).
         quiet_until: Until this time (``time.monotonic``) watcher reports are taken
             as Toolwire's own: the window of such a tool plus :data:`QUIET_AFTER`.
+        call_ids: Every tool-call id given out in the session (:class:`CallIds`).
         turn_records: The checkpoint of every turn of the session, oldest first
             (:mod:`toolwire.agent.checkpoints`; undo with :mod:`toolwire.agent.undo`).
         git_cache: Repository facts the git tools share; cleared when a turn or a
@@ -96,6 +131,7 @@ class Session:
     fed_schedulers: "list[Scheduler]" = field(default_factory=list)
     quiet_until: float = 0.0
     turn_records: list[TurnCheckpoint] = field(default_factory=list)
+    call_ids: CallIds = field(default_factory=CallIds)
     _store: CheckpointStore | None = None
     git_cache: GitCache = field(default_factory=GitCache)
 

@@ -392,6 +392,9 @@ class Turn:
         if not (force or first or call.status is not Status.GENERATING or now - self._last_push[key] >= PUSH_INTERVAL):
             return
         self._last_push[key] = now
+        # one stable id, unique in the session, from the first snapshot on (providers
+        # reuse ids across responses and turns; some send none)
+        self.session.call_ids.settle(call, f"call_{self.session.turns}_{call.index}")
         self.sink.emit(ToolCallUpdate(update_form(call)))
 
 

@@ -325,6 +325,7 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         session.streams[req.stream_id] = stream
     briefs = []
     for call in changed:  # the argument fields travel once, in the notifications
+        session.call_ids.settle(call, f"{req.stream_id}-{call.index}")  # unique in the session from now on
         update = update_form(call)
         sink.emit(ToolCallUpdate(update))
         briefs.append(brief_form(update))

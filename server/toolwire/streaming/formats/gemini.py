@@ -8,8 +8,10 @@ Two ways a call arrives in ``candidates[0].content.parts[]``:
 * **Whole** ``functionCall: {name, args, id?}`` parts; several may share one
   event (parallel calls). Each is one complete call. Gemini API ids are
   optional, so calls without one get a stable id derived from the response
-  and the call's position: ``<responseId>-<n>`` (``gemini-<n>`` without a
-  response id), the same on every replay.
+  and the call's position: ``<responseId>-<n>``, the same on every replay.
+  Without a response id the call gets none here: the consumer names it (a
+  turn: ``call_<turn>_<index>``; a client-fed stream: ``<streamId>-<index>``),
+  since a fixed ``gemini-<n>`` would repeat in every response.
 * **Streamed** (Vertex): ``functionCall: {name, willContinue: true}`` opens a
   call; parts ``{partialArgs: [{jsonPath, stringValue | numberValue |
   boolValue | nullValue, willContinue?}], willContinue?}`` set values in the
@@ -191,12 +193,12 @@ class GeminiNormalizer:
                 message = candidate.get("finishMessage") or f"the model's function call was rejected ({reason})"
                 out.append(StreamError(str(message), reason))
 
-    def _new_key(self, call: dict) -> tuple[Any, str]:
+    def _new_key(self, call: dict) -> tuple[Any, str | None]:
         n = self._count
         self._count += 1
         call_id = call.get("id")
         if not (isinstance(call_id, str) and call_id):
-            call_id = f"{self._response_id or 'gemini'}-{n}"
+            call_id = f"{self._response_id}-{n}" if self._response_id else None
         return ("gemini", n), call_id
 
     def _function_call(self, call: dict, out: list[StreamEvent]) -> None:
