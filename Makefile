@@ -10,7 +10,7 @@ NODE_STAMP := client-vscode/node_modules/.installed
 VSCE_TARGET ?= linux-x64
 VSIX := dist/toolwire-$(VSCE_TARGET).vsix
 
-.PHONY: demo test test-python test-client test-panel chromium test-package test-e2e package install bench bench-panel clean
+.PHONY: demo schema test test-python test-client test-panel chromium test-package test-e2e package install bench bench-panel clean
 
 install: $(STAMP)
 
@@ -29,8 +29,17 @@ demo: $(STAMP)
 
 test: test-client test-panel test-python test-package test-e2e
 
-test-python: $(STAMP)
+# test-python needs the client's node_modules too: a test checks that the generated
+# TypeScript wire types are current (json-schema-to-typescript, pinned in package-lock.json).
+test-python: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest -q
+
+# The wire's one source of truth: the pydantic models -> protocol.schema.json ->
+# client-vscode/src/generated/wire.ts. Run after changing server/toolwire/lsp/protocol.py
+# or messages.py; tests/test_wire_schema.py fails while either file is out of date.
+schema: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python -m toolwire.lsp.schema > protocol.schema.json
+	cd client-vscode && node scripts/wire.mjs
 
 test-client: $(STAMP) $(NODE_STAMP)
 	cd client-vscode && npm run --silent build && npm run --silent typecheck && TOOLWIRE_PYTHON=$(abspath $(BIN)/python) npm test

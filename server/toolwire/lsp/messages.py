@@ -1,0 +1,196 @@
+"""Wire models of the results and notifications :mod:`toolwire.lsp.protocol` leaves
+as plain dicts: ``close``, ``toolCall/cancel``, ``tools/list``, ``toolCalls/merge``
+and ``/run`` results, the ``toolwire/session/update`` params with every update kind,
+and the ``toolwire/session/requestPermission`` params.
+
+Together with the models of :mod:`toolwire.lsp.protocol` they are the source of
+``protocol.schema.json`` (:mod:`toolwire.lsp.schema`) and so of the client's
+generated TypeScript types. Shapes as protocol.md documents them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from toolwire.lsp.protocol import (
+    CallErrorWire,
+    PermissionOptionModel,
+    ToolCallUpdateWire,
+    ToolCallWire,
+    Wire,
+)
+
+Status = Literal["generating", "generated", "calling", "done", "errored", "canceled"]
+
+
+class SessionCloseResult(Wire):
+    """``toolwire/session/close`` result: false when no such session existed."""
+
+    closed: bool
+
+
+class ToolCallCancelResult(Wire):
+    """``toolwire/toolCall/cancel`` result: false when the call is unknown or already finished."""
+
+    cancelled: bool
+
+
+class ToolsListParams(Wire):
+    """``toolwire/tools/list`` params: none (``{}`` or omitted)."""
+
+
+class FunctionDefinition(Wire):
+    """A tool as the model sees it: name, description, JSON Schema of its arguments."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolDefinition(Wire):
+    """One entry of ``toolwire/tools/list``: ``{"type": "function", "function": {…}}``."""
+
+    type: Literal["function"]
+    function: FunctionDefinition
+
+
+class ToolsListResult(Wire):
+    """``toolwire/tools/list`` result."""
+
+    tools: list[ToolDefinition]
+
+
+class ToolCallBrief(Wire):
+    """A call in a ``toolwire/toolCalls/merge`` result: a ``tool_call`` update's
+    ``toolCall`` without the argument fields (they travel in the notifications)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    tool_call_id: str
+    index: int
+    name: str
+    kind: str
+    status: Status
+    rev: int
+    path: str | None
+    error: CallErrorWire | None = None
+    cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
+                           "shutdown"] | None = None
+    result: dict[str, Any] | None = None
+
+
+class ToolCallsMergeResult(Wire):
+    """``toolwire/toolCalls/merge`` result: the calls that changed, the canonical format, whether it ended."""
+
+    tool_calls: list[ToolCallBrief]
+    format: str | None
+    ended: bool
+
+
+class ToolCallRunResult(Wire):
+    """One call's result in ``toolwire/toolCalls/run``: the text to send back to the model."""
+
+    tool_call_id: str
+    name: str
+    status: Status
+    content: str
+    is_error: bool
+
+
+class ToolCallsRunResult(Wire):
+    """``toolwire/toolCalls/run`` result: one result per call, in call order."""
+
+    results: list[ToolCallRunResult]
+
+
+class TextContent(Wire):
+    """``{"type": "text", "text"}``."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ToolCallUpdateKind(Wire):
+    """``sessionUpdate: "tool_call"``: a call changed (an upsert keyed by ``toolCallId``)."""
+
+    session_update: Literal["tool_call"]
+    tool_call: ToolCallUpdateWire
+
+
+class MessageChunkUpdate(Wire):
+    """``agent_message_chunk`` (assistant text) or ``agent_thought_chunk`` (reasoning)."""
+
+    session_update: Literal["agent_message_chunk", "agent_thought_chunk"]
+    content: TextContent
+
+
+class TurnUpdateKind(Wire):
+    """``sessionUpdate: "turn"``: the turn's state; ``stopReason`` and ``message`` when it ended."""
+
+    session_update: Literal["turn"]
+    state: Literal["started", "model_request", "running_tools", "ended"]
+    turn_id: str | None = None
+    stop_reason: str | None = None
+    message: str | None = None
+
+
+class UsageCounts(Wire):
+    """Token counts and duration of a turn (null counts when the model reported none)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    duration_ms: int | float | None = None
+
+
+class UsageUpdateKind(Wire):
+    """``sessionUpdate: "usage"`` (sent when the turn ends)."""
+
+    session_update: Literal["usage"]
+    usage: UsageCounts
+
+
+class WorkspaceChangeUpdate(Wire):
+    """``sessionUpdate: "workspace_change"``: files changed outside Toolwire."""
+
+    session_update: Literal["workspace_change"]
+    paths: list[str]
+
+
+SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate]
+
+
+class SessionUpdateParams(Wire):
+    """``toolwire/session/update`` params; ``streamId`` for updates of a client-fed stream."""
+
+    session_id: str
+    stream_id: str | None = None
+    update: SessionUpdate = Field(discriminator="session_update")
+
+
+class PermissionSubject(Wire):
+    """What a permission request is about: ``edit`` (path, diff), ``git`` (argv, cwd) or ``tool`` (arguments)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    kind: Literal["edit", "git", "tool"]
+    tool: str | None = None
+    path: str | None = None
+    diff: str | None = None
+    argv: list[str] | None = None
+    cwd: str | None = None
+    arguments: dict[str, Any] | None = None
+    note: str | None = None
+
+
+class RequestPermissionParams(Wire):
+    """``toolwire/session/requestPermission`` params (server → client)."""
+
+    session_id: str
+    tool_call: ToolCallWire
+    subject: PermissionSubject
+    options: list[PermissionOptionModel]
