@@ -235,3 +235,11 @@ def test_client_mistakes_are_logged_as_one_line(tmp_path):
         server.close()
     text = log.read_text()
     assert "Traceback" not in text and "unknown session 'no'" in text and "cwd: Input should be a valid string" in text
+
+
+def test_params_holding_jsonrpc_like_objects_stay_plain_data(raw):
+    """pygls structured every nested object with a "jsonrpc" key as a message; params stay data."""
+    raw.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "toolwire/session/new", "params": {
+        "cwd": "/tmp", "settings": {"jsonrpc": "2.0", "method": "x", "params": {}}}}).encode())
+    error = raw.read()["error"]
+    assert error["code"] == -32602 and "unknown setting 'jsonrpc'" in error["message"], error
