@@ -83,7 +83,7 @@ def test_a_stalled_stream_names_the_timeout_setting(repo):
 @pytest.mark.parametrize("settings, words", [
     ({"permisions": {"git_commit": "deny"}}, "unknown setting 'permisions' (did you mean 'permissions'?)"),
     ({"permissions": {"git_commit": "never"}}, "setting permissions.git_commit: Input should be 'auto', 'ask' or 'deny' (got 'never')"),
-    ({"permissions": {"git_comit": "deny"}}, "unknown tool 'git_comit' (did you mean 'git_commit'?)"),
+    ({"permissions": {"git_comit": "deny"}}, "unknown tool or group 'git_comit' (did you mean 'git_commit'?)"),
     ({"temperature": 9}, "setting temperature"),
     ({"readTimeout": 0}, "setting readTimeout"),
 ])

@@ -354,7 +354,8 @@ async def test_unknown_or_undetectable_format_is_invalid_params(client, tmp_path
         await client.call(MERGE, {"sessionId": sid, "streamId": "u", "chunks": [{"hello": 1}], "end": True})
     late = await client.call(MERGE, {"sessionId": sid, "streamId": "u", "chunks": stream, "format": "openai-chat",
                                      "end": True})
-    assert late["ended"] is True and [c["toolCallId"] for c in late["toolCalls"]] == ["c1"]
+    # stream "s" already has a call "c1" in this session: ids are unique per session (protocol.md)
+    assert late["ended"] is True and [c["toolCallId"] for c in late["toolCalls"]] == ["c1_2"]
 
 
 async def test_unknown_session_is_31002(client):

@@ -52,13 +52,32 @@ class Settings(BaseModel):
     @field_validator("permissions")
     @classmethod
     def _known_tools(cls, value: dict[str, PermissionMode]) -> dict[str, PermissionMode]:
-        from toolwire.tools import default_registry  # lazily: settings sit below every layer
-
-        names = default_registry().names()
+        known = permission_keys()
         for name in value:
-            if name not in names:
-                raise ValueError(f"unknown tool {name!r}{_did_you_mean(name, names)}; tools: {', '.join(names)}")
+            if name not in known:
+                raise ValueError(f"unknown tool or group {name!r}{_did_you_mean(name, sorted(known))}; use a tool "
+                                 f"name, <tool>.<action> or a group ({', '.join(GROUPS)})")
         return value
+
+
+#: Permission groups (:mod:`toolwire.agent.permissions`): file-changing tools, mutating
+#: git tools, read-only tools, anything else.
+GROUPS = ("edits", "git", "read", "other")
+
+
+def permission_keys() -> set[str]:
+    """Every valid ``permissions`` key: tool names, ``<tool>.<action>`` for tools with an
+    ``action`` argument (e.g. ``git_branch.switch``), and the :data:`GROUPS`."""
+    from toolwire.tools import default_registry  # lazily: settings sit below every layer
+
+    keys = set(GROUPS)
+    for definition in default_registry().definitions():
+        function = definition["function"]
+        keys.add(function["name"])
+        action = function.get("parameters", {}).get("properties", {}).get("action", {})
+        for value in action.get("enum", []):
+            keys.add(f"{function['name']}.{value}")
+    return keys
 
 
 #: The settings keys as they are written on the wire (camelCase).
