@@ -243,3 +243,16 @@ def test_params_holding_jsonrpc_like_objects_stay_plain_data(raw):
         "cwd": "/tmp", "settings": {"jsonrpc": "2.0", "method": "x", "params": {}}}}).encode())
     error = raw.read()["error"]
     assert error["code"] == -32602 and "unknown setting 'jsonrpc'" in error["message"], error
+
+
+@pytest.mark.parametrize("chunk, kind", [(42, "int"), ([{"a": 1}], "list"), (None, "null"), ("[1, 2]", "list"),
+                                         ("7", "int"), ({"event": "x", "data": "true"}, "bool")])
+def test_merge_refuses_chunks_that_are_not_objects(raw, tmp_path, chunk, kind):
+    raw.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "toolwire/session/new", "params": {"cwd": str(tmp_path)}}).encode())
+    sid = raw.read()["result"]["sessionId"]
+    good = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
+    raw.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "toolwire/toolCalls/merge", "params": {
+        "sessionId": sid, "streamId": "s", "format": "openai-chat", "chunks": [good, chunk]}}).encode())
+    error = raw.read()["error"]
+    assert error["code"] == -32602
+    assert f"chunk 1 of the batch is neither an object nor the JSON text of one (got {kind})" in error["message"]

@@ -172,8 +172,17 @@ def _unwrap(chunk: Any, position: int) -> tuple[Any, str | None] | None:
         chunk = _json(text, position)
     if isinstance(chunk, dict) and set(chunk) == {"event", "data"} and isinstance(chunk["event"], str):
         data = chunk["data"]
-        return (_json(data.strip(), position) if isinstance(data, str) else data), chunk["event"]
-    return chunk, None
+        payload = _json(data.strip(), position) if isinstance(data, str) else data
+        return _object(payload, position), chunk["event"]
+    return _object(chunk, position), None
+
+
+def _object(payload: Any, position: int) -> dict[str, Any]:
+    """A provider payload is a JSON object: anything else is refused (protocol.md, merge ``chunks``)."""
+    if not isinstance(payload, dict):
+        raise FedStreamError(f"chunk {position} of the batch is neither an object nor the JSON text of one "
+                             f"(got {type(payload).__name__ if payload is not None else 'null'})")
+    return payload
 
 
 def _json(text: str, position: int) -> Any:
