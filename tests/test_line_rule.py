@@ -108,8 +108,8 @@ def test_a_replacement_keeps_every_byte_outside_it(text: str, data: st.DataObjec
     start = data.draw(st.integers(0, len(view) - 1))
     end = data.draw(st.integers(start + 1, len(view)))
     old = view[start:end]
-    if view.count(old) != 1 or not old.strip():
-        return
+    if view.find(old, view.find(old) + 1) != -1 or not old.strip():
+        return  # not unique, counting overlapping matches ('éé' twice in 'ééé'): refused as ambiguous
     new_text, lines, _ = apply_replacement(text, Replacement(old, "<X>"), label="f")
     before, after = new_text.split("<X>")
     assert text.startswith(before) and text.endswith(after)
