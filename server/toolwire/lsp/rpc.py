@@ -23,7 +23,9 @@ Client mistakes (invalid params, unknown sessions, invalid requests) are logged 
 one line; only bugs get a traceback, and only in the log: error responses never
 carry a traceback and never echo more than :data:`ECHO_LIMIT` characters of input.
 
-Messages are written as compact UTF-8 JSON (no ``\\u`` escapes for
+Notifications and results of ``toolwire/`` methods are plain JSON data and are
+written as they are, without pygls' message objects (whose converter would walk
+every value). Messages are written as compact UTF-8 JSON (no ``\\u`` escapes for
 non-ASCII text, no spaces after separators) with only the ``Content-Length``
 header, which the LSP base protocol says is the one required header (the
 ``Content-Type`` default is ``application/vscode-jsonrpc; charset=utf-8``). A
@@ -263,6 +265,20 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         except Exception as error:  # pygls reports it the same way
             log.exception("Error sending data")
             self._server._report_server_error(error, JsonRpcInternalError)
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """Send a notification; ``toolwire/`` ones (plain JSON data) skip pygls' message objects."""
+        if type(params) is dict and method.startswith("toolwire/"):
+            self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+            return
+        super().notify(method, params)
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        """Send a response; plain JSON results of untyped (custom) requests are written as they are."""
+        if error is None and type(result) is dict and msg_id not in self._result_types:
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            return
+        super()._send_response(msg_id, result, error)
 
     def _serialize_message(self, data: Any) -> Any:
         if isinstance(data, dict):
