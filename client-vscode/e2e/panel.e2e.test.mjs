@@ -149,7 +149,16 @@ test("command palette: Ask About Selection runs a turn in the panel; Set API Key
       if (file.includes(`${path.sep}chromium-profile${path.sep}`)) {
         continue; // The browser's own storage, where VS Code for the Web keeps secrets; not the user-data folder.
       }
-      if (readFileSync(file).includes(key)) {
+      let content;
+      try {
+        content = readFileSync(file);
+      } catch (error) {
+        if (error.code === "ENOENT") {
+          continue; // removed by code-server since it was listed (a lock file, a temporary file)
+        }
+        throw error;
+      }
+      if (content.includes(key)) {
         leaks.push(file);
       }
     }
