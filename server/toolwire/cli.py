@@ -64,13 +64,8 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     approve = args.approve or ("ask" if sys.stdin.isatty() else "no")
-    try:
-        settings = json.loads(args.settings) if args.settings else {}
-    except ValueError as exc:
-        print(f"toolwire run: --settings is not JSON: {exc}", file=sys.stderr)
-        return 2
-    if not isinstance(settings, dict):
-        print("toolwire run: --settings must be a JSON object", file=sys.stderr)
+    settings = _settings_json("run", args.settings)
+    if settings is None:
         return 2
     from toolwire.settings import parse_settings
 
@@ -79,10 +74,7 @@ def _run(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"toolwire run: invalid --settings: {problem}", file=sys.stderr)
         return 2
-    model = args.model
-    kind, sep, script = model.partition(":")
-    if kind == "replay" and sep and not Path(script).expanduser().is_absolute():
-        model = f"replay:{Path(script).expanduser().resolve()}"  # relative to where the user typed it
+    model = _model_spec(args.model)
     options = RunOptions(
         workspace=workspace,
         model=model,
@@ -95,24 +87,36 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(run_turn(options))
 
 
+def _settings_json(command: str, text: str | None) -> dict | None:
+    """``--settings`` as a JSON object ({} when absent), or None after printing why it is not one."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError as exc:
+        print(f"toolwire {command}: --settings is not JSON: {exc}", file=sys.stderr)
+        return None
+    if not isinstance(value, dict):
+        print(f"toolwire {command}: --settings must be a JSON object", file=sys.stderr)
+        return None
+    return value
+
+
+def _model_spec(spec: str) -> str:
+    """The model spec with a relative ``replay:SCRIPT`` made absolute (relative to where the user typed it)."""
+    kind, sep, script = spec.partition(":")
+    if kind == "replay" and sep and not Path(script).expanduser().is_absolute():
+        return f"replay:{Path(script).expanduser().resolve()}"
+    return spec
+
+
 def _acp(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level, args.log_file)
     from toolwire.settings import parse_settings
 
-    try:
-        raw = json.loads(args.settings) if args.settings else {}
-    except ValueError as exc:
-        print(f"toolwire acp: --settings is not JSON: {exc}", file=sys.stderr)
-        return 2
-    if not isinstance(raw, dict):
-        print("toolwire acp: --settings must be a JSON object", file=sys.stderr)
+    raw = _settings_json("acp", args.settings)
+    if raw is None:
         return 2
     if args.model:
-        kind, sep, script = args.model.partition(":")
-        model = args.model
-        if kind == "replay" and sep and not Path(script).expanduser().is_absolute():
-            model = f"replay:{Path(script).expanduser().resolve()}"  # relative to where the user typed it
-        raw = {**raw, "model": model}
+        raw = {**raw, "model": _model_spec(args.model)}
     settings, problems = parse_settings(raw)
     if problems:
         for problem in problems:
