@@ -113,6 +113,7 @@ test("panel: reloading the panel mid-turn brings back the same calls and the ope
     chat = vscode.chatFrame();
     const approval = chat.getByRole("region", { name: "Approval for edit_file" });
     await approval.waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "waiting", "greet.py").waitFor({ timeout: STEP_MS }); // cards render with the snapshot
     assert.deepEqual(await cardLabels(chat), before, "the same calls with the same statuses");
     await vscode.screenshot("panel-after-reload");
     await approval.getByRole("button", { name: /Allow once/ }).click();
