@@ -26,7 +26,7 @@ from toolwire.tools.target import (
 )
 from toolwire.workspace.positions import newline_counts, split_lines
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.fs import read_bytes
+from toolwire.workspace.fs import MAX_FILE_BYTES, read_bytes
 from toolwire.workspace.paths import resolve_path
 from toolwire.workspace.text import decode_text, unified_diff
 
@@ -58,7 +58,8 @@ class ReadFile(Tool):
         "Read a text file of the workspace. Without start_line/end_line the exact file text is "
         "returned, unchanged. With a range, the requested lines (1-based, inclusive) are returned "
         "with their line numbers in front, as '<number>\\t<line>'; the numbers are not part of the "
-        "file. Unsaved editor changes are included. Binary, non-UTF-8 and files over 2 MB are refused."
+        "file. Unsaved editor changes are included. Binary and non-UTF-8 files are refused; files over "
+        "2 MB are read in line ranges only (at most 2 MB of lines per read), files over 16 MB not at all."
     )
     Args: ClassVar[type[BaseModel]] = ReadFileArgs
     read_only: ClassVar[bool] = True
@@ -82,13 +83,23 @@ class ReadFile(Tool):
         if target.path.notes:
             data["path_notes"] = list(target.path.notes)
         if args.start_line is None and args.end_line is None:
+            if len(text) > MAX_FILE_BYTES and len(text.encode("utf-8")) > MAX_FILE_BYTES:
+                raise ToolError("too_large", f"{rel} is over {MAX_FILE_BYTES} bytes ({len(lines)} lines): read it "
+                                             "in ranges with start_line and end_line")
             return ToolResult(ok=True, content=text, data=data)
         start = args.start_line or 1
         if start > max(len(lines), 1):
             raise ToolError("out_of_range", f"{rel} has {len(lines)} lines; start_line {start} is past the end")
         end = min(args.end_line or len(lines), len(lines))
         width = len(str(end))
-        shown = [f"{n:>{width}}\t{lines[n - 1]}" for n in range(start, end + 1)]
+        shown, size = [], 0
+        for n in range(start, end + 1):  # a page holds at most MAX_FILE_BYTES of lines
+            row = f"{n:>{width}}\t{lines[n - 1]}"
+            size += len(row) + 1
+            if size > MAX_FILE_BYTES and shown:
+                end = n - 1
+                break
+            shown.append(row)
         data.update(start_line=start, end_line=end)
         return ToolResult(ok=True, content="\n".join(shown), data=data)
 

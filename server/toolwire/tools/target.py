@@ -18,7 +18,7 @@ from typing import Any
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.fs import ABSENT, atomic_write, read_bytes
+from toolwire.workspace.fs import ABSENT, MAX_EDIT_BYTES, atomic_write, read_bytes
 from toolwire.workspace.lookalike import check_new_path
 from toolwire.workspace.paths import WorkspacePath, resolve_path
 from toolwire.workspace.text import decode_text, dominant_newline, encode_text
@@ -75,7 +75,8 @@ class Target:
 def load_target(ctx: ToolContext, path: str) -> Target:
     """Check ``path`` and read the file from its open buffer or from disk.
 
-    A missing file gives a target with ``text=None``.
+    A missing file gives a target with ``text=None``. Files up to
+    :data:`~toolwire.workspace.fs.MAX_EDIT_BYTES` (16 MiB) are read.
 
     Raises:
         ToolError: ``outside_workspace``, ``invalid_path``, ``is_directory``,
@@ -87,7 +88,7 @@ def load_target(ctx: ToolContext, path: str) -> Target:
         return Target(path=wp, doc=doc, text=doc.text)
     if not os.path.lexists(wp.resolved):  # missing (or a dangling link: writing creates its target)
         return Target(path=wp, doc=None, text=None)
-    raw = read_bytes(wp.resolved, label=wp.rel)
+    raw = read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=wp.rel)
     decoded = decode_text(raw, wp.rel)
     return Target(path=wp, doc=None, text=decoded.text, bom=decoded.bom, raw=raw)
 

@@ -24,6 +24,7 @@ from typing import Final
 from toolwire.workspace.errors import ToolError
 
 __all__ = [
+    "MAX_EDIT_BYTES",
     "MAX_FILE_BYTES",
     "ANY",
     "ABSENT",
@@ -35,7 +36,10 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES: Final = 2 * 1024 * 1024
-"""Largest file the tools read or edit (2 MiB)."""
+"""Largest file read whole (``read_file`` without a range, the watcher's checks): 2 MiB."""
+
+MAX_EDIT_BYTES: Final = 16 * 1024 * 1024
+"""Largest file the file tools edit, or ``read_file`` reads in line ranges: 16 MiB."""
 
 TEMP_MARKER: Final = ".toolwire-"
 """Part of every temporary file name, so watchers can ignore them."""

@@ -8,13 +8,13 @@ LF-only view that searches run on, with a map back to positions in the text.
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Final
 
+from toolwire.workspace.diffing import unified_diff as _unified_diff
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.positions import newline_counts, split_lines
+from toolwire.workspace.positions import newline_counts
 
 __all__ = ["BOM", "TextFile", "decode_text", "encode_text", "dominant_newline", "NewlineView", "unified_diff"]
 
@@ -105,33 +105,6 @@ class NewlineView:
         return self.view.count("\n", 0, offset) + 1
 
 
-def _split_for_diff(text: str) -> list[str]:
-    """Lines by the LSP rule (not :meth:`str.splitlines`: a form feed or U+2028 is
-    part of its line), each ending shown as LF."""
-    lines = [line.rstrip("\r\n") + "\n" if line[-1] in "\r\n" else line for line in split_lines(text, keepends=True)]
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n\\ No newline at end of file\n"
-    return lines
-
-
 def unified_diff(old: str | None, new: str | None, rel: str, *, new_rel: str | None = None) -> str:
-    """A unified diff (``git diff`` style headers) from ``old`` to ``new``.
-
-    Args:
-        old: Text before, or None when the file is created.
-        new: Text after, or None when the file is deleted.
-        rel: Workspace-relative path.
-        new_rel: Path after a rename, when it differs.
-
-    Returns:
-        The diff text; empty when nothing changed. CRLF and bare CR are shown as LF.
-    """
-    target = new_rel or rel
-    a = "/dev/null" if old is None else f"a/{rel}"
-    b = "/dev/null" if new is None else f"b/{target}"
-    lines = difflib.unified_diff(_split_for_diff(old or ""), _split_for_diff(new or ""), a, b, n=3)
-    body = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-    if new_rel and new_rel != rel:
-        head = f"rename from {rel}\nrename to {new_rel}\n"
-        return head + body
-    return body
+    """A unified diff from ``old`` to ``new``; see :func:`toolwire.workspace.diffing.unified_diff`."""
+    return _unified_diff(old, new, rel, new_rel=new_rel)
