@@ -25,6 +25,15 @@ def _setup_logging(level: str, log_file: str | None) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.tcp and args.socket:
+        print("toolwire serve: --tcp and --socket cannot be used together", file=sys.stderr)
+        return 2
+    if args.idle_exit is not None and not args.socket:
+        print("toolwire serve: --idle-exit applies only with --socket", file=sys.stderr)
+        return 2
+    if args.idle_exit is not None and not 0 < args.idle_exit <= 86400:
+        print("toolwire serve: --idle-exit takes seconds between 0 and 86400", file=sys.stderr)
+        return 2
     if args.tcp:
         from toolwire.lsp.transport import parse_address
 
@@ -36,7 +45,18 @@ def _serve(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level, args.log_file)
     from toolwire.lsp.server import server
 
-    if args.tcp:
+    if args.socket:
+        from toolwire.lsp.persist import DEFAULT_IDLE_EXIT, serve_socket
+        from toolwire.lsp.transport import ListenError
+
+        try:
+            serve_socket(server, Path(args.socket).absolute(),
+                         args.idle_exit if args.idle_exit is not None else DEFAULT_IDLE_EXIT,
+                         detach_stdio=bool(args.log_file))
+        except ListenError as exc:
+            print(f"toolwire serve: {exc}", file=sys.stderr)
+            return 2
+    elif args.tcp:
         from toolwire.lsp.transport import ListenError, serve_tcp
 
         try:
@@ -144,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the language server (LSP over stdio, or TCP)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--socket", metavar="PATH",
+                       help="listen on a Unix socket; sessions outlive a client, which may reconnect")
+    serve.add_argument("--idle-exit", metavar="SECONDS", type=float,
+                       help="with --socket: exit after this long with no client and no running turn (default 60)")
     serve.add_argument("--log-file", help="write logs to this file instead of stderr")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     serve.set_defaults(func=_serve)

@@ -27,6 +27,7 @@ from toolwire.lsp.protocol import (
     update_payload,
 )
 from toolwire.lsp.fallback import ask_with_message_request
+from toolwire.lsp.persist import ClientGone
 
 if TYPE_CHECKING:
     from toolwire.lsp.progress import LongTools
@@ -65,7 +66,8 @@ class LspSink:
 class LspApprover:
     """Asks the client through ``toolwire/session/requestPermission``; a client that
     does not know that method is asked with ``window/showMessageRequest`` from then on
-    (:mod:`toolwire.lsp.fallback`)."""
+    (:mod:`toolwire.lsp.fallback`). When the client disconnects before answering
+    (``--socket``), the same request is sent to the next client once it is ready."""
 
     def __init__(self, server: "ToolwireServer", session_id: str) -> None:
         self._server = server
@@ -85,14 +87,21 @@ class LspApprover:
             "subject": subject,
             "options": [option.dump() for option in PERMISSION_OPTIONS],
         }
-        protocol = self._server.protocol
         open_requests = self._server.pending_permissions.setdefault(self._session_id, {})
         open_requests[msg_id] = params  # shown by toolwire/session/snapshot until answered
         try:
-            future = protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
-            raw = await future
+            while True:
+                protocol = self._server.protocol
+                try:
+                    raw = await protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
+                    break
+                except ClientGone:  # --socket: ask the next client, with the same id
+                    if not await self._server.link.wait_ready(self._session_id):
+                        return PermissionAnswer("cancelled")
+                    log.info("permission request %s sent again to the reconnected client", msg_id)
         except anyio.get_cancelled_exc_class():
             # typed params: pygls cannot serialize a plain dict for this LSP method
+            protocol = self._server.protocol
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             protocol._request_futures.pop(msg_id, None)
             raise

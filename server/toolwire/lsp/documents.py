@@ -31,6 +31,7 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
+from toolwire.lsp.persist import ClientGone, settle_lost_edit
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.positions import ENCODINGS, LineIndex, PositionError, apply_change, minimal_edit
@@ -83,6 +84,7 @@ class BufferStore:
         self._encoding = encoding
         self.buffers: dict[str, EditorBuffer] = {}
         self._moved: dict[str, anyio.Event] = {}
+        self._opened: anyio.Event | None = None
 
     @property
     def encoding(self) -> str:
@@ -113,6 +115,15 @@ class BufferStore:
         """``textDocument/didOpen``: (re)open a buffer."""
         self.buffers[uri] = EditorBuffer(uri, text, version)
         self._notify(uri)
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            opened.set()
+
+    async def wait_opened(self) -> None:
+        """Wait for the next ``didOpen`` (any document)."""
+        if self._opened is None:
+            self._opened = anyio.Event()
+        await self._opened.wait()
 
     def close(self, uri: str) -> None:
         """``textDocument/didClose``: forget a buffer (unknown URIs are ignored)."""
@@ -243,14 +254,24 @@ def _designates(uri: str, path: Path) -> bool:
 
 
 class LspDocuments:
-    """The tools' view of the editor's open buffers (see the module docstring)."""
+    """The tools' view of the editor's open buffers (see the module docstring).
+
+    Attributes:
+        session_id: The session these tools belong to (set once it is open; an edit
+            that waits for a reconnecting client is counted against it).
+    """
 
     def __init__(self, server: "ToolwireServer") -> None:
         self._server = server
+        self.session_id: str | None = None
 
     @property
     def _store(self) -> BufferStore:
         return self._server.buffers
+
+    def matches(self, path: Path) -> list[EditorBuffer]:
+        """The buffers that designate ``path`` (absolute, resolved), whatever their URI."""
+        return self._matches(path)
 
     def _matches(self, path: Path) -> list[EditorBuffer]:
         return [buf for uri, buf in list(self._store.buffers.items()) if _designates(uri, path)]
@@ -303,7 +324,9 @@ class LspDocuments:
         Raises:
             ToolError: ``editor_unsupported`` (the client lacks the capabilities;
                 nothing is sent), ``editor_refused`` (``applied: false``, with the
-                editor's ``failureReason``, or an error answer).
+                editor's ``failureReason``, or an error answer);
+                ``editor_disconnected`` (the client left before answering and the
+                edit's fate could not be settled, see :func:`~toolwire.lsp.persist.settle_lost_edit`).
         """
         missing = missing_edit_capabilities(self._server.client_capabilities)
         if missing:
@@ -333,6 +356,8 @@ class LspDocuments:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             protocol._request_futures.pop(msg_id, None)
             raise
+        except ClientGone:  # no answer will come: settle it with the next client's buffer
+            return await settle_lost_edit(self, doc, new_text)
         except Exception as exc:  # the client answered with an error
             raise ToolError("editor_refused", f"the editor refused the edit of {doc.path.name}: {exc}; "
                             "nothing was written") from None

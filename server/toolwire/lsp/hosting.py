@@ -21,6 +21,7 @@ from toolwire.lsp.config import SessionOrigin, model_key, refresh_session, sessi
 
 if TYPE_CHECKING:
     from toolwire.lsp.config import Redactor
+    from toolwire.lsp.persist import ClientLink
     from toolwire.lsp.watching import WatchHub
     from toolwire.settings import Settings
 
@@ -36,6 +37,7 @@ class SessionHost:
     redactor: "Redactor"
     background: set[asyncio.Task]
     watchers: "WatchHub"
+    link: "ClientLink"
 
     def spawn(self, coro: Any) -> asyncio.Task:
         """Run ``coro`` as a task the server owns (kept until done; errors are logged)."""
@@ -70,9 +72,11 @@ class SessionHost:
             raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))
         spec = model_spec or settings.model
         try:
-            session = open_session(Path(cwd), spec, settings, LspDocuments(self))
+            documents = LspDocuments(self)
+            session = open_session(Path(cwd), spec, settings, documents)
         except SessionSpecError as exc:
             raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: {exc.field}: {exc}") from None
+        documents.session_id = session.id
         self.sessions[session.id] = session
         self.origins[session.id] = SessionOrigin(model_spec, dict(overrides or {}), model_key(spec, settings))
         await self.watchers.attach(session)
@@ -91,4 +95,14 @@ class SessionHost:
         origin = self.origins.get(session.id)
         if origin is not None and origin.stale and session.id in self.sessions:
             refresh_session(self, session)
+        self.link.poke()  # the idle rule of --socket counts running turns
+
+    def settings_replaced(self) -> None:
+        """``self.settings`` was replaced (a reconnecting client's ``initialize``): each
+        open session takes them for its next turn; a running turn is never touched."""
+        for session in list(self.sessions.values()):
+            if session.turn is None:
+                refresh_session(self, session)
+            elif session.id in self.origins:
+                self.origins[session.id].stale = True
 

@@ -39,6 +39,8 @@ import asyncio
 import inspect
 import json
 import logging
+import uuid
+from concurrent.futures import Future
 from typing import Any
 
 from cattrs import transform_error
@@ -48,6 +50,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequ
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, LanguageServerProtocol
 
 from toolwire.lsp.documents import DocumentSyncMixin
+from toolwire.lsp.persist import ClientGone
 
 log = logging.getLogger(__name__)
 
@@ -115,15 +118,50 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
     """pygls' LSP protocol, with every message checked against JSON-RPC and LSP first,
     and our own document sync (:class:`toolwire.lsp.documents.DocumentSyncMixin`).
 
+    One object serves one connection. When the connection ends, :meth:`detach`
+    closes it for good: nothing more is written, answers to the client's requests
+    still running are dropped (a later client has its own ids), and requests sent
+    to the client fail with :class:`ClientGone`.
+
     Attributes:
         initialized: True once an ``initialize`` request arrived.
         exit_code: None until ``exit`` arrives; then 0 after ``shutdown``, else 1.
+        closed: The connection ended (:meth:`detach`).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.initialized = False
         self.exit_code: int | None = None
+        self.closed = False
+        self._outgoing: set[Any] = set()
+
+    def detach(self) -> None:
+        """The connection ended: write nothing more, fail the requests sent to the
+        client with :class:`ClientGone` (their callers decide: re-send on the next
+        connection, or give up safely)."""
+        self.closed = True
+        for msg_id in list(self._outgoing):
+            future = self._request_futures.pop(msg_id, None)
+            self._result_types.pop(msg_id, None)
+            if future is not None and not future.done():
+                future.set_exception(ClientGone(f"the client disconnected before answering request {msg_id}"))
+        self._outgoing.clear()
+
+    def send_request(self, method: str, params: Any | None = None, callback: Any = None,
+                     msg_id: Any = None) -> Any:
+        """Send a request to the client; on a closed connection the future fails
+        with :class:`ClientGone` at once (nothing is sent)."""
+        if self.closed:
+            future: Future[Any] = Future()
+            future.set_exception(ClientGone(f"no client is connected to answer {method}"))
+            return future
+        if msg_id is None:
+            msg_id = str(uuid.uuid4())
+        self._outgoing.add(msg_id)
+        future = super().send_request(method, params, callback, msg_id)
+        future.add_done_callback(lambda _f: self._outgoing.discard(msg_id))
+        return future
 
     # pygls structures every object of a body through ``json.loads(object_hook=...)``,
     # nested ones included; we structure the top-level message ourselves instead.
@@ -242,8 +280,9 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         self._server._report_server_error(JsonRpcInternalError(str(exc)), Exception)
 
     def _send_data(self, data: Any) -> None:
-        """Write one message: compact UTF-8 JSON behind a ``Content-Length`` header."""
-        if not data:
+        """Write one message: compact UTF-8 JSON behind a ``Content-Length`` header
+        (nothing once the connection is closed)."""
+        if not data or self.closed:
             return
         if self.writer is None:
             log.error("Unable to send data, no available transport!")

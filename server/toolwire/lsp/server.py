@@ -34,6 +34,7 @@ from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration
 from toolwire.lsp.documents import BufferStore, negotiated_encoding
 from toolwire.lsp.hosting import SessionHost
+from toolwire.lsp.persist import ClientLink
 from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, TurnInProgress, UnknownSession, answer_parse_error, clip
 from toolwire.lsp.watching import WatchHub
 from toolwire.settings import Settings, parse_settings
@@ -80,6 +81,8 @@ class ToolwireServer(SessionHost, LanguageServer):
         watchers: One workspace watcher per workspace folder.
         buffers: The editor's open documents (our own document sync, see
             :mod:`toolwire.lsp.documents`), in the negotiated position encoding.
+        link: Whether a client is connected (clients come and go over ``--socket``,
+            see :mod:`toolwire.lsp.persist`).
     """
 
     def __init__(self) -> None:
@@ -100,9 +103,18 @@ class ToolwireServer(SessionHost, LanguageServer):
         self.background: set[asyncio.Task] = set()
         self.progress_cancels: dict[str, Any] = {}
         self.permission_fallback = False
+        self.link = ClientLink()
         self.watchers = WatchHub(
             lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
         )
+
+    def reset_editor_state(self) -> None:
+        """A new client connected (``--socket``): what the server knew of the previous
+        editor (open buffers, work-done progress, the approval fallback) is dropped;
+        the new client sends its own."""
+        self.buffers = BufferStore(lambda: negotiated_encoding(self))
+        self.progress_cancels.clear()
+        self.permission_fallback = False
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Answer a body that is not JSON with -32700; log everything else as one line (no pop-ups)."""
@@ -151,6 +163,7 @@ def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
         ls.redactor.add(options["apiKey"])
     settings, problems = parse_settings(options)
     ls.settings = settings
+    ls.settings_replaced()  # a client that reconnects (--socket): each session's next turn
     try:
         check_model_spec(settings.model, cwd=_root_folder(params))
     except (ModelSpecError, ReplayScriptError) as exc:
@@ -171,6 +184,13 @@ def _root_folder(params: types.InitializeParams) -> Path | None:
 
         return Path(unquote(urlparse(uri).path))
     return None
+
+
+@server.feature(types.INITIALIZED)
+def on_initialized(ls: ToolwireServer, params: types.InitializedParams) -> None:
+    """``initialized``: the client can take requests (permission requests left open by a
+    client that disconnected are sent to it again, see :mod:`toolwire.lsp.persist`)."""
+    ls.link.initialized()
 
 
 @server.feature(types.SHUTDOWN)

@@ -115,7 +115,7 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
 
     Raises:
         ToolError: ``stale`` (the buffer moved on, or the disk changed),
-            ``editor_refused`` / ``editor_unsupported`` (from the editor, see
+            ``editor_refused`` / ``editor_unsupported`` / ``editor_disconnected`` (from the editor, see
             :meth:`~toolwire.workspace.documents.Documents.replace`), ``exists``,
             ``io_error``; ``invalid_name`` / ``lookalike`` for a new name (:func:`check_creatable`).
     """

@@ -1,0 +1,379 @@
+"""``toolwire serve --socket PATH``: a server that outlives its client.
+
+An editor window that reloads (VS Code's "Reload Window" restarts the extension
+host) loses its stdio server and every session in it. Over ``--socket`` the
+server is its own process, listening on a Unix socket, and a client may leave and
+come back:
+
+* One client at a time. A new connection takes over: the previous one is
+  closed (a reloaded window connects while the old extension host may not have
+  closed its socket yet). The socket file is ``0600`` in a folder only the user
+  can enter (``0700``, owned by the user; created so when missing).
+* Sessions, running turns and their calls stay when a client leaves. A client
+  that connects sends ``initialize`` / ``initialized`` again (its settings apply
+  to each session's next turn), re-opens its documents, and reads a session's
+  state with ``toolwire/session/snapshot`` (its ``pendingPermissions`` lists the
+  permission requests still open).
+* Each connection has its own protocol object (:meth:`ClientLink.connect`):
+  answers to the old client's requests are dropped, requests the server sent it
+  fail with :class:`ClientGone`. A permission request that was
+  not answered is sent again, with the same id, to the next client once it is
+  ``initialized``; an edit of an open buffer whose answer was lost is settled by
+  :mod:`toolwire.lsp.documents` (never applied twice).
+* ``exit`` (after ``shutdown``) stops the server: that is an explicit stop. A
+  client that only disconnects may come back: the server exits by itself once no
+  client has been connected for ``idle_exit`` seconds while no turn is running.
+  A turn whose progress waits for a client (an approval, an edit of an open
+  buffer) counts as idle; when the grace period ends such turns are cancelled
+  (reason ``shutdown``) before the server exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import socket
+import stat
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.io_ import run_async
+
+import anyio
+
+from toolwire.lsp.transport import ListenError
+from toolwire.streaming.state import CancelReason
+from toolwire.workspace.documents import OpenDocument
+from toolwire.workspace.errors import ToolError
+
+if TYPE_CHECKING:
+    from toolwire.lsp.documents import EditorBuffer, LspDocuments
+    from toolwire.lsp.rpc import ToolwireProtocol
+    from toolwire.lsp.server import ToolwireServer
+
+log = logging.getLogger(__name__)
+
+#: Default seconds the server waits, with no client and no running turn, before it exits.
+DEFAULT_IDLE_EXIT = 60.0
+
+#: Seconds the server gives cancelled turns to end before exiting anyway.
+CANCEL_GRACE = 10.0
+
+#: Seconds a reconnected editor has to re-open a file whose edit was not confirmed.
+REOPEN_WAIT = 5.0
+
+
+class ClientGone(Exception):
+    """The client a request was sent to disconnected (or none is connected), so no
+    answer will come on this connection; another client may connect later."""
+
+
+class ClientLink:
+    """Whether a client is connected, for the parts that must wait for one.
+
+    Over stdio or ``--tcp`` the server lives and dies with its one client:
+    :attr:`persistent` is False and :meth:`wait_ready` returns False at once.
+
+    Attributes:
+        persistent: Clients may leave and come back (``--socket``).
+        connected: A client's connection is open.
+        waiting: Per session id, how many of its requests wait for a client.
+    """
+
+    def __init__(self) -> None:
+        self.persistent = False
+        self.connected = False
+        self.waiting: Counter[str] = Counter()
+        self._ready: asyncio.Event | None = None
+        self._changed: asyncio.Event | None = None
+
+    @property
+    def ready(self) -> asyncio.Event:
+        """Set while an initialized client is connected (created on first use, on the loop)."""
+        if self._ready is None:
+            self._ready = asyncio.Event()
+        return self._ready
+
+    @property
+    def changed(self) -> asyncio.Event:
+        """Set whenever something the idle rule looks at changed."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def poke(self) -> None:
+        """Something the idle rule looks at changed (a turn ended, a client came or went)."""
+        if self.persistent:
+            self.changed.set()
+
+    def connect(self, server: "ToolwireServer") -> "ToolwireProtocol":
+        """A client connected: it gets a fresh protocol object and a fresh view of
+        the editor (open buffers, capabilities); sessions are kept.
+
+        Returns:
+            The protocol object that serves the new connection (now ``server.protocol``).
+        """
+        old = server.protocol
+        old.detach()
+        new = type(old)(server, old._converter)
+        for name in ("_features", "_feature_options", "_commands"):  # the handlers registered on the server
+            setattr(new.fm, name, getattr(old.fm, name))
+        server.protocol = new
+        server.reset_editor_state()
+        self.connected = True
+        self.ready.clear()
+        self.poke()
+        return new
+
+    def initialized(self) -> None:
+        """The connected client sent ``initialized``: requests may be sent to it again."""
+        if self.connected:
+            self.ready.set()
+            self.poke()
+
+    def disconnect(self, server: "ToolwireServer", protocol: "ToolwireProtocol") -> None:
+        """``protocol``'s connection ended (a newer connection may already have replaced it)."""
+        protocol.detach()
+        if server.protocol is protocol:
+            self.connected = False
+            self.ready.clear()
+        self.poke()
+
+    async def wait_ready(self, session_id: str) -> bool:
+        """Wait until an initialized client is connected (for a request that must be
+        sent again). Cancelled when the server gives up on idle clients.
+
+        Returns:
+            True once a client is ready; False at once when clients cannot come back.
+        """
+        if not self.persistent:
+            return False
+        self.waiting[session_id] += 1
+        self.poke()
+        try:
+            await self.ready.wait()
+        finally:
+            self.waiting[session_id] -= 1
+            if self.waiting[session_id] <= 0:
+                del self.waiting[session_id]
+            self.poke()
+        return True
+
+    def busy(self, server: "ToolwireServer") -> bool:
+        """A turn or client-fed run is going on that does not merely wait for a client."""
+        for session in server.sessions.values():
+            running = session.turn is not None or bool(session.fed_schedulers)
+            if running and not self.waiting.get(session.id):
+                return True
+        return False
+
+
+async def settle_lost_edit(documents: "LspDocuments", doc: OpenDocument, new_text: str) -> bool:
+    """An edit of the open buffer ``doc`` got no answer: the client went away before
+    answering (or before it was sent). Wait for the next client and look at its buffer
+    of the file: the new text means the edit was applied; the old text means it was not,
+    and it is sent again (to that buffer and version); anything else, or a file no
+    longer open whose disk text is not the new one, is refused with nothing more
+    written. An edit is never applied twice and never half-applied (it is one text edit).
+
+    Returns:
+        True when the buffer (or the disk) has the edit.
+
+    Raises:
+        ToolError: ``editor_disconnected`` (also at once when clients cannot come back).
+    """
+    name = doc.path.name
+    server = documents._server
+    if not await server.link.wait_ready(documents.session_id or ""):
+        raise ToolError("editor_disconnected", f"the editor disconnected before confirming the edit of {name}; "
+                        "it may or may not have been applied (check the file); nothing more was written")
+    found = await _reopened(documents, doc.path)
+    if found is not None:
+        if found.text == new_text:
+            return True
+        if found.text == doc.text and found.out_of_sync is None:
+            log.info("re-sending the unconfirmed edit of %s to the reconnected editor", name)
+            return await documents.replace(OpenDocument(path=doc.path, text=found.text, version=found.version,
+                                                        uri=found.uri), new_text)
+        raise ToolError("editor_disconnected", f"the editor reconnected with {name} changed meanwhile; the edit "
+                        "was not applied and nothing more was written")
+    try:
+        on_disk = doc.path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        on_disk = None
+    if on_disk == new_text:
+        return True
+    raise ToolError("editor_disconnected", f"the editor disconnected before confirming the edit of {name}, and "
+                    "the file is no longer open in it; the file on disk does not have the edit; nothing more "
+                    "was written")
+
+
+async def _reopened(documents: "LspDocuments", path: Path) -> "EditorBuffer | None":
+    """The reconnected client's buffer of ``path`` once it re-opened it (waiting up to
+    :data:`REOPEN_WAIT` seconds for its ``didOpen``); None when it does not."""
+    with anyio.move_on_after(REOPEN_WAIT):
+        while True:
+            found = documents.matches(path)
+            if len(found) == 1:
+                return found[0]
+            await documents._server.buffers.wait_opened()
+    return None
+
+
+def prepare_socket_path(path: Path) -> None:
+    """Make ``path``'s folder private and remove a stale socket left by a dead server.
+
+    Raises:
+        ListenError: the folder is not the user's own or others may enter it, or a
+            live server already listens on ``path``, or ``path`` is not a socket.
+    """
+    folder = path.parent
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.stat()
+    except OSError as exc:
+        raise ListenError(f"cannot use the folder {folder}: {exc.strerror or exc}") from None
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise ListenError(f"the folder {folder} must belong to you and be private (chmod 700): "
+                          "another user could otherwise connect to the server")
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise ListenError(f"{path} exists and is not a socket; remove it or choose another path")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError as exc:
+        if exc.errno not in (errno.ECONNREFUSED, errno.ENOENT):
+            raise ListenError(f"cannot check {path}: {exc.strerror or exc}") from None
+        path.unlink(missing_ok=True)  # nobody listens: a dead server's socket
+        return
+    finally:
+        probe.close()
+    raise ListenError(f"a server already listens on {path}")
+
+
+def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAULT_IDLE_EXIT,
+                 detach_stdio: bool = False) -> None:
+    """Serve clients one at a time on the Unix socket ``path`` until ``exit`` or idleness.
+
+    Args:
+        server: The pygls server.
+        path: Where to listen (its folder is made private; a stale socket is replaced).
+        idle_exit: Seconds without a client and without a running turn before the server exits.
+        detach_stdio: After the "listening" line on stderr, point stdin/stdout/stderr at
+            ``/dev/null`` (the process that started the server may go away; logs go to
+            a ``--log-file``).
+
+    Raises:
+        ListenError: the path cannot be listened on, with the reason in one line.
+    """
+    link = server.link
+    link.persistent = True
+    stop_reading = threading.Event()
+    server._stop_event = stop_reading
+    writers: dict[Any, asyncio.StreamWriter] = {}
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for old_protocol, old_writer in list(writers.items()):
+            log.info("a new client takes over from the connected one")
+            link.disconnect(server, old_protocol)
+            old_writer.close()
+        protocol = link.connect(server)
+        writers[protocol] = writer
+        protocol.set_writer(writer)
+        log.info("client connected")
+        try:
+            await run_async(stop_event=stop_reading, reader=reader, protocol=protocol, logger=log,
+                            error_handler=server.report_server_error)
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            log.info("client connection lost: %s", exc)
+        finally:
+            writers.pop(protocol, None)
+            link.disconnect(server, protocol)
+            writer.close()
+            log.info("client disconnected")
+
+    async def watch_idle() -> None:
+        changed = link.changed
+        while True:
+            changed.clear()
+            if link.connected or link.busy(server):
+                await changed.wait()
+                continue
+            try:
+                await asyncio.wait_for(changed.wait(), idle_exit)
+            except TimeoutError:
+                break
+        log.info("no client for %s s and no turn running: exiting", idle_exit)
+        await cancel_turns()
+
+    async def cancel_turns() -> None:
+        for session in server.sessions.values():
+            if session.turn is not None:
+                session.turn.cancel(CancelReason.SHUTDOWN)
+            for scheduler in list(session.fed_schedulers):
+                if scheduler.scope is not None:
+                    scheduler.scope.cancel()
+
+        async def ended() -> None:
+            while any(s.turn is not None or s.fed_schedulers for s in server.sessions.values()):
+                link.changed.clear()
+                await link.changed.wait()
+
+        try:
+            await asyncio.wait_for(ended(), CANCEL_GRACE)
+        except TimeoutError:
+            log.warning("turns did not end %s s after they were cancelled; exiting anyway", CANCEL_GRACE)
+
+    bound = False
+
+    async def main() -> None:
+        nonlocal bound
+        prepare_socket_path(path)
+        old_umask = os.umask(0o177)  # the socket file is created 0600
+        try:
+            listener = await asyncio.start_unix_server(connection, str(path))
+        except OSError as exc:
+            raise ListenError(f"cannot listen on {path}: {exc.strerror or exc}") from None
+        finally:
+            os.umask(old_umask)
+        bound = True
+        print(f"toolwire serve: listening on {path} (one client at a time; exits {idle_exit:g} s after "
+              "the last client leaves)", file=sys.stderr, flush=True)
+        if detach_stdio:
+            _detach_stdio()
+        try:
+            async with listener:
+                await watch_idle()
+        finally:
+            for protocol, writer in list(writers.items()):
+                link.disconnect(server, protocol)
+                writer.close()
+
+    try:
+        asyncio.run(main())
+    except SystemExit:  # ``exit``: the code is in the protocol's exit_code
+        pass
+    finally:
+        if bound:  # never another server's socket
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        server.shutdown()
+
+
+def _detach_stdio() -> None:
+    """Point fds 0–2 at /dev/null: the starter's pipes may close at any time."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
