@@ -136,12 +136,18 @@ export class VsCode {
         2,
       ),
     );
+    // The extension's server outlives the extension host (src/daemon.ts) and listens on a
+    // socket under the temporary folder: TMPDIR keeps it (and so the daemon's command
+    // line) under this run's folder, where serverPids() and stop() find it.
+    mkdirSync(path.join(root, "tmp"));
     const env = {
       ...process.env,
+      TMPDIR: path.join(root, "tmp"),
       XDG_CONFIG_HOME: path.join(root, "xdg-config"),
       XDG_DATA_HOME: path.join(root, "xdg-data"),
       XDG_CACHE_HOME: path.join(root, "xdg-cache"),
     };
+    delete env.XDG_RUNTIME_DIR;
     const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
     execFileSync(node, [entry, ...common, "--install-extension", vsix, "--force"], { env, stdio: "pipe", timeout: 120_000 });
     const server = spawn(
@@ -322,14 +328,12 @@ export class VsCode {
     return text;
   }
 
-  /** The server processes (`-m toolwire serve`) in code-server's process group. */
+  /**
+   * The Toolwire server processes (`-m toolwire serve`) of this code-server: in its
+   * process group (stdio), or detached on a socket under this run's folder (--socket).
+   */
   serverPids() {
-    const out = execFileSync("ps", ["-eo", "pid=,pgid=,args="], { encoding: "utf8" });
-    return out
-      .split("\n")
-      .map((line) => line.trim().split(/\s+/))
-      .filter((parts) => Number(parts[1]) === this.server.pid && parts.slice(2).join(" ").includes("-m toolwire serve"))
-      .map((parts) => Number(parts[0]));
+    return serverProcesses(this.server.pid, this.root).map((p) => p.pid);
   }
 
   /** Every file under the user-data folder, as paths. */
@@ -391,8 +395,37 @@ export class VsCode {
         // The group is empty.
       }
     }
+    // Toolwire servers that outlive the window (their own process groups).
+    for (const { pgid } of serverProcesses(group, this.root)) {
+      try {
+        process.kill(-pgid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    const deadline = Date.now() + 10_000;
+    while (serverProcesses(group, this.root).length > 0) {
+      assert.ok(Date.now() < deadline, `Toolwire servers left behind: ${JSON.stringify(serverProcesses(group, this.root))}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/**
+ * The `-m toolwire serve` processes in process group `group` or naming a path under
+ * `root` (a --socket server started by the extension), as `{pid, pgid}`.
+ */
+function serverProcesses(group, root) {
+  const out = execFileSync("ps", ["-eo", "pid=,pgid=,args="], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((parts) => {
+      const args = parts.slice(2).join(" ");
+      return args.includes("-m toolwire serve") && (Number(parts[1]) === group || args.includes(root));
+    })
+    .map((parts) => ({ pid: Number(parts[0]), pgid: Number(parts[1]) }));
 }
 
 /**

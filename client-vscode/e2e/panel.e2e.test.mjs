@@ -1,6 +1,6 @@
 // End-to-end through the chat panel in a real VS Code (code-server) with the packaged
 // .vsix and the replay model: approvals in the cards, reject/cancel/allow always/Stop,
-// a window reload mid-turn, Set API Key. Selectors are the panel's ARIA roles and labels.
+// a window reload mid-turn (the server outlives the extension host), Set API Key. Selectors are the panel's ARIA roles and labels.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -97,27 +97,38 @@ test("panel: reject with a reason, cancel one call, allow always, Stop mid-turn;
   });
 });
 
-// A full window reload in code-server starts a new extension host and so a new server:
-// the session is gone (known gap, see the issue). What is tested here is the panel's own
-// reload (Developer: Reload Webviews): it rebuilds from toolwire/session/snapshot.
-test("panel: reloading the panel mid-turn brings back the same calls and the open approval", async (t) => {
+// "Developer: Reload Window" restarts the extension host. The extension's server runs
+// detached on a socket (toolwire serve --socket) and keeps the session; the reloaded
+// window reconnects to the same process, the panel takes the remembered session up
+// again from toolwire/session/snapshot, and the open approval is sent to it again.
+test("panel: reloading the window mid-turn (an edit awaiting approval) brings back the same calls and statuses; approving then finishes the turn", async (t) => {
   const workspace = makeWorkspace({ "greet.py": GREET });
   const settings = { ...QUIET, "toolwire.model": `replay:${path.join(data, "edit-greeting.jsonl")}` };
   await withVsCode(t, workspace, settings, async (vscode) => {
     let chat = await vscode.chat();
     await vscode.ask(chat, "Fix the greeting");
     await chat.getByRole("region", { name: "Approval for edit_file" }).waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "waiting", "greet.py").waitFor({ timeout: STEP_MS });
     const before = await cardLabels(chat);
+    const servers = vscode.serverPids();
+    assert.equal(servers.length, 1, "one Toolwire server");
 
-    await vscode.command("Developer: Reload Webviews");
-    chat = vscode.chatFrame();
+    const reloaded = vscode.page.waitForEvent("load", { timeout: STEP_MS });
+    await vscode.command("Developer: Reload Window").catch(() => undefined);
+    await reloaded;
+    await vscode.page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+    chat = vscode.chatFrame(); // the view comes back with the window and activates the extension
     const approval = chat.getByRole("region", { name: "Approval for edit_file" });
-    await approval.waitFor({ timeout: STEP_MS });
-    await card(chat, "edit_file", "waiting", "greet.py").waitFor({ timeout: STEP_MS }); // cards render with the snapshot
+    await approval.waitFor({ timeout: 2 * STEP_MS });
+    await card(chat, "edit_file", "waiting", "greet.py").waitFor({ timeout: STEP_MS });
     assert.deepEqual(await cardLabels(chat), before, "the same calls with the same statuses");
-    await vscode.screenshot("panel-after-reload");
+    assert.deepEqual(vscode.serverPids(), servers, "the same server process, reconnected");
+    assert.equal(readWorkspaceFile(workspace, "greet.py"), GREET, "nothing written while waiting");
+    await vscode.screenshot("panel-after-window-reload");
+
     await approval.getByRole("button", { name: /Allow once/ }).click();
     await card(chat, "edit_file", "done", "greet.py").waitFor({ timeout: STEP_MS });
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
     assert.match(readWorkspaceFile(workspace, "greet.py"), /def greet\(name: str\) -> str:/);
   });
 });

@@ -7,6 +7,9 @@ import { CHAT_VIEW, ChatViewProvider, VsCodePanelUi } from "./panel/view";
 import { ServerController } from "./server";
 import { ServerStatus } from "./status";
 
+/** workspaceState key of the panel's session id (taken up again after a window reload). */
+const SESSION_KEY = "toolwire.sessionId";
+
 /** Creates the log, status item, server controller, chat panel and commands, then starts the server. */
 export function activate(context: vscode.ExtensionContext): void {
   const log = createLog();
@@ -22,6 +25,11 @@ export function activate(context: vscode.ExtensionContext): void {
     askPermission: (params, token) => (host as PanelHost).requestPermission(params, token),
     apiKey: readKey,
     secrets: () => (apiKey ? [apiKey] : []),
+    // The server outlives a window reload (daemon.ts); its log goes to the extension's log folder.
+    persist: {
+      workspaceKey: context.storageUri?.fsPath ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "no-folder",
+      logFile: vscode.Uri.joinPath(context.logUri, "server.log").fsPath,
+    },
     onRunAction: ({ sessionId }) => void host?.adopt(sessionId).catch((error: unknown) => log.error(`Could not show the code action's turn: ${String(error)}`)),
   });
   const ui = new VsCodePanelUi((state) => status.setTurn(state), log);
@@ -33,6 +41,10 @@ export function activate(context: vscode.ExtensionContext): void {
       },
     },
     ui,
+    {
+      get: () => context.workspaceState.get<string>(SESSION_KEY),
+      set: (sessionId) => void context.workspaceState.update(SESSION_KEY, sessionId),
+    },
   );
   const panel = host;
   // Disposed in this order: the server stops before the log and status go away.
@@ -42,7 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
     status,
     log,
     server.onDidUpdate((params) => panel.onUpdate(params)),
-    server.onDidStart(() => panel.serverRestarted()),
+    server.onDidStart(() => void panel.serverRestarted()),
     context.secrets.onDidChange((event) => {
       if (event.key === API_KEY_SECRET) {
         void readKey();
@@ -55,7 +67,8 @@ export function activate(context: vscode.ExtensionContext): void {
 }
 
 /**
- * Nothing to do here: `server` is in `context.subscriptions`, and its dispose()
- * stops the client (LSP shutdown, exit). The server also exits when stdin closes.
+ * Nothing to do here: `server` is in `context.subscriptions`. Its dispose() stops a
+ * stdio server, and only disconnects from a `--socket` server, which keeps the
+ * sessions for a reloaded window and exits by itself after its grace period.
  */
 export function deactivate(): void {}

@@ -13,6 +13,8 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
+import type { Socket } from "node:net";
+import { canPersist, connectSocket, socketPathFor, startServer } from "./daemon";
 import { errorText } from "./log";
 import {
   RequestPermission,
@@ -40,6 +42,11 @@ export interface ServerDeps {
   secrets(): readonly string[];
   /** A code action started a turn (`toolwire.runAction` answered `{sessionId, turnId}`). */
   onRunAction(result: { sessionId: string; turnId?: string }): void;
+  /**
+   * Where the server outlives the extension host (daemon.ts): a key of this workspace
+   * (its storage folder) and the server's log file. Without them the server runs over stdio.
+   */
+  persist?: { workspaceKey: string; logFile: string };
 }
 
 /** A running client plus a number that changes whenever the server process does. */
@@ -52,6 +59,8 @@ export interface Connection {
 /** Owns the language client: start, restart (single-flight), stop. */
 export class ServerController implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  /** The connection to a `--socket` server (closed, not stopped, when the window goes). */
+  private socket: Socket | undefined;
   private generation = 0;
   private inflight: Promise<void> | undefined;
   private again = false;
@@ -142,9 +151,16 @@ export class ServerController implements vscode.Disposable {
     this.deps.log.info("Settings sent to the server; they apply to the next turn.");
   }
 
-  /** Stops the server (LSP shutdown and exit) and releases everything. */
+  /**
+   * Releases everything. A stdio server is stopped (LSP shutdown and exit); a `--socket`
+   * server is only disconnected: the window may be reloading, and VS Code cannot tell a
+   * reload from a close, so the server keeps the sessions and exits by itself after
+   * its grace period when no window comes back.
+   */
   dispose(): void {
     this.disposed = true;
+    this.socket?.destroy();
+    this.socket = undefined;
     void this.stopClient();
     for (const disposable of this.disposables) {
       disposable.dispose();
@@ -169,11 +185,15 @@ export class ServerController implements vscode.Disposable {
     log.info(`Starting ${launch.description}.`);
     status.setServer("starting", commandLine);
 
-    const serverOptions: ServerOptions = {
-      command: launch.command,
-      args: launch.args,
-      options: { cwd: folder?.uri.fsPath, env: launch.env },
-    };
+    const persist = canPersist() ? this.deps.persist : undefined;
+    const serverOptions: ServerOptions =
+      persist === undefined
+        ? { command: launch.command, args: launch.args, options: { cwd: folder?.uri.fsPath, env: launch.env } }
+        : async () => {
+            const socket = await this.openSocket(launch, socketPathFor(persist.workspaceKey, launch), persist.logFile, folder?.uri.fsPath);
+            this.socket = socket;
+            return { reader: socket, writer: socket };
+          };
     // The log and the trace (toolwire.trace.server) never see the API key.
     const redacted = redactingChannel(log, () => this.deps.secrets());
     const clientOptions: LanguageClientOptions = {
@@ -273,9 +293,25 @@ export class ServerController implements vscode.Disposable {
     });
   }
 
+  /** Connects to this workspace's running `--socket` server, or starts one and connects. */
+  private async openSocket(launch: ServerLaunch, socketPath: string, logFile: string, cwd: string | undefined): Promise<Socket> {
+    const { log } = this.deps;
+    try {
+      const socket = await connectSocket(socketPath);
+      log.info(`Reconnected to the running server on ${socketPath}; its log is ${logFile}.`);
+      return socket;
+    } catch {
+      // Nothing listens (first start, or a server that exited or was killed).
+    }
+    const pid = await startServer(launch, socketPath, logFile, cwd);
+    log.info(`Started the server (pid ${pid}) on ${socketPath}; its log is ${logFile}.`);
+    return connectSocket(socketPath);
+  }
+
   private async stopClient(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.socket = undefined;
     if (client === undefined) {
       return;
     }

@@ -81,6 +81,12 @@ export interface CancelSignal {
   onCancellationRequested(listener: () => void): { dispose(): void };
 }
 
+/** Where the panel keeps its session id across window reloads (VS Code's workspaceState). */
+export interface SessionMemory {
+  get(): string | undefined;
+  set(sessionId: string | undefined): void;
+}
+
 const EDIT_TOOLS = new Set(["create_file", "edit_file", "multi_edit", "delete_file", "rename_file"]);
 
 /** The panel's host logic; one per window. */
@@ -102,6 +108,7 @@ export class PanelHost {
   constructor(
     private readonly server: PanelServer,
     private readonly ui: PanelUi,
+    private readonly memory?: SessionMemory,
   ) {}
 
   /** Connects the webview; returns a function that disconnects it. */
@@ -299,6 +306,7 @@ export class PanelHost {
   async newConversation(): Promise<void> {
     const session = this.session;
     this.session = undefined;
+    this.memory?.set(undefined);
     for (const held of [...this.held.values()]) {
       held.settle({ outcome: { outcome: "cancelled" } });
     }
@@ -362,6 +370,7 @@ export class PanelHost {
       return;
     }
     this.session = { id: sessionId, generation, rpc };
+    this.memory?.set(sessionId);
     this.ends = [];
     this.running = true;
     this.reportStatus();
@@ -369,8 +378,33 @@ export class PanelHost {
     this.ui.reveal();
   }
 
-  /** The server process changed: its sessions and open requests are gone. */
-  serverRestarted(): void {
+  /**
+   * A (new) connection to the server is up. When it is the same server process (a
+   * `--socket` server the window reconnected to, e.g. after a window reload), the
+   * panel's session, or the one remembered from before the reload, is still there:
+   * the panel takes it up again and rebuilds from its snapshot; open approvals come
+   * back as the server sends them again. Otherwise the session is gone.
+   */
+  async serverRestarted(): Promise<void> {
+    const sessionId = this.session?.id ?? this.memory?.get();
+    if (sessionId === undefined) {
+      return;
+    }
+    try {
+      const { rpc, generation } = await this.server.connection();
+      const snapshot = await rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId });
+      this.session = { id: sessionId, generation, rpc };
+      this.running = snapshot.running === true;
+      // The turn's state from before the reload is not in the snapshot: a response being
+      // streamed means a model request, anything else running means tools.
+      this.turnState = !this.running ? null : snapshot.streaming ? "model_request" : "running_tools";
+      this.reportStatus();
+      await this.resync();
+      return;
+    } catch {
+      // Another server process (or the session was closed): start afresh.
+    }
+    this.memory?.set(undefined);
     if (this.session === undefined) {
       return;
     }
@@ -425,6 +459,7 @@ export class PanelHost {
     const params = model === undefined ? { cwd } : { cwd, model };
     const created = await rpc.sendRequest<{ sessionId: string; model?: string }>("toolwire/session/new", params);
     this.session = { id: created.sessionId, generation, rpc };
+    this.memory?.set(created.sessionId);
     this.ends = [];
     this.post({ type: "reset", snapshot: null });
     this.post({ type: "session", sessionId: created.sessionId, model: created.model ?? null });
