@@ -366,6 +366,8 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         results = await run_fed_calls(session, stream, req.tool_call_ids, sink, LspApprover(ls, session.id))
     except FedStreamError as exc:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: {exc}") from None
+    finally:
+        ls.link.poke()  # the idle rule of --socket counts running client-fed runs
     return {"results": results}
 
 
