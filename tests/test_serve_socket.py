@@ -230,3 +230,12 @@ def test_socket_flags_are_checked():
         done = subprocess.run([sys.executable, "-m", "toolwire", "serve", *args], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 2 and words in done.stderr, done.stderr
+
+
+async def test_a_client_that_sends_shutdown_and_leaves_without_exit_stops_the_server(server, workspace):
+    srv = await server("--idle-exit", "600")
+    client = await SocketClient().connect(srv.path)
+    await client.request("shutdown", None)
+    await client.close()
+    assert await srv.exited() == 0
+    assert not srv.path.exists()

@@ -20,7 +20,8 @@ come back:
   not answered is sent again, with the same id, to the next client once it is
   ``initialized``; an edit of an open buffer whose answer was lost is settled by
   :mod:`toolwire.lsp.documents` (never applied twice).
-* ``exit`` (after ``shutdown``) stops the server: that is an explicit stop. A
+* ``exit`` (after ``shutdown``) stops the server: that is an explicit stop (so does a
+  client that disconnects after ``shutdown`` without sending ``exit``). A
   client that only disconnects may come back: the server exits by itself once no
   client has been connected for ``idle_exit`` seconds while no turn is running.
   A turn whose progress waits for a client (an approval, an edit of an open
@@ -280,6 +281,7 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
     stop_reading = threading.Event()
     server._stop_event = stop_reading
     writers: dict[Any, asyncio.StreamWriter] = {}
+    stopped = _Flag(link)
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         for old_protocol, old_writer in list(writers.items()):
@@ -300,10 +302,12 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
             link.disconnect(server, protocol)
             writer.close()
             log.info("client disconnected")
+            if protocol._shutdown:  # ``shutdown`` asked for a stop; the ``exit`` was lost
+                stopped.set()
 
     async def watch_idle() -> None:
         changed = link.changed
-        while True:
+        while not stopped.is_set():
             changed.clear()
             if link.connected or link.busy(server):
                 await changed.wait()
@@ -311,8 +315,8 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
             try:
                 await asyncio.wait_for(changed.wait(), idle_exit)
             except TimeoutError:
+                log.info("no client for %s s and no turn running: exiting", idle_exit)
                 break
-        log.info("no client for %s s and no turn running: exiting", idle_exit)
         await cancel_turns()
 
     async def cancel_turns() -> None:
@@ -369,6 +373,21 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
             except OSError:
                 pass
         server.shutdown()
+
+
+class _Flag:
+    """A stop asked for outside the idle rule; setting it wakes the idle watcher."""
+
+    def __init__(self, link: ClientLink) -> None:
+        self._link = link
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+        self._link.changed.set()
+
+    def is_set(self) -> bool:
+        return self._set
 
 
 def _detach_stdio() -> None:
