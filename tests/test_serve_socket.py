@@ -239,3 +239,28 @@ async def test_a_client_that_sends_shutdown_and_leaves_without_exit_stops_the_se
     await client.close()
     assert await srv.exited() == 0
     assert not srv.path.exists()
+
+
+def chat_chunk(delta: dict, finish: str | None = None) -> dict:
+    """One OpenAI Chat Completions stream chunk (client-fed mode)."""
+    return {"id": "chatcmpl-fed", "object": "chat.completion.chunk", "created": 1, "model": "test",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+async def test_a_client_fed_run_waiting_for_an_absent_client_is_cancelled_when_the_grace_period_ends(
+        server, workspace):
+    srv = await server("--idle-exit", "1")
+    client = await SocketClient().connect(srv.path)
+    sid = (await client.request("toolwire/session/new", {"cwd": str(workspace), "model": "replay"}))["sessionId"]
+    arguments = json.dumps({"path": "greet.py", "old_string": GREET, "new_string": FIXED})
+    chunks = [chat_chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                          "function": {"name": "edit_file", "arguments": arguments}}]}),
+              chat_chunk({}, finish="tool_calls")]
+    await client.request("toolwire/toolCalls/merge", {"sessionId": sid, "streamId": "s", "format": "openai",
+                                                      "chunks": chunks, "end": True})
+    run = client.send("toolwire/toolCalls/run", {"sessionId": sid, "streamId": "s"})
+    await client.ask("toolwire/session/requestPermission")
+    await client.close()
+    assert not run.done()
+    assert await srv.exited() == 0
+    assert (workspace / "greet.py").read_text() == GREET
