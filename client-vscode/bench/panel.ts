@@ -15,7 +15,7 @@
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { Page } from "playwright-core";
+import type { CDPSession, Page } from "playwright-core";
 import type { HostMessage } from "../src/panel/messages";
 import { launchChromium, openPanel, servePanel } from "../test/panel/harness";
 import { git, startServer } from "../test/panel/server";
@@ -43,7 +43,9 @@ function bigArguments(): HostMessage[] {
   }
   messages.push(toolCall({ toolCallId: "big", status: "generated", rev: ++rev, path: "big.txt", arguments: { path: "big.txt" } }));
   messages.push(toolCall({ toolCallId: "big", status: "calling", rev: ++rev, path: "big.txt" }));
-  messages.push(toolCall({ toolCallId: "big", status: "done", rev: ++rev, path: "big.txt", result: { ok: true, content: "Created big.txt", data: null, errorCode: null } }));
+  messages.push(
+    toolCall({ toolCallId: "big", status: "done", rev: ++rev, path: "big.txt", result: { ok: true, content: "Created big.txt", data: null, errorCode: null } }),
+  );
   return messages;
 }
 
@@ -53,17 +55,104 @@ function manyCalls(): HostMessage[] {
   for (let i = 0; i < 200; i++) {
     const id = `c${i}`;
     const text = JSON.stringify({ path: `src/file${i}.py` });
-    messages.push(toolCall({ toolCallId: id, index: i, name: "read_file", status: "generating", rev: 1, argumentsDelta: { offset: 0, text: text.slice(0, 10) } }));
-    messages.push(toolCall({ toolCallId: id, index: i, name: "read_file", status: "generating", rev: 2, argumentsDelta: { offset: 10, text: text.slice(10) } }));
-    messages.push(toolCall({ toolCallId: id, index: i, name: "read_file", status: "generated", rev: 3, path: `src/file${i}.py`, arguments: { path: `src/file${i}.py` } }));
+    messages.push(
+      toolCall({ toolCallId: id, index: i, name: "read_file", status: "generating", rev: 1, argumentsDelta: { offset: 0, text: text.slice(0, 10) } }),
+    );
+    messages.push(
+      toolCall({ toolCallId: id, index: i, name: "read_file", status: "generating", rev: 2, argumentsDelta: { offset: 10, text: text.slice(10) } }),
+    );
+    messages.push(
+      toolCall({ toolCallId: id, index: i, name: "read_file", status: "generated", rev: 3, path: `src/file${i}.py`, arguments: { path: `src/file${i}.py` } }),
+    );
   }
   for (let i = 0; i < 200; i++) {
     messages.push(toolCall({ toolCallId: `c${i}`, index: i, name: "read_file", status: "calling", rev: 4, path: `src/file${i}.py` }));
     messages.push(
-      toolCall({ toolCallId: `c${i}`, index: i, name: "read_file", status: "done", rev: 5, path: `src/file${i}.py`, result: { ok: true, content: `line ${i}\n`.repeat(20), data: null, errorCode: null } }),
+      toolCall({
+        toolCallId: `c${i}`,
+        index: i,
+        name: "read_file",
+        status: "done",
+        rev: 5,
+        path: `src/file${i}.py`,
+        result: { ok: true, content: `line ${i}\n`.repeat(20), data: null, errorCode: null },
+      }),
     );
   }
   return messages;
+}
+
+/**
+ * CPU slowdowns to run every scenario at (`--cpu-slowdown=1,4`; default both): Chromium's
+ * own throttling (DevTools `Emulation.setCPUThrottlingRate`), so a 4x row shows how the
+ * panel behaves on a machine four times slower, or as busy, as this one.
+ */
+const SLOWDOWNS = (process.argv.find((arg) => arg.startsWith("--cpu-slowdown="))?.split("=")[1] ?? "1,4").split(",").map((rate) => {
+  const n = Number(rate);
+  if (!Number.isFinite(n) || n < 1) {
+    throw new Error(`--cpu-slowdown: ${rate} is not a number >= 1`);
+  }
+  return n;
+});
+
+/** Slows the page's main thread down `rate` times (1: no throttling). */
+async function throttle(page: Page, rate: number): Promise<void> {
+  if (rate > 1) {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Emulation.setCPUThrottlingRate", { rate });
+  }
+}
+
+/** One trace event of Chromium's trace format (only the fields read here). */
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}
+
+/**
+ * A DevTools trace of the page's renderer while a scenario runs, for the main thread's
+ * CPU time per task (`tdur` of each top-level task). Unlike the longtask entries (wall
+ * time), CPU time does not grow when other processes share the CPU, so it shows the
+ * panel's own work on a busy machine.
+ */
+class MainThreadTrace {
+  private readonly events: TraceEvent[] = [];
+
+  private constructor(private readonly cdp: CDPSession) {
+    cdp.on("Tracing.dataCollected", (event) => {
+      this.events.push(...(event.value as unknown as TraceEvent[]));
+    });
+  }
+
+  /** Starts tracing `page` (categories `toplevel`: one event per task, with its CPU time). */
+  static async start(page: Page): Promise<MainThreadTrace> {
+    const trace = new MainThreadTrace(await page.context().newCDPSession(page));
+    await trace.cdp.send("Tracing.start", { traceConfig: { includedCategories: ["toplevel"] }, transferMode: "ReportEvents" });
+    return trace;
+  }
+
+  /** Stops; the renderer main thread's longest task and total busy time, CPU milliseconds. */
+  async stop(): Promise<{ longestCpuMs: number; busyCpuMs: number }> {
+    const complete = new Promise((resolve) => this.cdp.once("Tracing.tracingComplete", resolve));
+    await this.cdp.send("Tracing.end");
+    await complete;
+    await this.cdp.detach();
+    const mainThreads = new Set(this.events.filter((e) => e.name === "thread_name" && e.args?.name === "CrRendererMain").map((e) => `${e.pid}:${e.tid}`));
+    let longestCpuMs = 0;
+    let busyCpuMs = 0;
+    for (const e of this.events) {
+      if (e.name === "ThreadControllerImpl::RunTask" && e.ph === "X" && e.tdur !== undefined && mainThreads.has(`${e.pid}:${e.tid}`)) {
+        longestCpuMs = Math.max(longestCpuMs, e.tdur / 1000);
+        busyCpuMs += e.tdur / 1000;
+      }
+    }
+    return { longestCpuMs, busyCpuMs };
+  }
 }
 
 /** Installs the longtask observer; returns nothing. */
@@ -95,7 +184,7 @@ async function longest(page: Page): Promise<string> {
  * like nested timers); resolves after the last frame. The messages are copied into
  * the page first, and the longtask counters reset, so the copy is not measured.
  */
-async function feed(page: Page, messages: HostMessage[], perTask: number): Promise<number> {
+async function feed(page: Page, messages: HostMessage[], perTask: number): Promise<{ ms: number; trace: MainThreadTrace }> {
   await page.evaluate((list) => {
     (window as unknown as { __feed: unknown[] }).__feed = list;
   }, messages);
@@ -105,7 +194,8 @@ async function feed(page: Page, messages: HostMessage[], perTask: number): Promi
     w.__longest = 0;
     w.__longCount = 0;
   });
-  return page.evaluate(async (n) => {
+  const trace = await MainThreadTrace.start(page);
+  const ms = await page.evaluate(async (n) => {
     const list = (window as unknown as { __feed: unknown[] }).__feed;
     const channel = new MessageChannel();
     const nextTask = () =>
@@ -123,6 +213,14 @@ async function feed(page: Page, messages: HostMessage[], perTask: number): Promi
     await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
     return performance.now() - start;
   }, perTask);
+  return { ms, trace };
+}
+
+/** "longest task: …" for a row: the longtask entries (wall time) and the trace (CPU time). */
+async function tasks(page: Page, trace: MainThreadTrace): Promise<string> {
+  const wall = await longest(page);
+  const { longestCpuMs, busyCpuMs } = await trace.stop();
+  return `longest task: ${wall}; main thread CPU: longest task ${longestCpuMs.toFixed(0)} ms, busy ${busyCpuMs.toFixed(0)} ms`;
 }
 
 async function main(): Promise<void> {
@@ -137,55 +235,69 @@ async function main(): Promise<void> {
     const server = await startServer(workspace, { permissions: { create_file: "auto" } });
     const rows: string[] = [];
 
-    for (const [name, messages, check] of [
-      ["A. 100 KB arguments, 8-byte deltas (page only)", bigArguments(), "big.txt"],
-      ["B. 200-call turn (page only)", manyCalls(), "file199"],
-    ] as const) {
-      for (const perTask of [1, 64]) {
-        const panel = await openPanel(browser, site.url, server, { model: "replay", cwd: workspace });
-        await panel.page.locator(".empty").waitFor();
-        await observeLongTasks(panel.page);
-        const ms = await feed(panel.page, messages, perTask);
-        const shown = await panel.page.locator("article.card").last().innerText();
-        if (!shown.includes(check) || !shown.includes("done")) {
-          throw new Error(`${name}: the last card is not done: ${shown.slice(0, 200)}`);
+    for (const slowdown of SLOWDOWNS) {
+      const at = slowdown === 1 ? "" : ` [CPU ${slowdown}x slower]`;
+      for (const [name, messages, check] of [
+        ["A. 100 KB arguments, 8-byte deltas (page only)", bigArguments(), "big.txt"],
+        ["B. 200-call turn (page only)", manyCalls(), "file199"],
+      ] as const) {
+        for (const perTask of [1, 64]) {
+          const panel = await openPanel(browser, site.url, server, { model: "replay", cwd: workspace });
+          await panel.page.locator(".empty").waitFor();
+          await throttle(panel.page, slowdown);
+          await observeLongTasks(panel.page);
+          const { ms, trace } = await feed(panel.page, messages, perTask);
+          const shown = (await panel.page.locator("article.card").last().textContent()) ?? "";
+          if (!shown.includes(check) || !shown.includes("done")) {
+            throw new Error(`${name}: the last card is not done: ${shown.slice(0, 200)}`);
+          }
+          rows.push(
+            `${name}${at}, ${perTask} message${perTask === 1 ? "" : "s"}/task: ${messages.length} updates in ${ms.toFixed(0)} ms = ${Math.round((messages.length / ms) * 1000)} updates/s; ${await tasks(panel.page, trace)}`,
+          );
+          await panel.page.close();
         }
+      }
+
+      const content = "0123456789abcdef\n".repeat(Math.ceil(100_000 / 17)).slice(0, 100_000 - 40);
+      const scripts: [string, unknown[]][] = [
+        [
+          "C. 100 KB arguments, chunk_size 8, real server",
+          [{ tool_calls: [{ name: "create_file", arguments: { path: "big.txt", content } }], chunk_size: 8 }, { text: "ok" }],
+        ],
+        [
+          "D. 200-call turn, real server",
+          [{ tool_calls: Array.from({ length: 200 }, () => ({ name: "read_file", arguments: { path: "hello.txt" } })), chunk_size: 16 }, { text: "ok" }],
+        ],
+      ];
+      for (const [name, lines] of scripts) {
+        const script = path.join(workspace, ".git", `${name[0]}.jsonl`);
+        await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+        const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
+        await panel.page.locator(".empty").waitFor();
+        await throttle(panel.page, slowdown);
+        await observeLongTasks(panel.page);
+        const trace = await MainThreadTrace.start(panel.page);
+        const start = performance.now();
+        await panel.host.prompt(name);
+        await panel.page.locator(".turn-end").waitFor();
+        const ms = performance.now() - start;
+        const updates = panel.ui.updates;
+        const cards = await panel.page.locator("article.card").count();
+        const done = await panel.page.locator("article.card .badge", { hasText: "done" }).count();
         rows.push(
-          `${name}, ${perTask} message${perTask === 1 ? "" : "s"}/task: ${messages.length} updates in ${ms.toFixed(0)} ms = ${Math.round((messages.length / ms) * 1000)} updates/s; longest task: ${await longest(panel.page)}`,
+          `${name}${at}: ${updates} updates from the server in ${ms.toFixed(0)} ms (${Math.round((updates / ms) * 1000)} updates/s), ${done}/${cards} cards done when the turn ended; ${await tasks(panel.page, trace)}`,
         );
         await panel.page.close();
+        await rm(path.join(workspace, "big.txt"), { force: true });
       }
     }
-
-    const content = "0123456789abcdef\n".repeat(Math.ceil(100_000 / 17)).slice(0, 100_000 - 40);
-    const scripts: [string, unknown[]][] = [
-      ["C. 100 KB arguments, chunk_size 8, real server", [{ tool_calls: [{ name: "create_file", arguments: { path: "big.txt", content } }], chunk_size: 8 }, { text: "ok" }]],
-      [
-        "D. 200-call turn, real server",
-        [{ tool_calls: Array.from({ length: 200 }, () => ({ name: "read_file", arguments: { path: "hello.txt" } })), chunk_size: 16 }, { text: "ok" }],
-      ],
-    ];
-    for (const [name, lines] of scripts) {
-      const script = path.join(workspace, ".git", `${name[0]}.jsonl`);
-      await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
-      const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
-      await panel.page.locator(".empty").waitFor();
-      await observeLongTasks(panel.page);
-      const start = performance.now();
-      await panel.host.prompt(name);
-      await panel.page.locator(".turn-end").waitFor();
-      const ms = performance.now() - start;
-      const updates = panel.ui.updates;
-      const cards = await panel.page.locator("article.card").count();
-      const done = await panel.page.locator("article.card .badge", { hasText: "done" }).count();
-      rows.push(
-        `${name}: ${updates} updates from the server in ${ms.toFixed(0)} ms (${Math.round((updates / ms) * 1000)} updates/s), ${done}/${cards} cards done when the turn ended; longest task: ${await longest(panel.page)}`,
-      );
-      await panel.page.close();
-      await rm(path.join(workspace, "big.txt"), { force: true });
-    }
     await server.stop();
-    console.log("Panel benchmark (headless Chromium, Debian chromium)");
+    console.log(
+      `Panel benchmark (headless Chromium, Debian chromium; load average ${os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(" ")} on ${os.cpus().length} CPUs at the end)`,
+    );
     for (const row of rows) {
       console.log(`  ${row}`);
     }
