@@ -15,7 +15,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -23,6 +23,14 @@ import type { ServerLaunch } from "./python";
 
 /** How long a started server may take to say it listens. */
 const START_TIMEOUT_MS = 60_000;
+
+/** How long a server that was asked to stop may take before it is killed. */
+const STOP_TIMEOUT_MS = 5_000;
+
+/** The file holding the pid of the server started on `socketPath`. */
+export function pidFileFor(socketPath: string): string {
+  return `${socketPath}.pid`;
+}
 
 /** True where the server can run detached on a Unix socket (not on Windows: stdio there). */
 export function canPersist(): boolean {
@@ -89,10 +97,54 @@ export function startServer(launch: ServerLaunch, socketPath: string, logFile: s
     child.once("exit", (code) => fail(new Error(`the server exited (code ${code}): ${said.trim() || "no message"}`)));
     child.stderr?.on("data", (chunk: Buffer) => {
       said += chunk.toString();
-      if (/listening on /.test(said)) {
+      if (/listening on [^\n]*\n/.test(said)) {
         done();
+        if (child.pid !== undefined) {
+          writeFileSync(pidFileFor(socketPath), String(child.pid), { mode: 0o600 });
+        }
         resolve(child.pid);
       }
     });
   });
+}
+
+/**
+ * Makes sure the server started on `socketPath` is gone after it was asked to stop
+ * (LSP shutdown and exit): waits up to {@link STOP_TIMEOUT_MS} for its process to end,
+ * then kills its process group (a server that hangs must not survive Restart Server).
+ * Only a process whose command line names `socketPath` is killed (Linux's /proc; a pid
+ * that was reused, or a system without /proc, is left alone).
+ *
+ * @returns "gone" when it ended by itself (or none is known), "killed", or "kept" when
+ *   it still runs but could not be identified.
+ */
+export async function ensureStopped(socketPath: string): Promise<"gone" | "killed" | "kept"> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFileFor(socketPath), "utf8"));
+  } catch {
+    return "gone";
+  }
+  const alive = (): boolean => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(socketPath);
+    } catch {
+      return false; // ended (or no /proc: nothing can be checked)
+    }
+  };
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (alive() && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  let outcome: "gone" | "killed" | "kept" = "gone";
+  if (alive()) {
+    try {
+      process.kill(-pid, "SIGKILL"); // started detached: its own process group
+      outcome = "killed";
+    } catch {
+      outcome = "kept";
+    }
+  }
+  rmSync(pidFileFor(socketPath), { force: true });
+  return outcome;
 }

@@ -14,7 +14,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import type { Socket } from "node:net";
-import { canPersist, connectSocket, socketPathFor, startServer } from "./daemon";
+import { canPersist, connectSocket, ensureStopped, socketPathFor, startServer } from "./daemon";
 import { errorText } from "./log";
 import {
   RequestPermission,
@@ -61,6 +61,8 @@ export class ServerController implements vscode.Disposable {
   private client: LanguageClient | undefined;
   /** The connection to a `--socket` server (closed, not stopped, when the window goes). */
   private socket: Socket | undefined;
+  /** The socket of the `--socket` server the client talks to. */
+  private socketPath: string | undefined;
   private generation = 0;
   private inflight: Promise<void> | undefined;
   private again = false;
@@ -122,7 +124,15 @@ export class ServerController implements vscode.Disposable {
       try {
         do {
           this.again = false;
+          const stopping = this.client !== undefined ? this.socketPath : undefined;
           await this.stopClient();
+          if (stopping !== undefined) {
+            // Restart means a fresh process: one that did not exit when asked is killed.
+            const outcome = await ensureStopped(stopping);
+            if (outcome !== "gone") {
+              this.deps.log.warn(`The server on ${stopping} did not exit when asked to stop: ${outcome}.`);
+            }
+          }
           if (!this.disposed) {
             await this.startClient();
           }
@@ -190,7 +200,8 @@ export class ServerController implements vscode.Disposable {
       persist === undefined
         ? { command: launch.command, args: launch.args, options: { cwd: folder?.uri.fsPath, env: launch.env } }
         : async () => {
-            const socket = await this.openSocket(launch, socketPathFor(persist.workspaceKey, launch), persist.logFile, folder?.uri.fsPath);
+            this.socketPath = socketPathFor(persist.workspaceKey, launch);
+            const socket = await this.openSocket(launch, this.socketPath, persist.logFile, folder?.uri.fsPath);
             this.socket = socket;
             return { reader: socket, writer: socket };
           };

@@ -350,8 +350,8 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
         finally:
             os.umask(old_umask)
         bound = True
-        print(f"toolwire serve: listening on {path} (one client at a time; exits {idle_exit:g} s after "
-              "the last client leaves)", file=sys.stderr, flush=True)
+        _announce(f"toolwire serve: listening on {path} (one client at a time; exits {idle_exit:g} s after "
+                  "the last client leaves)\n")
         if detach_stdio:
             _detach_stdio()
         try:
@@ -388,6 +388,16 @@ class _Flag:
 
     def is_set(self) -> bool:
         return self._set
+
+
+def _announce(line: str) -> None:
+    """Write ``line`` on stderr in one write; a starter that already stopped reading
+    (it closes the pipe once it saw the line) is no reason to stop serving."""
+    try:
+        sys.stderr.flush()
+        os.write(2, line.encode())
+    except OSError:
+        pass
 
 
 def _detach_stdio() -> None:
