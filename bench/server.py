@@ -15,7 +15,8 @@ size: lower is better; ``target`` says which bound the issue sets).
 
 Figures:
 
-* ``cold_start_s``: process start to the ``initialize`` answer.
+* ``cold_start_s``: process start to the ``initialize`` answer (per round, the median
+  of ``COLD_SAMPLES`` starts of each server, alternating).
 * ``fed_chunks_per_s`` (batch 1, 16, 256): one call whose ~100 KB of arguments
   arrive in 8-byte Chat Completions deltas, fed with ``toolwire/toolCalls/merge``
   ``batch`` chunks per request; the baseline gets the same params as
@@ -76,6 +77,8 @@ MERGE = "toolwire/toolCalls/merge"
 ARG_SIZE = 100_000
 PIECE = 8
 LATENCY_SAMPLES = 30
+#: Starts of each server per round for the cold-start figure (their median is the round's figure).
+COLD_SAMPLES = 5
 
 
 def argument_text(size: int = ARG_SIZE) -> str:
@@ -148,6 +151,8 @@ class Bench:
 
     # ----------------------------------------------------------------- figures
     async def cold_start(self) -> tuple[float, float]:
+        """Median seconds to the ``initialize`` answer over :data:`COLD_SAMPLES` starts of
+        each, alternating (one start at a time)."""
         async def once(cmd: list[str]) -> float:
             peer = Peer(cmd, self.env)
             began = time.perf_counter()
@@ -156,7 +161,11 @@ class Bench:
             took = time.perf_counter() - began
             await peer.stop()
             return took
-        return await once(self.toolwire_cmd()), await once(self.echo_cmd())
+        tw, echo = [], []
+        for _ in range(COLD_SAMPLES):
+            tw.append(await once(self.toolwire_cmd()))
+            echo.append(await once(self.echo_cmd()))
+        return statistics.median(tw), statistics.median(echo)
 
     async def fed(self, tw: Peer, echo: Peer, batch: int, args: str, *, keep: bool = False) -> dict[str, float]:
         """Chunks/s for both, and the bytes and messages each wrote for the stream.

@@ -43,7 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"toolwire serve: {exc}", file=sys.stderr)
             return 2
     _setup_logging(args.log_level, args.log_file)
-    from toolwire.lsp.server import server
+    from toolwire.lsp.boot import server
 
     if args.socket:
         from toolwire.lsp.persist import DEFAULT_IDLE_EXIT, serve_socket
@@ -154,8 +154,15 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``toolwire`` command."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``toolwire`` command.
+
+    Args:
+        command: The subcommand about to be parsed, when known: the ``merge``
+            arguments (whose ``--format`` choices import every stream format) are
+            then added only for ``merge`` (and the ``undo`` ones only for ``undo``),
+            so ``serve`` starts without them.
+    """
     parser = argparse.ArgumentParser(prog="toolwire", description="Toolwire: the language-server backend of an AI coding assistant.")
     from toolwire import __version__
 
@@ -194,21 +201,25 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
     demo.set_defaults(func=_demo)
 
-    from toolwire import merge_cli  # pure: no server, no openai
-
     merge = sub.add_parser("merge", help="merge a recorded provider stream and print its tool calls")
-    merge_cli.configure(merge)
-    merge.set_defaults(func=merge_cli.run)
+    if command in (None, "merge"):
+        from toolwire import merge_cli  # pure: no server, no openai
 
-    from toolwire import undo_cli  # imports the agent only when it runs
+        merge_cli.configure(merge)
+        merge.set_defaults(func=merge_cli.run)
 
     undo = sub.add_parser("undo", help="undo (or redo) a turn from its saved checkpoint, without a server")
-    undo_cli.configure(undo)
-    undo.set_defaults(func=undo_cli.run)
+    if command in (None, "undo"):
+        from toolwire import undo_cli  # imports the agent only when it runs
+
+        undo_cli.configure(undo)
+        undo.set_defaults(func=undo_cli.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``toolwire`` console script; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     return int(args.func(args) or 0)

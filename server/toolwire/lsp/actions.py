@@ -26,6 +26,7 @@ from pygls.uris import to_fs_path
 
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
+from toolwire.lsp import boot
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
 from toolwire.lsp.protocol import RunActionArgs
@@ -36,10 +37,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The command every code action carries.
-RUN_ACTION = "toolwire.runAction"
-#: Code action kinds offered (declared in the server's capabilities).
-KINDS = (types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite, types.CodeActionKind.Empty)
+#: The command every code action carries; KINDS: the code action kinds offered (declared in
+#: the server's capabilities). Both are defined by toolwire.lsp.boot, which registers them.
+RUN_ACTION, KINDS = boot.RUN_ACTION, boot.CODE_ACTION_KINDS
 #: Longest diagnostic message quoted in a quick fix title.
 MAX_TITLE = 80
 #: Longest assistant answer quoted in the closing message.

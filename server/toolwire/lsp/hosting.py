@@ -13,15 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from toolwire.agent.opening import SessionSpecError, open_session
-from toolwire.agent.session import Session
-from toolwire.lsp import protocol as P
-from toolwire.lsp.bridge import LspDocuments
-from toolwire.lsp.config import SessionOrigin, model_key, refresh_session, session_settings
-
+# The agent, the wire models and the settings are imported where they are used:
+# the server class is built before ``initialize`` is answered (toolwire.lsp.boot).
 if TYPE_CHECKING:
-    from toolwire.lsp.config import Redactor
+    from toolwire.agent.session import Session
+    from toolwire.lsp.config import SessionOrigin
     from toolwire.lsp.persist import ClientLink
+    from toolwire.lsp.redaction import Redactor
     from toolwire.lsp.watching import WatchHub
     from toolwire.settings import Settings
 
@@ -65,6 +63,11 @@ class SessionHost:
             JsonRpcInvalidParams: ``cwd`` is not an existing absolute folder, the
                 settings overrides are invalid, or the model spec cannot be built.
         """
+        from toolwire.agent.opening import SessionSpecError, open_session
+        from toolwire.lsp import protocol as P
+        from toolwire.lsp.bridge import LspDocuments
+        from toolwire.lsp.config import SessionOrigin, model_key, session_settings
+
         if overrides and isinstance(overrides.get("apiKey"), str):
             self.redactor.add(overrides["apiKey"])
         settings, problems = session_settings(self.settings, overrides)
@@ -92,6 +95,8 @@ class SessionHost:
 
     def turn_ended(self, session: Session) -> None:
         """A session's turn ended: settings that changed meanwhile apply now."""
+        from toolwire.lsp.config import refresh_session
+
         origin = self.origins.get(session.id)
         if origin is not None and origin.stale and session.id in self.sessions:
             refresh_session(self, session)
@@ -100,6 +105,8 @@ class SessionHost:
     def settings_replaced(self) -> None:
         """``self.settings`` was replaced (a reconnecting client's ``initialize``): each
         open session takes them for its next turn; a running turn is never touched."""
+        from toolwire.lsp.config import refresh_session
+
         for session in list(self.sessions.values()):
             if session.turn is None:
                 refresh_session(self, session)

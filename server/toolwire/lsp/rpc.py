@@ -45,7 +45,6 @@ from typing import Any
 
 from cattrs import transform_error
 from lsprotocol.types import ResponseErrorMessage
-from pydantic.alias_generators import to_camel
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, LanguageServerProtocol
 
@@ -123,6 +122,10 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
     still running are dropped (a later client has its own ids), and requests sent
     to the client fail with :class:`ClientGone`.
 
+    Once ``initialize`` is answered, and before any later message is handled, the
+    server's ``after_initialize()`` runs (once): the server answers ``initialize``
+    from a light start and loads the rest then (see :mod:`toolwire.lsp.boot`).
+
     Attributes:
         initialized: True once an ``initialize`` request arrived.
         exit_code: None until ``exit`` arrives; then 0 after ``shutdown``, else 1.
@@ -135,6 +138,8 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         self.exit_code: int | None = None
         self.closed = False
         self._outgoing: set[Any] = set()
+        self._initialize_id: Any = None
+        self._started = False
 
     def detach(self) -> None:
         """The connection ended: write nothing more, fail the requests sent to the
@@ -162,6 +167,19 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         future = super().send_request(method, params, callback, msg_id)
         future.add_done_callback(lambda _f: self._outgoing.discard(msg_id))
         return future
+
+    def _finish_start(self) -> None:
+        """Run the server's ``after_initialize()`` once (errors are logged; the server goes on)."""
+        if self._started:
+            return
+        self._started = True
+        after = getattr(self._server, "after_initialize", None)
+        if after is None:
+            return
+        try:
+            after()
+        except Exception:
+            log.exception("the server could not finish starting")
 
     # pygls structures every object of a body through ``json.loads(object_hook=...)``,
     # nested ones included; we structure the top-level message ourselves instead.
@@ -228,6 +246,8 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
             if is_request:
                 self._refuse(msg_id, INVALID_REQUEST, f"Invalid Request: {short_repr(method)} after shutdown")
             return
+        elif method != "initialize" and not self._started:
+            self._finish_start()  # initialize is not answered yet: load the rest before this message
         data = {"jsonrpc": "2.0", "method": method, "params": params}
         if is_request:
             data["id"] = msg_id
@@ -242,6 +262,7 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
             return
         if method == "initialize" and is_request:
             self.initialized = True
+            self._initialize_id = msg_id
         super().handle_message(structured)
 
     def _structure_response(self, message: dict[str, Any]) -> None:
@@ -264,6 +285,15 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
             self._send_data(error_response(msg_id, JsonRpcRequestCancelled.CODE,
                                            f'Request with id "{msg_id}" is canceled'))
             return
+        if msg_id == self._initialize_id and not self._started:
+            try:
+                self._answer(future, msg_id)
+            finally:
+                self._finish_start()
+            return
+        self._answer(future, msg_id)
+
+    def _answer(self, future: Any, msg_id: Any) -> None:
         exc = future.exception()
         if exc is None:
             self._send_response(msg_id, result=future.result())
@@ -336,6 +366,8 @@ def _small(data: Any) -> Any:
 def _cattrs_reason(exc: BaseException) -> str:
     """One line saying why cattrs could not structure LSP params, fields in camelCase
     (e.g. ``params.textDocument.version: required field missing``); no input echoed."""
+    from pydantic.alias_generators import to_camel  # imported late: pydantic is not loaded before initialize
+
     try:
         lines = transform_error(exc)
     except Exception:  # not a cattrs error

@@ -1,4 +1,9 @@
-"""The language server: LSP plumbing (pygls) plus the ``toolwire/`` methods.
+"""The ``toolwire/`` methods and the rest of LSP, on the server of :mod:`toolwire.lsp.boot`.
+
+Imported right after ``initialize`` is answered (``ToolwireServer.after_initialize``):
+the server, its ``initialize`` handler and the features that shape the capabilities
+live in :mod:`toolwire.lsp.boot`, which imports nothing heavy; ``make_converter``,
+``server`` and ``ToolwireServer`` are re-exported here.
 
 Handlers are a few lines each: validate params into a pydantic model (a bad
 params object gets InvalidParams naming the field), call the agent, return plain
@@ -15,12 +20,9 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
-from toolwire import __version__
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
@@ -30,14 +32,12 @@ from toolwire.agent.undo import Restorer, refresh
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
+from toolwire.lsp.boot import ToolwireServer, make_converter, server  # make_converter: re-exported
 from toolwire.lsp.bridge import LspApprover, LspSink
-from toolwire.lsp.config import Redactor, SessionOrigin, apply_configuration
-from toolwire.lsp.documents import BufferStore, negotiated_encoding
-from toolwire.lsp.hosting import SessionHost
-from toolwire.lsp.persist import ClientLink
-from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, TurnInProgress, UnknownSession, answer_parse_error, clip
+from toolwire.lsp.config import apply_configuration
+from toolwire.lsp.rpc import TurnInProgress, UnknownSession, clip
 from toolwire.lsp.watching import WatchHub
-from toolwire.settings import Settings, parse_settings
+from toolwire.settings import parse_settings
 from toolwire.streaming.state import CancelReason
 from toolwire.streaming.wireform import brief_form, update_form
 from toolwire.streaming.formats.registry import UnknownFormat
@@ -50,80 +50,6 @@ M = TypeVar("M", bound=BaseModel)
 
 #: Client-fed streams a session keeps; the oldest ended ones are forgotten first.
 MAX_FED_STREAMS = 256
-
-
-def make_converter():
-    """pygls' converter, but custom-method params and results stay plain JSON data."""
-    converter = default_converter()
-
-    def keep(obj: dict, cls: type) -> Any:
-        return cls(**obj)
-
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(cls, keep)
-    return converter
-
-
-class ToolwireServer(SessionHost, LanguageServer):
-    """The Toolwire language server.
-
-    Attributes:
-        settings: Server-wide settings (from ``initializationOptions``).
-        sessions: Open sessions by id.
-        pending_permissions: Per session id, the ``toolwire/session/requestPermission``
-            params still waiting for the client's answer, by request id.
-        origins: Per session id, what it was opened with (to apply changed settings).
-        redactor: Keeps API keys out of logs and messages (a filter on every log handler).
-        background: Tasks the server started that nobody awaits (model closes, actions).
-        progress_cancels: Per work-done progress token, what its cancel does.
-        permission_fallback: The client does not know ``toolwire/session/requestPermission``;
-            approvals are asked with ``window/showMessageRequest``.
-        watchers: One workspace watcher per workspace folder.
-        buffers: The editor's open documents (our own document sync, see
-            :mod:`toolwire.lsp.documents`), in the negotiated position encoding.
-        link: Whether a client is connected (clients come and go over ``--socket``,
-            see :mod:`toolwire.lsp.persist`).
-    """
-
-    def __init__(self) -> None:
-        super().__init__(
-            "toolwire",
-            __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            protocol_cls=ToolwireProtocol,
-            converter_factory=make_converter,
-        )
-        self.settings: Settings = Settings()
-        self.sessions: dict[str, Session] = {}
-        self.buffers = BufferStore(lambda: negotiated_encoding(self))
-        self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
-        self.origins: dict[str, SessionOrigin] = {}
-        self.redactor = Redactor()
-        self.redactor.install()  # logging is set up before the server is built (cli.py)
-        self.background: set[asyncio.Task] = set()
-        self.progress_cancels: dict[str, Any] = {}
-        self.permission_fallback = False
-        self.link = ClientLink()
-        self.watchers = WatchHub(
-            lambda session, paths: LspSink(self, session.id).emit(WorkspaceChange(tuple(paths)))
-        )
-
-    def reset_editor_state(self) -> None:
-        """A new client connected (``--socket``): what the server knew of the previous
-        editor (open buffers, work-done progress, the approval fallback) is dropped;
-        the new client sends its own."""
-        self.buffers = BufferStore(lambda: negotiated_encoding(self))
-        self.progress_cancels.clear()
-        self.permission_fallback = False
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        """Answer a body that is not JSON with -32700; log everything else as one line (no pop-ups)."""
-        if answer_parse_error(self.protocol, error):
-            log.warning("a message was not valid JSON: %s", clip(str(error), 200))
-            return
-        if isinstance(error, JsonRpcException) and error.code in CLIENT_MISTAKES:
-            return  # already logged as one line where it was answered
-        log.error("server error (%s): %s", getattr(source, "__name__", source), clip(str(error), 300))
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
@@ -146,26 +72,26 @@ def session_of(ls: ToolwireServer, session_id: str) -> Session:
     return session
 
 
-server = ToolwireServer()
+def load(ls: ToolwireServer) -> None:
+    """What the server needs once its handlers are loaded: the workspace watchers."""
+    ls.watchers = WatchHub(
+        lambda session, paths: LspSink(ls, session.id).emit(WorkspaceChange(tuple(paths)))
+    )
 
 
-@server.feature(types.INITIALIZE)
-def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
-    """``initialize``: read settings from ``initializationOptions``.
+def finish_initialize(ls: ToolwireServer, params: types.InitializeParams | None) -> None:
+    """After an ``initialize`` answer: the settings from its ``initializationOptions``.
 
     Refused settings (unknown keys, bad values) and a model spec that cannot work
     are reported with one ``window/showMessage`` (type Error) naming each problem;
-    refused entries are not applied, the valid ones are, and the server starts.
+    refused entries are not applied, the valid ones are, and the server runs on.
     """
-    ls.redactor.install()
-    options = params.initialization_options
-    if isinstance(options, dict) and isinstance(options.get("apiKey"), str):
-        ls.redactor.add(options["apiKey"])
+    options = params.initialization_options if params is not None else None
     settings, problems = parse_settings(options)
     ls.settings = settings
     ls.settings_replaced()  # a client that reconnects (--socket): each session's next turn
     try:
-        check_model_spec(settings.model, cwd=_root_folder(params))
+        check_model_spec(settings.model, cwd=_root_folder(params) if params is not None else None)
     except (ModelSpecError, ReplayScriptError) as exc:
         problems.append(f"setting model: {exc}")
     if problems:
@@ -403,14 +329,8 @@ async def session_redo_turn(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     return await _undo_or_redo(ls, P.SESSION_REDO_TURN, params, redo=True)
 
 
-@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                types.CodeActionOptions(code_action_kinds=list(actions.KINDS), resolve_provider=False))
-def code_action(ls: ToolwireServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """``textDocument/codeAction``: Edit selection / Explain / Fix '<diagnostic>' (see protocol.md)."""
-    return actions.code_actions(params)
-
-
-@server.command(actions.RUN_ACTION)
+# textDocument/codeAction and the toolwire.runAction command shape the capabilities of the
+# initialize answer: toolwire.lsp.boot registers them (the command runs this function).
 async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
     """``workspace/executeCommand`` ``toolwire.runAction`` → ``{sessionId, turnId}``; the turn runs on."""
     if len(arguments) != 1:

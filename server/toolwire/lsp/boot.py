@@ -1,0 +1,169 @@
+"""The server's light start: what must exist before ``initialize`` is answered.
+
+``toolwire serve`` imports this module, not :mod:`toolwire.lsp.server`: it holds the
+server class and instance, the ``initialize`` handler and the two features that
+shape the capabilities of the ``initialize`` answer (code actions and the
+``toolwire.runAction`` command), and imports nothing beyond pygls, lsprotocol and
+a few small modules of ours. The rest (the ``toolwire/`` handlers, the agent, the
+tools, pydantic's wire and settings models) is imported by
+:meth:`ToolwireServer.after_initialize`, which the protocol runs right after the
+``initialize`` answer is written and before any later message is handled
+(:class:`toolwire.lsp.rpc.ToolwireProtocol`). So a client sees the same server,
+only its ``initialize`` answer comes about as early as a bare pygls server's
+(issue 12; ``bench/server.py`` measures it), and what the rest costs to import is
+paid while the client handles that answer.
+
+``initializationOptions`` are validated in ``after_initialize`` too: refused
+entries are reported with one ``window/showMessage`` (type Error) right after the
+``initialize`` answer, before anything else the server sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
+
+from toolwire import __version__
+from toolwire.lsp.documents import BufferStore, negotiated_encoding
+from toolwire.lsp.hosting import SessionHost
+from toolwire.lsp.persist import ClientLink
+from toolwire.lsp.redaction import Redactor
+from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, answer_parse_error, clip
+
+if TYPE_CHECKING:
+    from toolwire.agent.session import Session
+    from toolwire.lsp.config import SessionOrigin
+    from toolwire.lsp.watching import WatchHub
+    from toolwire.settings import Settings
+
+log = logging.getLogger("toolwire.lsp.server")
+
+#: The command every code action carries (:mod:`toolwire.lsp.actions` runs it).
+RUN_ACTION = "toolwire.runAction"
+#: Code action kinds offered (declared in the server's capabilities).
+CODE_ACTION_KINDS = (types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite,
+                     types.CodeActionKind.Empty)
+
+
+def make_converter():
+    """pygls' converter, but custom-method params and results stay plain JSON data."""
+    converter = default_converter()
+
+    def keep(obj: dict, cls: type) -> Any:
+        return cls(**obj)
+
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, keep)
+    return converter
+
+
+class ToolwireServer(SessionHost, LanguageServer):
+    """The Toolwire language server.
+
+    Attributes:
+        settings: Server-wide settings (from ``initializationOptions``; set by
+            :meth:`after_initialize`).
+        sessions: Open sessions by id.
+        pending_permissions: Per session id, the ``toolwire/session/requestPermission``
+            params still waiting for the client's answer, by request id.
+        origins: Per session id, what it was opened with (to apply changed settings).
+        redactor: Keeps API keys out of logs and messages (a filter on every log handler).
+        background: Tasks the server started that nobody awaits (model closes, actions).
+        progress_cancels: Per work-done progress token, what its cancel does.
+        permission_fallback: The client does not know ``toolwire/session/requestPermission``;
+            approvals are asked with ``window/showMessageRequest``.
+        watchers: One workspace watcher per workspace folder (set by :meth:`after_initialize`).
+        buffers: The editor's open documents (our own document sync, see
+            :mod:`toolwire.lsp.documents`), in the negotiated position encoding.
+        link: Whether a client is connected (clients come and go over ``--socket``,
+            see :mod:`toolwire.lsp.persist`).
+    """
+
+    settings: Settings
+    watchers: WatchHub
+
+    def __init__(self) -> None:
+        super().__init__(
+            "toolwire",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=ToolwireProtocol,
+            converter_factory=make_converter,
+        )
+        self.sessions: dict[str, Session] = {}
+        self.buffers = BufferStore(lambda: negotiated_encoding(self))
+        self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
+        self.origins: dict[str, SessionOrigin] = {}
+        self.redactor = Redactor()
+        self.redactor.install()  # logging is set up before the server is built (cli.py)
+        self.background: set[asyncio.Task] = set()
+        self.progress_cancels: dict[str, Any] = {}
+        self.permission_fallback = False
+        self.link = ClientLink()
+        self.initialize_params: types.InitializeParams | None = None
+        self._loaded = False
+
+    def after_initialize(self) -> None:
+        """After each connection's ``initialize`` answer (see the module docstring): the
+        first time, load the handlers (and the watchers); every time, apply that
+        ``initialize``'s ``initializationOptions``."""
+        from toolwire.lsp import server as handlers  # registers every other feature
+
+        if not self._loaded:
+            self._loaded = True
+            handlers.load(self)
+        handlers.finish_initialize(self, self.initialize_params)
+
+    def reset_editor_state(self) -> None:
+        """A new client connected (``--socket``): what the server knew of the previous
+        editor (open buffers, work-done progress, the approval fallback) is dropped;
+        the new client sends its own."""
+        self.buffers = BufferStore(lambda: negotiated_encoding(self))
+        self.progress_cancels.clear()
+        self.permission_fallback = False
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Answer a body that is not JSON with -32700; log everything else as one line (no pop-ups)."""
+        if answer_parse_error(self.protocol, error):
+            log.warning("a message was not valid JSON: %s", clip(str(error), 200))
+            return
+        if isinstance(error, JsonRpcException) and error.code in CLIENT_MISTAKES:
+            return  # already logged as one line where it was answered
+        log.error("server error (%s): %s", getattr(source, "__name__", source), clip(str(error), 300))
+
+
+server = ToolwireServer()
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
+    """``initialize``: keep the params for :meth:`ToolwireServer.after_initialize`, which
+    validates ``initializationOptions`` once the answer is written."""
+    ls.redactor.install()
+    options = params.initialization_options
+    if isinstance(options, dict) and isinstance(options.get("apiKey"), str):
+        ls.redactor.add(options["apiKey"])
+    ls.initialize_params = params
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=list(CODE_ACTION_KINDS), resolve_provider=False))
+def code_action(ls: ToolwireServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """``textDocument/codeAction``: Edit selection / Explain / Fix '<diagnostic>' (see protocol.md)."""
+    from toolwire.lsp import actions
+
+    return actions.code_actions(params)
+
+
+@server.command(RUN_ACTION)
+async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
+    """``workspace/executeCommand`` ``toolwire.runAction`` → ``{sessionId, turnId}``; the turn runs on."""
+    from toolwire.lsp import server as handlers
+
+    return await handlers.run_action(ls, *arguments)
