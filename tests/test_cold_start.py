@@ -20,8 +20,8 @@ import threading
 from typing import Any
 
 #: Imported only after the initialize answer.
-HEAVY = ("pydantic", "toolwire.agent", "toolwire.tools", "toolwire.streaming", "toolwire.settings",
-         "toolwire.lsp.server", "toolwire.lsp.protocol", "openai", "watchfiles")
+HEAVY = ("pydantic", "toolwire.agent", "toolwire.tools", "toolwire.streaming.merger", "toolwire.streaming.formats",
+         "toolwire.settings", "toolwire.lsp.server", "toolwire.lsp.protocol", "openai", "watchfiles")
 
 WRAPPER = """
 import json, sys
