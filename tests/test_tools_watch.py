@@ -80,3 +80,19 @@ async def test_ignored_folders_are_not_reported(tmp_path: Path) -> None:
         (tmp_path / "src.py").write_text("x")
         events = await collect_until(receive, tmp_path / "src.py")
     assert {e.path.name for e in events} == {"src.py"}, events
+
+
+async def test_own_write_of_a_file_over_2_mib_is_not_reported(tmp_path: Path) -> None:
+    """The watcher knows its own writes up to the edit limit (16 MiB), not only up to 2 MiB."""
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"line {n}\n" for n in range(400_000)))  # ~4.5 MB
+    async with watching(tmp_path) as (watcher, receive):
+        ctx = ToolContext(tmp_path, write_listener=watcher.expect)
+        tool = REG.get("edit_file")
+        assert tool is not None
+        result = await tool.run(validate_arguments(tool, {"path": "big.txt", "old_string": "line 200000\n",
+                                                          "new_string": "LINE 200000\n"}), ctx)
+        assert result.ok, result.content
+        (tmp_path / "external.txt").write_text("theirs")
+        events = await collect_until(receive, tmp_path / "external.txt")
+    assert {e.path.name for e in events} == {"external.txt"}, events

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Final
 
+from toolwire.workspace.digest import sha256_hex
+
 log = logging.getLogger(__name__)
 
 __all__ = ["CheckpointStore", "state_dir", "KEEP_TURNS", "StoreError"]
@@ -95,7 +97,7 @@ class CheckpointStore:
     # ------------------------------------------------------------ contents
     def put(self, data: bytes) -> str:
         """Store ``data`` and return its SHA-256 (hex). Raises OSError when the disk refuses."""
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256_hex(data)
         path = self.objects / digest
         if not path.exists():
             self._ensure()
@@ -112,7 +114,7 @@ class CheckpointStore:
             data = (self.objects / digest).read_bytes()
         except OSError as exc:
             raise StoreError(f"the checkpoint content {digest[:12]} is missing ({exc.strerror or exc})") from None
-        if hashlib.sha256(data).hexdigest() != digest:
+        if sha256_hex(data) != digest:
             raise StoreError(f"the checkpoint content {digest[:12]} is damaged")
         return data
 

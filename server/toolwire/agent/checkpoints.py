@@ -22,7 +22,6 @@ restart (``toolwire undo --workspace DIR``).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import stat
@@ -37,6 +36,7 @@ from toolwire.agent.checkpoint_store import CheckpointStore
 from toolwire.tools.base import Tool, ToolContext
 from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
+from toolwire.workspace.digest import sha256_hex
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.paths import resolve_path
 
@@ -230,7 +230,7 @@ def probe(path: Path, store: CheckpointStore | None = None) -> tuple[FileState, 
     else:
         what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         return FileState(kind="unknown", reason=f"it is {what}"), None
-    digest = store.put(data) if store is not None else hashlib.sha256(data).hexdigest()
+    digest = store.put(data) if store is not None else sha256_hex(data)
     return FileState(kind=kind, digest=digest, mode=mode), data  # type: ignore[arg-type]
 
 
@@ -245,7 +245,7 @@ def buffer_state(ctx: ToolContext, rel: str, store: CheckpointStore | None = Non
     if doc is None:
         return None, None
     data = doc.text.encode("utf-8", "surrogatepass")
-    digest = store.put(data) if store is not None else hashlib.sha256(data).hexdigest()
+    digest = store.put(data) if store is not None else sha256_hex(data)
     return BufferState(digest=digest, version=doc.version), doc.text
 
 

@@ -19,6 +19,7 @@ from toolwire.llm.base import Model
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
 from toolwire.tools.gitrepo import GitCache
+from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
 
@@ -110,6 +111,8 @@ class Session:
         git_cache: Repository facts the git tools share; cleared when a turn or a
             client-fed run starts, when a tree-writing tool finishes and when
             the watcher reports changes.
+        plan_memo: Edit plans kept from an edit's approval to its run, so a large
+            file is planned once (:mod:`toolwire.tools.planmemo`).
     """
 
     root: Path
@@ -134,11 +137,12 @@ class Session:
     call_ids: CallIds = field(default_factory=CallIds)
     _store: CheckpointStore | None = None
     git_cache: GitCache = field(default_factory=GitCache)
+    plan_memo: PlanMemo = field(default_factory=PlanMemo)
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
-                           write_listener=self.write_listener, git=self.git_cache)
+                           write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo)
 
     async def prepare_documents(self, rel_paths: list[str]) -> None:
         """Let the editor adapter fetch the buffers of the paths a call touches before

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from toolwire.tools.gitrepo import GitCache
+from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.errors import ToolError
 
@@ -74,6 +75,8 @@ class ToolContext:
             to ignore the server's own writes). Optional.
         git: Cached repository facts for the git tools (the session's cache,
             cleared when a turn starts or the tree changes; a fresh one by default).
+        plans: Edit plans kept between an edit's approval and its run
+            (:mod:`toolwire.tools.planmemo`; the session's, a fresh one by default).
     """
 
     root: Path
@@ -82,6 +85,7 @@ class ToolContext:
     extra: dict[str, Any] = field(default_factory=dict)
     write_listener: Callable[[Path, bytes | None], None] | None = None
     git: GitCache = field(default_factory=GitCache)
+    plans: PlanMemo = field(default_factory=PlanMemo)
 
 
 class Tool(ABC):

@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.tools.base import ToolContext, ToolResult
 from toolwire.tools.editing import EditPlan, Replacement, plan_edit
-from toolwire.tools.target import FileChange, FileTool, Target, check_creatable, load_target, result_data, write_target
+from toolwire.tools.target import (
+    FileChange,
+    FileTool,
+    Target,
+    check_creatable,
+    load_target,
+    result_data,
+    still_reads,
+    write_target,
+)
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["EditFile", "MultiEdit", "plan_file_edit"]
@@ -68,15 +77,30 @@ async def plan_file_edit(ctx: ToolContext, path: str, edits: list[Replacement]) 
 
     Returns:
         ``(target, plan, diff)``: what was read, the planned text, and the
-        unified diff from the current text to the planned one.
+        unified diff from the current text to the planned one. A plan kept in
+        ``ctx.plans`` for the same path and edits is returned again while the
+        file still reads the same (:func:`~toolwire.tools.target.still_reads`).
 
     Raises:
         ToolError: path, read or match errors (see :func:`plan_edit`).
     """
+    key = _memo_key(path, edits)
+    kept = ctx.plans.get(key)
+    if kept is not None and still_reads(ctx, kept[0], path):  # the same text: the same plan
+        check_creatable(ctx, kept[0])
+        return kept
+    ctx.plans.drop(key)
     target = load_target(ctx, path)
     plan = plan_edit(target.text, edits, label=target.path.rel)
     check_creatable(ctx, target)
-    return target, plan, unified_diff(plan.old_text, plan.new_text, target.path.rel)
+    planned = (target, plan, unified_diff(plan.old_text, plan.new_text, target.path.rel))
+    ctx.plans.put(key, planned, len(target.raw or b"") + len(plan.old_text or "") + len(plan.new_text))
+    return planned
+
+
+def _memo_key(path: str, edits: list[Replacement]) -> tuple[object, ...]:
+    """The plan memo's key of an edit: the path as written and the replacements."""
+    return ("edit", path, tuple(edits))
 
 
 def _summary(rel: str, plan: EditPlan) -> str:
@@ -90,10 +114,11 @@ def _summary(rel: str, plan: EditPlan) -> str:
     return text
 
 
-def _change(ctx: ToolContext, target: Target, plan: EditPlan, diff: str) -> FileChange:
+def _change(ctx: ToolContext, target: Target, plan: EditPlan, diff: str, key: tuple[object, ...]) -> FileChange:
     rel = target.path.rel
 
     async def apply() -> ToolResult:
+        ctx.plans.drop(key)  # written or refused: the file is no longer what was planned on
         await write_target(ctx, target, plan.new_text)
         data = result_data(
             rel,
@@ -123,9 +148,9 @@ class EditFile(FileTool):
     Args: ClassVar[type[BaseModel]] = EditFileArgs
 
     async def plan(self, args: EditFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
-        edit = Replacement(args.old_string, args.new_string, args.replace_all)
-        target, plan, diff = await plan_file_edit(ctx, args.path, [edit])
-        return _change(ctx, target, plan, diff)
+        edits = [Replacement(args.old_string, args.new_string, args.replace_all)]
+        target, plan, diff = await plan_file_edit(ctx, args.path, edits)
+        return _change(ctx, target, plan, diff, _memo_key(args.path, edits))
 
 
 class MultiEdit(FileTool):
@@ -142,4 +167,4 @@ class MultiEdit(FileTool):
     async def plan(self, args: MultiEditArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
         edits = [Replacement(e.old_string, e.new_string, e.replace_all) for e in args.edits]
         target, plan, diff = await plan_file_edit(ctx, args.path, edits)
-        return _change(ctx, target, plan, diff)
+        return _change(ctx, target, plan, diff, _memo_key(args.path, edits))

@@ -27,6 +27,7 @@ __all__ = [
     "EDITOR_WAIT",
     "Target",
     "load_target",
+    "still_reads",
     "write_target",
     "match_style",
     "diff_stats",
@@ -91,6 +92,33 @@ def load_target(ctx: ToolContext, path: str) -> Target:
     raw = read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=wp.rel)
     decoded = decode_text(raw, wp.rel)
     return Target(path=wp, doc=None, text=decoded.text, bom=decoded.bom, raw=raw)
+
+
+def still_reads(ctx: ToolContext, target: Target, path: str) -> bool:
+    """True when :func:`load_target` of ``path`` would now read exactly ``target``.
+
+    That is: ``path`` still resolves to the same file; the same open buffer at the
+    same version with the same text, or still none; and the disk still holds the
+    bytes read (one read and one memory comparison), or still nothing. A plan
+    made from ``target`` is then the plan a new one would make
+    (:mod:`toolwire.tools.planmemo`). Never raises: any doubt is False.
+    """
+    try:
+        wp = resolve_path(ctx.root, path)
+        doc = ctx.documents.get(wp.resolved)
+    except ToolError:
+        return False
+    if (wp.rel, wp.entry, wp.resolved) != (target.path.rel, target.path.entry, target.path.resolved):
+        return False
+    if target.doc is not None or doc is not None:
+        return (doc is not None and target.doc is not None and doc.version == target.doc.version
+                and doc.uri == target.doc.uri and doc.text == target.text)
+    if target.raw is None:  # missing when read
+        return target.text is None and not os.path.lexists(wp.resolved)
+    try:
+        return read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=wp.rel) == target.raw
+    except ToolError:
+        return False
 
 
 def check_creatable(ctx: ToolContext, target: Target | WorkspacePath) -> None:

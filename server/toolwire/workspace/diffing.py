@@ -20,15 +20,16 @@ from __future__ import annotations
 import difflib
 from typing import Final
 
-__all__ = ["CONTEXT", "unified_diff"]
+__all__ = ["CONTEXT", "common_prefix", "common_suffix", "unified_diff"]
 
 #: Lines of context around each change (``diff -u``'s default).
 CONTEXT: Final = 3
 _BLOCK: Final = 1 << 16
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` (compared in blocks)."""
+def common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b``: compared in blocks (memory
+    comparisons in C), then bisected inside the first block that differs."""
     n = min(len(a), len(b))
     i = 0
     while i < n:
@@ -46,8 +47,9 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    """Length of the longest common suffix of ``a`` and ``b``, at most ``limit``."""
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix of ``a`` and ``b``, at most ``limit`` (compared
+    in blocks like :func:`common_prefix`)."""
     la, lb = len(a), len(b)
     k = 0
     while k < limit:
@@ -122,9 +124,9 @@ def unified_diff(old: str | None, new: str | None, rel: str, *, new_rel: str | N
     body = ""
     if a != b:
         # Trim whole lines the texts share at the start and at the end.
-        prefix = _common_prefix(a, b)
+        prefix = common_prefix(a, b)
         start = first = a.rfind("\n", 0, prefix) + 1  # the line holding the first difference
-        suffix = _common_suffix(a, b, min(len(a), len(b)) - start)
+        suffix = common_suffix(a, b, min(len(a), len(b)) - start)
         cut = len(a) - suffix  # the suffix must start a line in both texts: else the next line start
         cut_b = len(b) - suffix
         if suffix and not ((cut == 0 or a[cut - 1] == "\n") and (cut_b == 0 or b[cut_b - 1] == "\n")):

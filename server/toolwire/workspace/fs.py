@@ -36,10 +36,11 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES: Final = 2 * 1024 * 1024
-"""Largest file read whole (``read_file`` without a range, the watcher's checks): 2 MiB."""
+"""Largest file ``read_file`` returns whole (without a line range): 2 MiB."""
 
 MAX_EDIT_BYTES: Final = 16 * 1024 * 1024
-"""Largest file the file tools edit, or ``read_file`` reads in line ranges: 16 MiB."""
+"""Largest file the file tools edit, ``read_file`` reads in line ranges, or the watcher
+checks against Toolwire's own writes: 16 MiB."""
 
 TEMP_MARKER: Final = ".toolwire-"
 """Part of every temporary file name, so watchers can ignore them."""

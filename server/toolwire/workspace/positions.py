@@ -28,6 +28,8 @@ import re
 from bisect import bisect_right
 from typing import Final
 
+from toolwire.workspace.diffing import common_prefix, common_suffix
+
 __all__ = [
     "ENCODINGS",
     "PositionError",
@@ -225,16 +227,10 @@ def minimal_edit(old: str, new: str) -> tuple[int, int, str]:
         ``old[:start] + replacement + old[end:] == new``. Neither boundary falls
         between the ``\\r`` and ``\\n`` of a line ending, so both have a position.
     """
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
+    prefix = common_prefix(old, new)  # block-wise memory comparisons: a 10 MB buffer costs milliseconds
     if 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
         prefix -= 1
-    suffix = 0
-    limit -= prefix
-    while suffix < limit and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
+    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
     end = len(old) - suffix
     if 0 < end < len(old) and old[end - 1] == "\r" and old[end] == "\n":
         end += 1

@@ -9,6 +9,8 @@ LF-only view that searches run on, with a map back to positions in the text.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import add
 from dataclasses import dataclass
 from typing import Final
 
@@ -67,6 +69,8 @@ def dominant_newline(text: str) -> str:
     """The line ending new lines in ``text`` should get: ``"\\r"`` when bare CR line
     endings outnumber both others, ``"\\r\\n"`` when CRLF outnumbers bare LF,
     else ``"\\n"`` (a text without line endings gets LF)."""
+    if "\r" not in text:  # one scan in C; the counts below take three
+        return "\n"
     counts = newline_counts(text)
     if counts["\r"] > counts["\n"] and counts["\r"] > counts["\r\n"]:
         return "\r"
@@ -88,17 +92,22 @@ class NewlineView:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.view = text
+        # One past the view offset of each CRLF's LF, ascending; built by C-level passes
+        # only (split, len, accumulate), never a Python loop per line.
+        self._crlf: list[int] = []
+        if "\r" not in text:  # LF only (the usual case): the view is the text, no copy
+            return
         self.view = text.replace("\r\n", "\n").replace("\r", "\n")
-        crlf: list[int] = []
-        start = 0
-        while (i := text.find("\r\n", start)) != -1:
-            crlf.append(i - len(crlf))  # the LF's offset in the view
-            start = i + 2
-        self._crlf = crlf
+        if "\r\n" in text:
+            parts = text.split("\r\n")
+            parts.pop()  # the text after the last CRLF
+            self._crlf = list(accumulate(map(add, map(len, parts), repeat(1))))
 
     def to_text(self, offset: int) -> int:
-        """Offset in :attr:`text` of view offset ``offset`` (a CRLF counts as one LF)."""
-        return offset + bisect_left(self._crlf, offset)
+        """Offset in :attr:`text` of view offset ``offset`` (a CRLF counts as one LF:
+        the offset of a CRLF's LF in the view maps to its CR in the text)."""
+        return offset + bisect_left(self._crlf, offset + 1)
 
     def line_of(self, offset: int) -> int:
         """1-based line number of view offset ``offset``."""

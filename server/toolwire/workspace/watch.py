@@ -18,7 +18,6 @@ watches, and waits until that probe's event comes back.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 import tempfile
@@ -31,7 +30,8 @@ from typing import Final, Literal
 import anyio
 from watchfiles import Change, awatch
 
-from toolwire.workspace.fs import MAX_FILE_BYTES, is_temp_name
+from toolwire.workspace.digest import sha256_hex
+from toolwire.workspace.fs import MAX_EDIT_BYTES, is_temp_name
 
 __all__ = ["FileEvent", "WorkspaceWatcher", "DEFAULT_IGNORED"]
 
@@ -62,12 +62,13 @@ Callback = Callable[[list[FileEvent]], Awaitable[None] | None]
 
 
 def _digest(path: Path) -> str | None:
-    """SHA-256 of the file's bytes; None when missing; ``"?"`` when unreadable or too large."""
+    """SHA-256 of the file's bytes; None when missing; ``"?"`` when unreadable or larger
+    than the tools write (:data:`~toolwire.workspace.fs.MAX_EDIT_BYTES`)."""
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
+        if os.path.getsize(path) > MAX_EDIT_BYTES:
             return "?"
         with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+            return sha256_hex(fh.read())
     except FileNotFoundError:
         return None
     except OSError:
@@ -108,7 +109,7 @@ class WorkspaceWatcher:
         Call it before the write; it has the shape of ``ToolContext.write_listener``.
         """
         key = os.path.realpath(path) if data is not None else os.path.abspath(path)
-        self._expected[key] = hashlib.sha256(data).hexdigest() if data is not None else None
+        self._expected[key] = sha256_hex(data) if data is not None else None
 
     def is_ignored(self, path: str) -> bool:
         """True for paths in ignored folders and for atomic-write temporary files."""
