@@ -36,10 +36,13 @@ Figures:
 * ``latency_ms`` (``small`` and ``100kb``, ``p50`` and ``p99``): from sending the
   request that completes a fed call (``end: true``) to receiving the update with
   its new status; baseline: from sending ``bench/echo`` to receiving its notification.
-* ``edit_file_ms`` (10 KB, 10 MB): a server-run ``edit_file`` of one line, from
-  the ``generated`` update to ``done`` (the approval diff, the bench's immediate
-  ``allow_once``, the re-check, the write); ``calling_to_done_ms`` is also given.
-  The baseline is the same edit of a 10 KB file.
+* ``edit_file_ms`` (10 KB, 10 MB): a server-run ``edit_file`` of one line (asked
+  for approval, answered ``allow_once`` at once), from ``calling`` to ``done``
+  (the re-check against the approved diff, the undo checkpoints before and after,
+  the atomic write with its fsync): the issue's bound. The baseline is the same
+  edit of a 10 KB file in the same round, so ``ratio`` is 10 MB against 10 KB.
+  ``generated_to_done_ms`` (and ``baseline_generated_to_done_ms``) also count the
+  approval's plan and diff and the permission round trip.
 * ``git_status_ms``: ``git_status`` in a repository of 5,000 files with 200
   modified, ``calling`` to ``done``, against ``git status --porcelain=v2`` run
   directly (process start to exit).
@@ -421,12 +424,13 @@ def summarize(rounds: list[dict[str, Any]], arg_bytes: int) -> list[dict[str, An
                                 med([r[key][f"echo_{pct}"] for r in rounds]), "ms",
                                 "100kb p99 <= 5 ms", call=label, percentile=pct))
     if "edit_small" in first:
-        small = med([r["edit_small"][0] for r in rounds])
+        small = [med([r["edit_small"][i] for r in rounds]) for i in (0, 1)]
         for key, label in (("edit_small", "10KB"), ("edit_big", "10MB")):
-            out.append(line("edit_file_ms", med([r[key][0] for r in rounds]), small, "ms",
-                            "10MB < 150 ms", file=label, baseline_is="the 10 KB edit",
-                            calling_to_done_ms=_round(med([r[key][1] for r in rounds])),
-                            status=rounds[-1][key][2]))
+            out.append(line("edit_file_ms", med([r[key][1] for r in rounds]), small[1], "ms",
+                            "10MB calling->done < 150 ms", file=label, measured="calling->done",
+                            baseline_is="the same edit of a 10 KB file",
+                            generated_to_done_ms=_round(med([r[key][0] for r in rounds])),
+                            baseline_generated_to_done_ms=_round(small[0]), status=rounds[-1][key][2]))
     if "git" in first:
         out.append(line("git_status_ms", med([med(r["git"][0]) for r in rounds]),
                         med([med(r["git"][1]) for r in rounds]), "ms", "ratio <= 1.2",
