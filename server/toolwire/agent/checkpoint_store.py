@@ -19,6 +19,16 @@ is a convenience taken around every writing tool, and a content torn by a
 crash is detected by its digest and reported, never restored). Only the newest
 :data:`KEEP_TURNS` records of a workspace are kept; objects no record names any
 more are removed with the records that named them.
+
+A file's content taken before a tool writes it may be stored as a hard link to
+the file itself (:meth:`CheckpointStore.put_file`: same file system, no other
+link, bytes checked after linking), which costs no copy of a large file: the
+tools write by renaming a new file over the old one, so the old bytes then
+belong to the store alone. Whenever the file was not replaced, the checkpoint
+makes the object a copy once the tool is done (:meth:`CheckpointStore.unshare`).
+Only a crash between the two leaves an object shared with a workspace file; if
+that file is later changed in place, reading the object reports it as damaged
+(its digest no longer matches), never as another content.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import json
 import logging
 import os
 import secrets
+import stat
 import time
 from pathlib import Path
 from typing import Final
@@ -103,6 +114,53 @@ class CheckpointStore:
             self._ensure()
             _atomic_bytes(path, data)
         return digest
+
+    def put_file(self, path: Path, data: bytes) -> tuple[str, bool]:
+        """Store the content of the regular file ``path``, whose bytes ``data`` were just
+        read, preferably as a hard link to it (no copy of a large file).
+
+        The link is made only when the file has no other link, is on the store's file
+        system and, once linked, holds exactly ``data`` (read back and compared);
+        otherwise ``data`` is copied as by :meth:`put`. A linked content shares its
+        bytes with the workspace file until that file is replaced (atomic writes
+        rename a new file over it) or deleted: the caller must call
+        :meth:`unshare` once the tool is done, which copies it if it is still shared.
+
+        Returns:
+            ``(digest, linked)``. Raises OSError when the disk refuses a copy.
+        """
+        digest = sha256_hex(data)
+        dest = self.objects / digest
+        if dest.exists():
+            return digest, False
+        self._ensure()
+        temp = self.objects / f".{digest}.{secrets.token_hex(4)}.tmp"
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size != len(data):
+                raise OSError("not linkable")
+            os.link(path, temp, follow_symlinks=False)
+            with open(temp, "rb") as fh:
+                same = fh.read(len(data) + 1) == data  # it may have changed since it was read
+            if not same:
+                raise OSError("changed")
+            os.replace(temp, dest)
+        except OSError:  # another file system, no hard links, changed, shared: a copy
+            temp.unlink(missing_ok=True)
+            return self.put(data), False
+        return digest, True
+
+    def unshare(self, digest: str, data: bytes) -> None:
+        """Make the stored content ``digest`` (``data``, stored by :meth:`put_file`) a file
+        of its own if it still shares its bytes with another link (the workspace file was
+        not replaced). Raises OSError when the disk refuses the copy."""
+        path = self.objects / digest
+        try:
+            shared = os.stat(path).st_nlink > 1
+        except FileNotFoundError:
+            shared = True
+        if shared:
+            _atomic_bytes(path, data)
 
     def get(self, digest: str) -> bytes:
         """The stored content named ``digest``.

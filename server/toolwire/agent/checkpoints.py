@@ -199,12 +199,16 @@ class TurnCheckpoint(_Model):
         return self.model_dump(by_alias=True, mode="json")
 
 
-def probe(path: Path, store: CheckpointStore | None = None) -> tuple[FileState, bytes | None]:
+def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[str, bytes]] | None = None
+          ) -> tuple[FileState, bytes | None]:
     """The state of the directory entry ``path`` (symlinks are not followed).
 
     Args:
         path: Absolute path of the entry.
         store: When given, the content is stored (a checkpoint); otherwise only hashed.
+        linked: When given (with ``store``), a file's content may be stored as a hard
+            link to it (:meth:`CheckpointStore.put_file`); ``(digest, bytes)`` of such a
+            content is appended, for :meth:`CheckpointStore.unshare` once the tool is done.
 
     Returns:
         The state, and the bytes of a file (the link target of a symlink), None otherwise.
@@ -230,7 +234,12 @@ def probe(path: Path, store: CheckpointStore | None = None) -> tuple[FileState, 
     else:
         what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         return FileState(kind="unknown", reason=f"it is {what}"), None
-    digest = store.put(data) if store is not None else sha256_hex(data)
+    if store is not None and linked is not None and kind == "file":
+        digest, was_linked = store.put_file(path, data)
+        if was_linked:
+            linked.append((digest, data))
+    else:
+        digest = store.put(data) if store is not None else sha256_hex(data)
     return FileState(kind=kind, digest=digest, mode=mode), data  # type: ignore[arg-type]
 
 
@@ -296,6 +305,7 @@ class Checkpointer:
         self.record = record
         self.ctx = ctx
         self.store = store
+        self._linked: list[tuple[str, bytes]] = []  # contents stored as hard links: (digest, bytes)
 
     async def before(self, tool: Tool, args: Any) -> _Step:
         """Take the prior state of every path ``tool`` will change that the turn has not touched yet."""
@@ -318,6 +328,7 @@ class Checkpointer:
 
     async def after(self, step: _Step) -> None:
         """Take the state the tool left and save the record (call shielded)."""
+        self._unshare()
         for rel in step.paths:
             change = self.record.paths[rel]
             change.after = self._quiet_probe(rel)
@@ -383,7 +394,10 @@ class Checkpointer:
         return list(dict.fromkeys(out))
 
     def _capture_before(self, rel: str) -> PathChange:
-        state = self._quiet_probe(rel)
+        # A file's content is kept as a hard link where possible (no copy of a large
+        # file before the tool writes it); :meth:`after` makes it a copy if the tool
+        # left the file in place (so later writes to it cannot change the checkpoint).
+        state = self._quiet_probe(rel, self._linked)
         buffer = self._quiet_buffer(rel)
         created: list[str] = []
         if state.kind == "absent":
@@ -393,9 +407,20 @@ class Checkpointer:
                 parent = parent.parent
         return PathChange(path=rel, before=state, before_buffer=buffer, created_dirs=created)
 
-    def _quiet_probe(self, rel: str) -> FileState:
+    def _unshare(self) -> None:
+        """Copy every before-content still sharing its bytes with a workspace file."""
+        linked, self._linked = self._linked, []
+        for digest, data in linked:
+            try:
+                self.store.unshare(digest, data)
+            except OSError as exc:  # cannot copy: the paths recorded with it are not undoable
+                for change in self.record.paths.values():
+                    if change.before.digest == digest:
+                        change.before = FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc}")
+
+    def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None) -> FileState:
         try:
-            return probe(self.ctx.root / rel, self.store)[0]
+            return probe(self.ctx.root / rel, self.store, linked)[0]
         except OSError as exc:  # the store refused (disk full…)
             return FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc.strerror or exc}")
 

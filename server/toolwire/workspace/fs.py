@@ -102,7 +102,11 @@ def read_bytes(path: Path, *, limit: int = MAX_FILE_BYTES, label: str | None = N
         )
     try:
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            # Sized from the stat (a buffer of ``limit`` would cost a 16 MiB allocation per read);
+            # one byte more shows a file that grew past the limit meanwhile.
+            data = fh.read(min(st.st_size, limit) + 1)
+            if len(data) == st.st_size + 1 and len(data) <= limit:
+                data += fh.read(limit + 1 - len(data))
     except OSError as exc:
         raise ToolError("io_error", f"cannot read {name}: {exc.strerror or exc}") from None
     if len(data) > limit:
