@@ -108,8 +108,18 @@ class FedStream:
         changed: dict[int, ToolCallState] = {}
         if wanted is not None and self.fmt is None:
             self._apply(self.decoder.adopt(wanted), sink, changed)
+        fragment = self.decoder.fast_path()
+        append = self.merger.append_arguments
         for payload, event in payloads:
+            if fragment is not None and event is None:
+                found = fragment(payload)  # a bare argument fragment goes straight to the merger
+                if found is not None:
+                    call = append(found[0], found[1])
+                    if call is not None:
+                        changed[call.index] = call
+                    continue
             self._apply(self.decoder.feed(payload, event), sink, changed)
+            fragment = self.decoder.fast_path()  # the format may have been detected just now
         self.merger.explicit_ends = self.decoder.explicit_ends
         if end:
             for call in self.end():
@@ -163,6 +173,8 @@ class FedStream:
 
 def _unwrap(chunk: Any, position: int) -> tuple[Any, str | None] | None:
     """Decode one fed chunk into ``(payload, event)``; None for the ``[DONE]`` sentinel."""
+    if type(chunk) is dict and not ("event" in chunk and "data" in chunk and len(chunk) == 2):
+        return chunk, None  # the common case: a payload object
     if isinstance(chunk, str):
         text = chunk.strip()
         if text.startswith("data:"):

@@ -91,6 +91,16 @@ class PayloadDecoder:
             return []
         return self.feed(frame.payload, frame.event)
 
+    def fast_path(self) -> Callable[[Any], tuple[Any, str] | None] | None:
+        """The normalizer's shortcut for a bare argument fragment, once the format is known.
+
+        ``fragment(payload)`` returns ``(key, text)`` when :meth:`feed` would return
+        exactly ``[ArgumentsDelta(key, text)]``, else None (then call :meth:`feed`);
+        it never raises. None when the format is not known yet, the normalizer has no
+        shortcut, or it is wrapped (text tool-calling mode).
+        """
+        return getattr(self.normalizer, "fragment", None) if self.normalizer is not None else None
+
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Events of one payload (of the held ones too, when this payload reveals the format).
 

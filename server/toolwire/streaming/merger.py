@@ -272,6 +272,10 @@ class StreamMerger:
         call.rev += 1
         return call
 
+    #: :meth:`apply` of ``ArgumentsDelta(key, text)``, for callers that already hold
+    #: the key and text (the fed streams' fast lane).
+    append_arguments = _append
+
     def _apply_delta(self, delta: ToolCallDelta) -> ToolCallState | None:
         if (
             delta.id is None

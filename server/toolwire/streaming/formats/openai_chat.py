@@ -99,9 +99,9 @@ class OpenAIChatNormalizer:
 
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Normalize one chunk (see :class:`~toolwire.streaming.formats.base.Normalizer`)."""
-        fast = self._fast(payload)
-        if fast is not None:
-            return fast
+        fragment = self.fragment(payload)
+        if fragment is not None:
+            return [ArgumentsDelta(fragment[0], fragment[1])]
         if not isinstance(payload, dict):
             return [not_an_object(payload)]
         out: list[StreamEvent] = []
@@ -120,12 +120,15 @@ class OpenAIChatNormalizer:
             out.append(error_from(payload["error"]))
         return out
 
-    def _fast(self, payload: Any) -> list[StreamEvent] | None:
+    def fragment(self, payload: Any) -> tuple[int, str] | None:
         """The most common chunk, a bare argument fragment, without the general walk.
 
         Matches only ``{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": N,
         "function": {"arguments": "..."}}]}, "finish_reason": null}], ...}`` with no
-        usage or error; returns None for anything else (the general path decides).
+        usage or error and returns ``(N, "...")``: :meth:`feed` would return exactly
+        ``[ArgumentsDelta(N, "...")]``. Returns None for anything else (:meth:`feed`
+        decides). Never raises. A decoder may call it before :meth:`feed` (see
+        :meth:`toolwire.streaming.decoding.PayloadDecoder.fast_path`).
         """
         try:
             choices = payload["choices"]
@@ -158,7 +161,7 @@ class OpenAIChatNormalizer:
         ):
             return None
         self._last_key = index
-        return [ArgumentsDelta(index, arguments)]
+        return index, arguments
 
     def _choice(self, choice: dict, out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
