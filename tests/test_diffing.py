@@ -116,3 +116,26 @@ def test_difflib_sees_only_the_changed_region_of_a_10_mb_file(monkeypatch):
     assert diff.splitlines()[2] == "@@ -149998,7 +149998,7 @@"
     assert [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
         f"-line {lines // 2}: some text of the file", "+LINE CHANGED"]
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_mixed_line_endings_and_changed_endings_give_difflibs_diff(seed):
+    """Texts mixing LF, CRLF and lone CR (changes may split a CRLF or change an ending's
+    kind): the diff, computed on the texts as they are, is difflib's over the LF lines."""
+    rng = random.Random(1000 + seed)
+    pieces = ["a", "b", "", "é", "\u2028", "x y"]
+    old = "".join(rng.choice(pieces) + rng.choice(["\n", "\r\n", "\r"]) for _ in range(rng.randint(0, 25)))
+    if rng.random() < 0.3:
+        old += rng.choice(pieces)
+    i = rng.randint(0, len(old))
+    j = min(len(old), i + rng.randint(0, 6))
+    new = old[:i] + "".join(rng.choice(["\r", "\n", "\r\n", "q", "b"]) for _ in range(rng.randint(0, 3))) + old[j:]
+    diff = unified_diff(old, new, "f.txt")
+    want = reference(old, new, "f.txt")
+    changed = lambda d: sum(row[:1] in "+-" and row[:3] not in ("+++", "---") for row in d.split("\n"))  # noqa: E731
+    assert changed(diff) == changed(want), (old, new, diff, want)
+    if want:
+        assert apply_diff(old, diff).rstrip("\n") == new.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n"), (
+            old, new, diff)
+    else:
+        assert diff == ""

@@ -67,6 +67,47 @@ def common_suffix(a: str, b: str, limit: int) -> int:
     return limit
 
 
+def _lf(text: str) -> str:
+    """Every line ending (CRLF, lone CR, LF) as one LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _endings(text: str, i: int, j: int) -> int:
+    """Line endings in ``text[i:j]`` (neither bound inside a CRLF): C-level counts."""
+    return text.count("\n", i, j) + text.count("\r", i, j) - text.count("\r\n", i, j)
+
+
+def _is_line_start(text: str, pos: int) -> bool:
+    """True when a line starts at ``pos`` (the start, or right after a whole line ending)."""
+    if pos == 0:
+        return True
+    before = text[pos - 1]
+    return before == "\n" or (before == "\r" and text[pos:pos + 1] != "\n")
+
+
+def _line_start(text: str, pos: int) -> int:
+    """Start of the line holding offset ``pos`` (a ``pos`` between a CR and its LF is in the
+    line that CRLF ends)."""
+    while True:
+        i = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos))
+        if i >= 0 and text[i] == "\r" and i + 1 == pos and text[pos:pos + 1] == "\n":
+            pos = i  # the CR of a CRLF split at pos: that CRLF ends the line holding pos
+            continue
+        return i + 1
+
+
+def _next_line_start(text: str, pos: int) -> int:
+    """Start of the line after the one holding ``pos`` (``len(text)`` after the last one)."""
+    lf, cr = text.find("\n", pos), text.find("\r", pos)
+    ends = [i for i in (lf, cr) if i >= 0]
+    if not ends:
+        return len(text)
+    i = min(ends)
+    if text[i] == "\r" and text[i + 1:i + 2] == "\n":
+        i += 1
+    return i + 1
+
+
 def _lines(text: str, at_end: bool) -> list[str]:
     """Lines of LF-only text, each with its LF; a last line without
     one is marked the way ``diff`` marks it when it is the file's end."""
@@ -117,39 +158,37 @@ def unified_diff(old: str | None, new: str | None, rel: str, *, new_rel: str | N
     b_name = "/dev/null" if new is None else f"b/{target}"
     a = old or ""
     b = new or ""
-    if "\r" in a:  # every line ending becomes one LF (the LSP rule), so lines split at LF below
-        a = a.replace("\r\n", "\n").replace("\r", "\n")
-    if "\r" in b:
-        b = b.replace("\r\n", "\n").replace("\r", "\n")
     body = ""
     if a != b:
-        # Trim whole lines the texts share at the start and at the end.
-        prefix = common_prefix(a, b)
-        start = first = a.rfind("\n", 0, prefix) + 1  # the line holding the first difference
-        suffix = common_suffix(a, b, min(len(a), len(b)) - start)
+        # Trim whole lines the texts share at the start and at the end, on the texts as they
+        # are (line endings of any kind): only the region kept is turned to LF lines.
+        first = _line_start(a, common_prefix(a, b))  # the line holding the first difference
+        while not (_is_line_start(a, first) and _is_line_start(b, first)):  # "x\ry" / "x\r\ny"
+            first = _line_start(a, first - 1)
+        suffix = common_suffix(a, b, min(len(a), len(b)) - first)
         cut = len(a) - suffix  # the suffix must start a line in both texts: else the next line start
-        cut_b = len(b) - suffix
-        if suffix and not ((cut == 0 or a[cut - 1] == "\n") and (cut_b == 0 or b[cut_b - 1] == "\n")):
-            nl = a.find("\n", cut)
-            cut = len(a) if nl < 0 else nl + 1
-        suffix = len(a) - cut
+        while suffix and not (_is_line_start(a, cut) and _is_line_start(b, len(b) - suffix)):
+            cut = _next_line_start(a, cut)
+            suffix = len(a) - cut
         # Context lines on both sides.
+        start = first
         for _ in range(CONTEXT):
             if start == 0:
                 break
-            start = a.rfind("\n", 0, start - 1) + 1
-        end_a = len(a) - suffix
+            start = _line_start(a, start - 1)
+        end_a = cut
         for _ in range(CONTEXT):
             if end_a >= len(a):
                 break
-            nl = a.find("\n", end_a)
-            end_a = len(a) if nl < 0 else nl + 1
+            end_a = _next_line_start(a, end_a)
         end_b = end_a - len(a) + len(b)
-        offset = a.count("\n", 0, start)  # lines before the region
-        la = _lines(a[start:end_a], end_a == len(a))
-        lb = _lines(b[start:end_b], end_b == len(b))
-        head = a.count("\n", start, first)  # context lines before the changed middle
-        tail = a.count("\n", len(a) - suffix, end_a) + (end_a == len(a) and suffix > 0 and not a.endswith("\n"))
+        region_a, region_b = _lf(a[start:end_a]), _lf(b[start:end_b])
+    if a != b and region_a != region_b:  # else only the kinds of line endings changed: no diff
+        offset = _endings(a, 0, start)  # lines before the region
+        la = _lines(region_a, end_a == len(a))
+        lb = _lines(region_b, end_b == len(b))
+        head = _endings(a, start, first)  # context lines before the changed middle
+        tail = _endings(a, cut, end_a) + (end_a == len(a) and suffix > 0 and a[-1] not in "\r\n")
         mid_a, mid_b = la[head:len(la) - tail], lb[head:len(lb) - tail]
         codes = [("equal", 0, head, 0, head)] if head else []
         codes += [(tag, i1 + head, i2 + head, j1 + head, j2 + head)
