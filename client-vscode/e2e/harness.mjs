@@ -354,6 +354,56 @@ export class VsCode {
     return files;
   }
 
+  /**
+   * What the browser keeps for the workbench's origin, read through the browser (so
+   * compressed LevelDB tables are seen decoded): one string per localStorage and
+   * sessionStorage item and per IndexedDB record (`<where> <key> <value>`; binary values
+   * decoded as UTF-8 and as Latin-1).
+   */
+  async browserStorage() {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.page.waitForLoadState("load");
+        await this.page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+        return await this.readBrowserStorage();
+      } catch (error) {
+        if (attempt === 5 || !/Execution context was destroyed|navigat/i.test(String(error))) {
+          throw error;
+        }
+        await this.page.waitForTimeout(1_000); // the window is reloading
+      }
+    }
+  }
+
+  /** One attempt of {@link browserStorage}. */
+  readBrowserStorage() {
+    return this.page.evaluate(async () => {
+      const text = (value) =>
+        JSON.stringify(value, (_key, v) => {
+          const bytes = v instanceof ArrayBuffer ? new Uint8Array(v) : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : null;
+          return bytes === null ? v : `${new TextDecoder("utf-8").decode(bytes)} ${new TextDecoder("latin1").decode(bytes)}`;
+        });
+      const request = (r) => new Promise((resolve, reject) => ((r.onsuccess = () => resolve(r.result)), (r.onerror = () => reject(r.error))));
+      const out = [];
+      for (const [where, storage] of [["localStorage", localStorage], ["sessionStorage", sessionStorage]]) {
+        for (let i = 0; i < storage.length; i++) {
+          const name = storage.key(i);
+          out.push(`${where} ${name} ${storage.getItem(name)}`);
+        }
+      }
+      for (const { name } of await indexedDB.databases()) {
+        const db = await request(indexedDB.open(name));
+        for (const store of db.objectStoreNames) {
+          const objects = db.transaction(store).objectStore(store);
+          const [keys, values] = [await request(objects.getAllKeys()), await request(objects.getAll())];
+          keys.forEach((k, i) => out.push(`indexedDB ${name}/${store} ${text(k)} ${text(values[i])}`));
+        }
+        db.close();
+      }
+      return out;
+    });
+  }
+
   /** Saves a screenshot under the artifacts folder as `name`.png. */
   async screenshot(name) {
     mkdirSync(artifacts, { recursive: true });

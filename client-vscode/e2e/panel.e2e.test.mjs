@@ -2,6 +2,7 @@
 // .vsix and the replay model: approvals in the cards, reject/cancel/allow always/Stop,
 // a window reload mid-turn (the server outlives the extension host), Set API Key. Selectors are the panel's ARIA roles and labels.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
@@ -10,10 +11,15 @@ import { STEP_MS, gitSubjects, makeWorkspace, readWorkspaceFile, withVsCode } fr
 
 const data = path.join(path.dirname(fileURLToPath(import.meta.url)), "data");
 const GREET = '"""A tiny greeting module."""\n\n\ndef greet(name):\n    return "Hello " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n';
-// followAlong opens each edited file; an edit then lands in the open (unsaved) buffer, and a
-// commit of that file finds nothing to commit on disk (reported to the panel's owners).
+// followAlong (on by default) opens each edited file; the scenarios about cards keep the
+// editor area still so that nothing moves under the clicks. The first scenario runs with it.
 const QUIET = { "toolwire.followAlong": false };
 const TERMINAL = /: (done|error|canceled)(,|$)/;
+
+/** `git show <what>` in the workspace. */
+function gitShow(workspace, what) {
+  return execFileSync("git", ["show", what], { cwd: workspace, encoding: "utf8" });
+}
 
 /** Every tool-call card's accessible label. */
 async function cardLabels(chat) {
@@ -27,14 +33,17 @@ function card(chat, tool, status, file) {
   return chat.getByRole("group", { name }).last();
 }
 
-test("panel: ask; read, edit approved in its card, diff and commit run; the commit exists and the editor shows the change", async (t) => {
+test("panel: ask; read, edit approved in its card, diff and commit run; followAlong opens the file, its edit is saved and committed", async (t) => {
   const workspace = makeWorkspace({ "greet.py": GREET, "README.md": "# greet\n" });
-  const settings = { ...QUIET, "toolwire.model": `replay:${path.join(data, "fix-greeting.jsonl")}` };
+  const settings = { "toolwire.model": `replay:${path.join(data, "fix-greeting.jsonl")}` };
   await withVsCode(t, workspace, settings, async (vscode) => {
     const chat = await vscode.chat();
     await vscode.ask(chat, "Fix the greeting and commit it");
     const editApproval = chat.getByRole("region", { name: "Approval for edit_file" });
     await editApproval.waitFor({ timeout: STEP_MS });
+    // followAlong (default on) opened the file the edit targets, in a clean buffer.
+    const tab = vscode.page.locator('.tab[aria-label^="greet.py"]').first();
+    await tab.waitFor({ timeout: STEP_MS });
     await vscode.screenshot("panel-edit-approval");
     await editApproval.getByRole("button", { name: /Allow once/ }).click();
     const commitApproval = chat.getByRole("region", { name: "Approval for git_commit" });
@@ -50,6 +59,9 @@ test("panel: ask; read, edit approved in its card, diff and commit run; the comm
     assert.ok(labels.every((label) => TERMINAL.test(label) && label.includes(": done")), labels.join("\n"));
     assert.equal(gitSubjects(workspace)[0], "Fix the greeting's punctuation and add type hints");
     assert.match(readWorkspaceFile(workspace, "greet.py"), /def greet\(name: str\) -> str:/);
+    // The edit went into the open buffer, which was clean, so it was saved before the commit ran.
+    assert.match(gitShow(workspace, "HEAD:greet.py"), /def greet\(name: str\) -> str:/, "the commit holds the edited text");
+    assert.equal(await tab.evaluate((node) => node.classList.contains("dirty")), false, "the buffer is saved");
     await vscode.openFile("greet.py");
     await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the edited file in the editor");
     await vscode.screenshot("panel-turn-done");
@@ -133,7 +145,7 @@ test("panel: reloading the window mid-turn (an edit awaiting approval) brings ba
   });
 });
 
-test("command palette: Ask About Selection runs a turn in the panel; Set API Key keeps the key out of every file under the user-data folder and every log", async (t) => {
+test("command palette: Ask About Selection runs a turn in the panel; Set API Key keeps the key out of every file under the user-data folder, the browser profile and every log", async (t) => {
   const workspace = makeWorkspace({ "greet.py": GREET });
   const key = `sk-toolwire-e2e-${Date.now().toString(36)}-SECRET`;
   await withVsCode(t, workspace, {}, async (vscode) => {
@@ -156,24 +168,35 @@ test("command palette: Ask About Selection runs a turn in the panel; Set API Key
     await vscode.page.waitForTimeout(2_000);
     await vscode.command("Developer: Reload Window").catch(() => undefined);
     await vscode.page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+    // Every file of this run: code-server's user-data and extensions folders, the server's
+    // logs, and the browser profile (Local Storage, IndexedDB, Session Storage, caches),
+    // searched for the key as UTF-8 and as UTF-16 (how Chromium stores some strings).
     const leaks = [];
+    const forms = [Buffer.from(key, "utf8"), Buffer.from(key, "utf16le")];
+    let profileFiles = 0;
     for (const file of vscode.userDataFiles()) {
-      if (file.includes(`${path.sep}chromium-profile${path.sep}`)) {
-        continue; // The browser's own storage, where VS Code for the Web keeps secrets; not the user-data folder.
-      }
       let content;
       try {
         content = readFileSync(file);
       } catch (error) {
         if (error.code === "ENOENT") {
-          continue; // removed by code-server since it was listed (a lock file, a temporary file)
+          continue; // removed by code-server or the browser since it was listed (a lock file, a temporary file)
         }
         throw error;
       }
-      if (content.includes(key)) {
+      profileFiles += file.includes(`${path.sep}chromium-profile${path.sep}`) ? 1 : 0;
+      if (forms.some((form) => content.includes(form))) {
         leaks.push(file);
       }
     }
+    assert.ok(profileFiles > 0, "the browser profile was searched");
+    // The profile's LevelDB tables may be compressed on disk: read the storage through the
+    // browser too, every localStorage item and every IndexedDB record of the workbench's origin.
+    const stored = await vscode.browserStorage();
+    // It holds the workbench's state for this extension (and VS Code for the Web's secret
+    // store, `secrets.provider` in localStorage, encrypted), so this is where a key would be.
+    assert.ok(stored.some((entry) => entry.includes("toolwire")), "the browser's storage was read");
+    leaks.push(...stored.filter((entry) => entry.includes(key)).map((entry) => `browser storage: ${entry.slice(0, 120)}`));
     assert.deepEqual(leaks, [], "files holding the key");
     assert.ok(!vscode.logs.join("").includes(key), "code-server's own output holds the key");
   });

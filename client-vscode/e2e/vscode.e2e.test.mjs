@@ -52,6 +52,8 @@ test("an open file with unsaved changes is edited in its buffer; a killed server
     const edited = await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the edit in the open buffer");
     assert.match(edited, /# unsaved note/, "the user's unsaved text is kept");
     assert.equal(readWorkspaceFile(workspace, "greet.py"), GREET, "nothing was written to disk behind the editor");
+    const tab = vscode.page.locator('.tab[aria-label^="greet.py"]').first();
+    assert.equal(await tab.evaluate((node) => node.classList.contains("dirty")), true, "the buffer is still unsaved (not saved for the user)");
     await vscode.screenshot("edit-in-dirty-buffer");
 
     const [pid] = vscode.serverPids();

@@ -5,6 +5,7 @@
  */
 import * as vscode from "vscode";
 import {
+  CancellationToken,
   CloseAction,
   ErrorAction,
   LanguageClient,
@@ -25,6 +26,7 @@ import {
 } from "./protocol";
 import { InterpreterError, onPythonEnvironmentChange, selectInterpreter, serverLaunch, type ServerLaunch } from "./python";
 import { redactingChannel } from "./redact";
+import { applyEditSavingCleanBuffers } from "./saving";
 import { RESTART_SETTINGS, SERVER_SETTINGS, initializationOptions, readSettings } from "./settings";
 import type { ServerStatus } from "./status";
 
@@ -223,6 +225,8 @@ export class ServerController implements vscode.Disposable {
           }
           return result;
         },
+        // An edit to a clean buffer is saved before the server hears back (saving.ts).
+        workspace: { handleApplyEdit: (params, next) => applyEditSavingCleanBuffers(params, (p) => next(p, CancellationToken.None), log) },
       },
     };
     const client = new LanguageClient("toolwire", "Toolwire", serverOptions, clientOptions);

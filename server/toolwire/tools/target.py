@@ -148,6 +148,7 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
             ``io_error``; ``invalid_name`` / ``lookalike`` for a new name (:func:`check_creatable`).
     """
     if target.doc is not None:
+        _expect_editor_save(ctx, target, new_text)
         # While the editor has not answered, a timeout or cancel leaves the edit's
         # fate to the editor: the runner reads this note to say so.
         ctx.extra[EDITOR_WAIT] = target.path.rel
@@ -170,6 +171,26 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
     data = encode_text(new_text, bom=target.bom)
     expected: bytes | Any = target.raw if target.raw is not None else ABSENT
     atomic_write(dest, data, expected=expected, label=target.path.rel, listener=ctx.write_listener)
+
+
+def _expect_editor_save(ctx: ToolContext, target: Target, new_text: str) -> None:
+    """Announce the save an editor makes after editing a clean buffer.
+
+    An editor following protocol.md ("Saving after an editor edit", e.g. Toolwire's VS
+    Code client) saves a buffer that equalled its file on disk right after applying the
+    edit; that write is Toolwire's, so the workspace watcher is told its content
+    (``ctx.write_listener``) and does not report it as a change made outside Toolwire.
+    A buffer with unsaved text of its own is not saved, so nothing is announced.
+    """
+    if ctx.write_listener is None or target.doc is None:
+        return
+    try:
+        raw = read_bytes(target.path.resolved, limit=MAX_EDIT_BYTES, label=target.path.rel)
+        decoded = decode_text(raw, target.path.rel)
+    except ToolError:  # missing, too large, not text: the editor has its own unsaved copy
+        return
+    if decoded.text == target.doc.text:
+        ctx.write_listener(target.path.resolved, encode_text(new_text, bom=decoded.bom))
 
 
 def match_style(existing: str | None, content: str) -> str:
