@@ -12,6 +12,20 @@ const data = path.join(path.dirname(fileURLToPath(import.meta.url)), "data");
 const GREET = '"""A tiny greeting module."""\n\n\ndef greet(name):\n    return "Hello " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n';
 const FIXED = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n';
 
+/** Runs `step` up to 3 times, calling `undo` after a failed attempt; rethrows the last failure. */
+async function retrying(what, step, undo) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (attempt === 3) {
+        throw new Error(`${what}: ${error.message}`);
+      }
+      await undo();
+    }
+  }
+}
+
 /** Waits until `check()` is true, polling the file system (the editor writes asynchronously). */
 async function eventually(check, what, timeout = STEP_MS) {
   const deadline = Date.now() + timeout;
@@ -96,18 +110,22 @@ test("a diagnostic from a problem matcher offers Toolwire: Fix as a quick fix; c
   const settings = { "toolwire.model": `replay:${path.join(data, "edit-greeting.jsonl")}`, "toolwire.approval": "auto" };
   await withVsCode(t, workspace, settings, async (vscode) => {
     await vscode.command("Toolwire: Show Log"); // The user has used Toolwire: the extension is active.
-    await vscode.command("Tasks: Run Task");
-    const task = vscode.page.locator(".quick-input-list .monaco-list-row", { hasText: "check greeting" }).first();
-    await task.waitFor({ timeout: STEP_MS });
-    await task.click();
+    // The task list re-renders while tasks are detected (a click can miss): retry on a fresh list.
+    await retrying("the task to run", async () => {
+      await vscode.command("Tasks: Run Task");
+      await vscode.page.locator(".quick-input-list .monaco-list-row", { hasText: "check greeting" }).first().click({ timeout: 15_000 });
+    }, () => vscode.page.keyboard.press("Escape"));
     await vscode.page.locator("#status\\.problems", { hasText: "1" }).waitFor({ timeout: STEP_MS });
     await vscode.openFile("greet.py");
     await vscode.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await vscode.page.keyboard.press("F8"); // Go to the problem.
     await vscode.page.keyboard.press("Escape");
-    await vscode.page.keyboard.press("Control+.");
     const fix = vscode.page.locator(".action-widget .monaco-list-row", { hasText: "Toolwire: Fix 'the greeting lacks a comma'" }).first();
-    await fix.waitFor({ timeout: STEP_MS });
+    // The widget lists what the code-action providers answered when it opened: ask again if it came too early.
+    await retrying("the quick fix", async () => {
+      await vscode.page.keyboard.press("Control+.");
+      await fix.waitFor({ timeout: 15_000 });
+    }, () => vscode.page.keyboard.press("Escape"));
     await vscode.screenshot("quick-fix-offered");
     await fix.click();
     await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the quick fix's edit in the editor");
