@@ -85,7 +85,15 @@ test("an open file with unsaved changes is edited in its buffer; a killed server
     await vscode.command("Toolwire: Ask");
     await vscode.answerInput("Fix the greeting again");
     await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the second turn's edit");
-    assert.match(await vscode.languageStatus(), /Toolwire: ready/);
+    // The reverted buffer was clean, so this edit is saved (protocol.md, "Saving after an editor edit").
+    await eventually(() => readWorkspaceFile(workspace, "greet.py").includes("def greet(name: str) -> str:"), "the edit saved to disk");
+    // The text shows before the turn ends (the save, then the model's last answer).
+    const deadline = Date.now() + STEP_MS;
+    let status;
+    while (!/Toolwire: ready/.test((status = await vscode.languageStatus())) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.match(status, /Toolwire: ready/);
   });
 });
 
