@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -117,6 +119,7 @@ class ToolwireServer(SessionHost, LanguageServer):
 
         if not self._loaded:
             self._loaded = True
+            use_pidfd_child_watcher()
             handlers.load(self)
         handlers.finish_initialize(self, self.initialize_params)
 
@@ -136,6 +139,32 @@ class ToolwireServer(SessionHost, LanguageServer):
         if isinstance(error, JsonRpcException) and error.code in CLIENT_MISTAKES:
             return  # already logged as one line where it was answered
         log.error("server error (%s): %s", getattr(source, "__name__", source), clip(str(error), 300))
+
+
+def use_pidfd_child_watcher() -> bool:
+    """Reap the server's child processes (git) through pidfds on the running event loop.
+
+    Python 3.11's asyncio waits for each child process in a thread of its own
+    (``ThreadedChildWatcher``): on a loaded 2-core machine that thread's start and
+    hand-over cost 2–4 ms per git run (issue 12, ``bench/server.py`` git figure).
+    ``PidfdChildWatcher`` (Linux 5.3+) waits on the event loop instead; Python 3.12
+    uses it by default, so nothing is done there. Call it from the server's event
+    loop, which lives as long as the process (the watcher is bound to it).
+
+    Returns:
+        True when installed; False on Python 3.12+, or when pidfds are unavailable
+        (not Linux, an old kernel, a sandbox refusing ``pidfd_open``).
+    """
+    if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    watcher = asyncio.PidfdChildWatcher()
+    watcher.attach_loop(asyncio.get_running_loop())
+    asyncio.set_child_watcher(watcher)
+    return True
 
 
 server = ToolwireServer()
