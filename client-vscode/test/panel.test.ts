@@ -126,6 +126,12 @@ test("a full turn: read, edit approved in the card after reviewing the diff, git
   assert.equal(await page.locator(".markdown pre button[aria-label='Copy code']").count(), 1);
   await page.locator(".markdown pre button[aria-label='Copy code']").click();
   await waitFor(() => panel.ui.copied.includes("git log -1\n"), "the code block to be copied");
+  // A result is put in the page only when its card's result is expanded (keyboard: Enter on the summary).
+  const read = card(panel, "read_file");
+  assert.equal(await read.locator(".result pre").count(), 0);
+  await read.locator(".result summary").focus();
+  await page.keyboard.press("Enter");
+  assert.match(await read.locator(".result pre").innerText(), /hello/);
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello world\n");
   assert.match(git(workspace, "log", "-1", "--format=%s"), /Greet the world/);
   assert.equal(server.permissions.length, 2);

@@ -42,13 +42,15 @@ interface Props {
 
 interface State {
   expanded: boolean;
+  /** The result's <details> is open: only then is the whole result put in the page. */
+  resultOpen: boolean;
   reason: string;
   rejecting: boolean;
 }
 
 /** The card; re-renders only when its call or its permission request changed. */
 export class CallCard extends Component<Props, State> {
-  override state: State = { expanded: false, reason: "", rejecting: false };
+  override state: State = { expanded: false, resultOpen: false, reason: "", rejecting: false };
 
   override shouldComponentUpdate(next: Props, nextState: State): boolean {
     return next.call !== this.props.call || next.pending !== this.props.pending || nextState !== this.state;
@@ -122,10 +124,11 @@ export class CallCard extends Component<Props, State> {
       return null;
     }
     const first = content.split("\n", 1)[0];
+    // A long turn has hundreds of results: each is rendered only once its card is expanded.
     return (
-      <details class="result">
+      <details class="result" onToggle={(event) => this.setState({ resultOpen: (event.currentTarget as HTMLDetailsElement).open })}>
         <summary>{first.length > 160 ? `${first.slice(0, 160)}…` : first}</summary>
-        <pre>{content}</pre>
+        {this.state.resultOpen ? <pre>{content}</pre> : null}
       </details>
     );
   }
