@@ -14,7 +14,7 @@ import pytest
 from toolwire.lsp.boot import use_pidfd_child_watcher
 from toolwire.tools.gitrun import run_git
 
-pytestmark = pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12+ reaps through pidfds by itself")
+py311 = pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12+ reaps through pidfds by itself")
 
 
 def threads_started_by_git_runs(tmp_path, monkeypatch, *, install: bool) -> list[str]:
@@ -43,11 +43,35 @@ def threads_started_by_git_runs(tmp_path, monkeypatch, *, install: bool) -> list
     return started
 
 
+@py311
 def test_the_server_loop_reaps_git_without_a_thread_per_process(tmp_path, monkeypatch):
     assert threads_started_by_git_runs(tmp_path, monkeypatch, install=True) == []
 
 
+@py311
 def test_asyncio_default_starts_a_thread_per_process(tmp_path, monkeypatch):
     """The control: what the server no longer does."""
     started = threads_started_by_git_runs(tmp_path, monkeypatch, install=False)
     assert len([name for name in started if "waitpid" in name]) == 3, started
+
+
+def test_after_initialize_takes_the_loaded_modules_out_of_the_collectors_passes():
+    """What the server loads after ``initialize`` is frozen (``gc.freeze``): full
+    collections no longer walk it (bench/server.py, fed batch 256)."""
+    import gc
+
+    from toolwire.lsp.boot import ToolwireServer
+
+    server = ToolwireServer()
+    before = gc.get_freeze_count()
+
+    async def go() -> None:
+        server.after_initialize()
+
+    try:
+        asyncio.run(go())
+        assert gc.get_freeze_count() > before
+        assert server.settings.model == "replay" and server.watchers is not None
+    finally:
+        gc.unfreeze()
+        asyncio.set_child_watcher(None)

@@ -21,6 +21,7 @@ entries are reported with one ``window/showMessage`` (type Error) right after th
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -113,7 +114,9 @@ class ToolwireServer(SessionHost, LanguageServer):
 
     def after_initialize(self) -> None:
         """After each connection's ``initialize`` answer (see the module docstring): the
-        first time, load the handlers (and the watchers); every time, apply that
+        first time, load the handlers (and the watchers), reap child processes on the
+        event loop (:func:`use_pidfd_child_watcher`) and move what was loaded out of
+        the garbage collector's way (``gc.freeze``); every time, apply that
         ``initialize``'s ``initializationOptions``."""
         from toolwire.lsp import server as handlers  # registers every other feature
 
@@ -121,6 +124,11 @@ class ToolwireServer(SessionHost, LanguageServer):
             self._loaded = True
             use_pidfd_child_watcher()
             handlers.load(self)
+            # Everything loaded so far lives as long as the process: the collector's
+            # full passes need not walk it again (each would visit every class, function
+            # and schema of pygls, lsprotocol, pydantic and ours; a fed stream of
+            # 256-chunk requests ran ~15 % slower with them).
+            gc.freeze()
         handlers.finish_initialize(self, self.initialize_params)
 
     def reset_editor_state(self) -> None:
