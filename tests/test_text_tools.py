@@ -18,14 +18,25 @@ def text_chunks(text: str, size: int) -> list[dict]:
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
 
 
-def merge(text: str, size: int) -> StreamMerger:
+def merge_chunks(chunks: list[dict]) -> StreamMerger:
+    """Chat chunks through the text reader into a finished merger, as the server runs them."""
     reader = TextToolCallReader(OpenAIChatNormalizer())
     merger = StreamMerger(explicit_ends=reader.explicit_ends)
-    for chunk in text_chunks(text, size):
+    for chunk in chunks:
         merger.feed(reader.feed(chunk))
     merger.feed(reader.close())
     merger.finish()
     return merger
+
+
+def merge(text: str, size: int) -> StreamMerger:
+    return merge_chunks(text_chunks(text, size))
+
+
+def merge_cut(text: str, cuts: list[int]) -> StreamMerger:
+    """``text`` cut at the sorted offsets ``cuts`` into content deltas."""
+    return merge_chunks([{"choices": [{"index": 0, "delta": {"content": text[a:b]}}]}
+                         for a, b in zip([0, *cuts], [*cuts, len(text)])])
 
 
 REPLY = ('I will read it first. <tool_c'  # a look-alike that is not a tag stays text
@@ -46,14 +57,7 @@ def test_random_chunking_gives_the_same_calls():
     rng = random.Random(7)
     expected = [(c.name, c.arguments) for c in merge(REPLY, 1000).calls]
     for _ in range(50):
-        cuts = sorted(rng.sample(range(1, len(REPLY)), 8))
-        pieces = [REPLY[a:b] for a, b in zip([0, *cuts], [*cuts, len(REPLY)])]
-        reader = TextToolCallReader(OpenAIChatNormalizer())
-        merger = StreamMerger()
-        for piece in pieces:
-            merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"content": piece}}]}))
-        merger.feed(reader.close())
-        merger.finish()
+        merger = merge_cut(REPLY, sorted(rng.sample(range(1, len(REPLY)), 8)))
         assert [(c.name, c.arguments) for c in merger.calls] == expected
 
 
@@ -141,14 +145,7 @@ def test_blocks_in_think_or_in_code_fences_are_text(size):
 def test_random_chunking_of_think_and_fences():
     rng = random.Random(11)
     for _ in range(60):
-        cuts = sorted(rng.sample(range(1, len(NOT_CALLS)), 12))
-        pieces = [NOT_CALLS[a:b] for a, b in zip([0, *cuts], [*cuts, len(NOT_CALLS)])]
-        reader = TextToolCallReader(OpenAIChatNormalizer())
-        merger = StreamMerger()
-        for piece in pieces:
-            merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"content": piece}}]}))
-        merger.feed(reader.close())
-        merger.finish()
+        merger = merge_cut(NOT_CALLS, sorted(rng.sample(range(1, len(NOT_CALLS)), 12)))
         assert [c.name for c in merger.calls] == ["read_file"]
         assert merger.text == merge(NOT_CALLS, 10_000).text
 
@@ -159,10 +156,6 @@ def test_a_fence_must_open_a_line_and_backticks_inside_text_are_not_fences():
 
 
 def test_the_reasoning_channel_is_never_read_for_calls():
-    reader = TextToolCallReader(OpenAIChatNormalizer())
-    merger = StreamMerger()
-    merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"reasoning_content": DELETE}}]}))
-    merger.feed(reader.feed({"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}))
-    merger.feed(reader.close())
-    merger.finish()
+    merger = merge_chunks([{"choices": [{"index": 0, "delta": {"reasoning_content": DELETE}}]},
+                           {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}])
     assert merger.calls == [] and DELETE in merger.reasoning
