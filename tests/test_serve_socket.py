@@ -125,14 +125,18 @@ async def test_the_server_exits_after_the_grace_period_without_a_client(server, 
     assert not srv.path.exists()
 
 
-async def test_a_turn_waiting_for_an_absent_client_is_cancelled_when_the_grace_period_ends(server, workspace, script):
-    srv = await server("--idle-exit", "1")
+async def test_a_turn_waiting_for_an_absent_client_is_cancelled_when_the_grace_period_ends(
+        server, workspace, script, tmp_path):
+    log_file = tmp_path / "server.log"
+    srv = await server("--idle-exit", "1", "--log-level", "INFO", "--log-file", str(log_file))
     client = await SocketClient().connect(srv.path)
     await start_turn(client, workspace, script)
-    await client.ask("toolwire/session/requestPermission")
+    asked = await client.ask("toolwire/session/requestPermission")
     await client.close()
     assert await srv.exited() == 0
     assert (workspace / "greet.py").read_text() == GREET  # nothing was written
+    call_id = asked["params"]["toolCall"]["toolCallId"]
+    assert f"cancelled (shutdown): {call_id} edit_file canceled" in log_file.read_text()  # ended terminal
 
 
 async def test_a_new_connection_takes_over_and_the_old_one_is_closed(server, workspace):

@@ -320,6 +320,7 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
         await cancel_turns()
 
     async def cancel_turns() -> None:
+        cancelled = [session.turn for session in server.sessions.values() if session.turn is not None]
         for session in server.sessions.values():
             if session.turn is not None:
                 session.turn.cancel(CancelReason.SHUTDOWN)
@@ -336,6 +337,9 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
             await asyncio.wait_for(ended(), CANCEL_GRACE)
         except TimeoutError:
             log.warning("turns did not end %s s after they were cancelled; exiting anyway", CANCEL_GRACE)
+        for turn in cancelled:  # what the absent client would have been told
+            log.info("turn %s cancelled (shutdown): %s", turn.id,
+                     ", ".join(f"{call.id} {call.name} {call.status.value}" for call in turn.calls) or "no calls")
 
     bound = False
 
