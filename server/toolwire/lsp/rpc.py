@@ -36,6 +36,7 @@ with ASCII escapes as before.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import logging
@@ -263,7 +264,13 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         if method == "initialize" and is_request:
             self.initialized = True
             self._initialize_id = msg_id
-        super().handle_message(structured)
+        # What pygls' ``handle_message`` does for a checked request or notification,
+        # without its four ``isinstance`` checks against runtime protocols (the
+        # message kind is known here): the handler runs in its own context.
+        if is_request:
+            contextvars.copy_context().run(self._handle_request, msg_id, method, structured.params)
+        else:
+            contextvars.copy_context().run(self._handle_notification, method, structured.params)
 
     def _structure_response(self, message: dict[str, Any]) -> None:
         try:
@@ -391,7 +398,8 @@ class _NoParseTracebacks(logging.Filter):
         return not isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError))
 
 
-for _name in ("pygls.io_", "pygls.server"):  # run_async logs with the server's logger
+# run_async logs with the logger it is given: pygls' server's (start_io) or Toolwire's read log.
+for _name in ("pygls.io_", "pygls.server", "toolwire.lsp.read"):
     logging.getLogger(_name).addFilter(_NoParseTracebacks())
 
 
