@@ -13,8 +13,12 @@ server compared with it. Started over stdio: ``python bench/echo_server.py``.
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import threading
 from typing import Any
 
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
@@ -38,5 +42,25 @@ def echo(ls: LanguageServer, params: Any) -> Any:
     return {"chunks": count}
 
 
+def start_loop_reader() -> None:
+    """Serve stdio with stdin read on the event loop (stdin must be a pipe or a socket)."""
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 16)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+        await run_async(stop_event=server._stop_event, reader=reader, protocol=server.protocol)
+
+    try:
+        asyncio.run(main())
+    except (KeyboardInterrupt, SystemExit):
+        pass
+
+
 if __name__ == "__main__":
-    server.start_io()
+    if "--loop-reader" in sys.argv[1:]:
+        start_loop_reader()
+    else:
+        server.start_io()

@@ -25,6 +25,12 @@ Figures:
   server's messages (requests) per second at the same batch size: the issue's
   bound is chunks/s ≥ 0.8 × the bare server's message rate. ``per_chunk_ratio``
   compares chunks/s with chunks/s (the same work on both sides; equal at batch 1).
+  ``toolwire serve`` reads a stdin pipe on its event loop, where pygls' default
+  reader costs three worker-thread round trips per message; the bare server is
+  measured with pygls' reader (the issue's baseline) and also, as a third server
+  in the same interleaving, with the same reader as Toolwire
+  (``echo_server.py --loop-reader``): ``same_reader_chunks_per_s`` and
+  ``same_reader_per_chunk_ratio`` leave only Toolwire's own handling to compare.
 * ``bytes_per_argument_byte``: all bytes the server wrote (headers included) while
   that call was fed 16 chunks per request, per byte of its argument text; the
   baseline's bytes for the same requests. Split into the argument fields
@@ -146,8 +152,8 @@ class Bench:
     def toolwire_cmd(self) -> list[str]:
         return [sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"]
 
-    def echo_cmd(self) -> list[str]:
-        return [sys.executable, str(HERE / "echo_server.py")]
+    def echo_cmd(self, loop_reader: bool = False) -> list[str]:
+        return [sys.executable, str(HERE / "echo_server.py"), *(["--loop-reader"] if loop_reader else [])]
 
     async def start(self, cmd: list[str]) -> Peer:
         peer = Peer(cmd, self.env)
@@ -174,35 +180,41 @@ class Bench:
             echo.append(await once(self.echo_cmd()))
         return statistics.median(tw), statistics.median(echo)
 
-    async def fed(self, tw: Peer, echo: Peer, batch: int, args: str, *, keep: bool = False) -> dict[str, float]:
-        """Chunks/s for both, and the bytes and messages each wrote for the stream.
+    async def fed(self, tw: Peer, echo: Peer, batch: int, args: str, *, keep: bool = False,
+                  loop_echo: Peer | None = None) -> dict[str, float]:
+        """Chunks/s for each server, and the bytes and messages each wrote for the stream.
 
-        With ``keep`` the messages are kept and the bytes of Toolwire's argument
-        fields counted (after the clock stopped).
+        ``loop_echo`` (the bare server with Toolwire's stdin reader) is measured as
+        ``same_reader`` when given. With ``keep`` the messages are kept and the
+        bytes of Toolwire's argument fields counted (after the clock stopped).
         """
         sid = (await tw.request("toolwire/session/new", {"cwd": str(self.workdir), "model": "replay"}))["sessionId"]
         chunks = chat_chunks(f"fed{batch}", "create_file", args)
         batches = [chunks[i:i + batch] for i in range(0, len(chunks), batch)]
         stream = f"s{batch}-{time.monotonic_ns()}"
+        peers = [("toolwire", tw, MERGE), ("baseline", echo, "bench/echo")]
+        if loop_echo is not None:
+            peers.append(("same_reader", loop_echo, "bench/echo"))
         out: dict[str, float] = {}
-        marks = {who: (peer.bytes_in, peer.messages_in, len(peer.received)) for who, peer in
-                 (("toolwire", tw), ("baseline", echo))}
-        took = {"toolwire": 0.0, "baseline": 0.0}
-        tw.keep = echo.keep = keep
+        marks = {who: (peer.bytes_in, peer.messages_in, len(peer.received)) for who, peer, _ in peers}
+        took = {who: 0.0 for who, _, _ in peers}
+        for _, peer, _ in peers:
+            peer.keep = keep
         try:
-            # Interleaved, one request each in turn, so both see the same load on a shared machine.
+            # Interleaved, one request each in turn, so all see the same load on a shared machine.
             for n, part in enumerate(batches):
                 params = {"sessionId": sid, "streamId": stream, "chunks": part, "end": n == len(batches) - 1}
-                began = time.perf_counter()
-                result = await tw.request(MERGE, params)
-                middle = time.perf_counter()
-                await echo.request("bench/echo", params)
-                took["toolwire"] += middle - began
-                took["baseline"] += time.perf_counter() - middle
+                for who, peer, method in peers:
+                    began = time.perf_counter()
+                    answer = await peer.request(method, params)
+                    took[who] += time.perf_counter() - began
+                    if peer is tw:
+                        result = answer
         finally:
-            tw.keep = echo.keep = True
+            for _, peer, _ in peers:
+                peer.keep = True
         assert result["ended"] and result["toolCalls"][-1]["status"] == "generated", result
-        for who, peer in (("toolwire", tw), ("baseline", echo)):
+        for who, peer, _ in peers:
             start_bytes, start_messages, mark = marks[who]
             out[who] = len(chunks) / took[who]
             out[who + "_requests_per_s"] = len(batches) / took[who]
@@ -379,10 +391,11 @@ async def run(opts: argparse.Namespace) -> list[dict[str, Any]]:
                 got["cold"] = await bench.cold_start()
             tw = await bench.start(bench.toolwire_cmd())
             echo = await bench.start(bench.echo_cmd())
+            loop_echo = await bench.start(bench.echo_cmd(loop_reader=True)) if "fed" in only else None
             try:
                 if "fed" in only:
                     for batch in (1, 16, 256):
-                        got[f"fed{batch}"] = await bench.fed(tw, echo, batch, args)
+                        got[f"fed{batch}"] = await bench.fed(tw, echo, batch, args, loop_echo=loop_echo)
                 if "bytes" in only:
                     got["bytes16"] = await bench.fed(tw, echo, 16, args, keep=True)
                 if "bytes" in only:
@@ -398,6 +411,8 @@ async def run(opts: argparse.Namespace) -> list[dict[str, Any]]:
             finally:
                 await tw.stop()
                 await echo.stop()
+                if loop_echo is not None:
+                    await loop_echo.stop()
             rounds.append(got)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -423,7 +438,10 @@ def summarize(rounds: list[dict[str, Any]], arg_bytes: int) -> list[dict[str, An
                         med([r[key]["baseline_requests_per_s"] for r in rounds]), "chunks/s vs messages/s",
                         "ratio >= 0.8", batch=batch,
                         baseline_chunks_per_s=_round(med([r[key]["baseline"] for r in rounds])),
-                        per_chunk_ratio=_round(med([r[key]["toolwire"] / r[key]["baseline"] for r in rounds]))))
+                        per_chunk_ratio=_round(med([r[key]["toolwire"] / r[key]["baseline"] for r in rounds])),
+                        same_reader_chunks_per_s=_round(med([r[key]["same_reader"] for r in rounds])),
+                        same_reader_per_chunk_ratio=_round(med([r[key]["toolwire"] / r[key]["same_reader"]
+                                                                for r in rounds]))))
     if "bytes16" in first:
         out.append(line("bytes_per_argument_byte", med([r["bytes16"]["toolwire_bytes"] / arg_bytes for r in rounds]),
                         med([r["bytes16"]["baseline_bytes"] / arg_bytes for r in rounds]), "bytes/byte",

@@ -65,7 +65,9 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"toolwire serve: {exc}", file=sys.stderr)
             return 2
     else:
-        server.start_io()
+        from toolwire.lsp.transport import serve_stdio
+
+        serve_stdio(server)
     # LSP: ``exit`` after ``shutdown`` exits 0, without it 1; a client that just
     # closes the stream leaves 0.
     return server.protocol.exit_code or 0

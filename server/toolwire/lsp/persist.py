@@ -47,7 +47,7 @@ from pygls.io_ import run_async
 
 import anyio
 
-from toolwire.lsp.transport import ListenError
+from toolwire.lsp.transport import READ_LOG, FrameReader, ListenError
 from toolwire.streaming.state import CancelReason
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
@@ -293,7 +293,7 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
         protocol.set_writer(writer)
         log.info("client connected")
         try:
-            await run_async(stop_event=stop_reading, reader=reader, protocol=protocol, logger=log,
+            await run_async(stop_event=stop_reading, reader=FrameReader(reader), protocol=protocol, logger=READ_LOG,
                             error_handler=server.report_server_error)
         except (ConnectionError, asyncio.IncompleteReadError) as exc:
             log.info("client connection lost: %s", exc)

@@ -1,4 +1,13 @@
-"""``toolwire serve --tcp``: one client per server process, others refused clearly.
+"""The byte streams ``toolwire serve`` speaks JSON-RPC over: stdio and ``--tcp``.
+
+**stdio** (:func:`serve_stdio`). When stdin is a pipe or a socket (an editor
+starting the server), it is read on the event loop (``loop.connect_read_pipe``
+and an :class:`asyncio.StreamReader`): a message that arrives whole is handled
+without leaving the loop. pygls' own stdio reader hands every header line and
+every body to a worker thread and back, three thread round trips per message.
+Other stdins (a terminal, a file) keep pygls' reader.
+
+**TCP** (:func:`serve_tcp`): one client per server process, others refused clearly.
 
 pygls' own TCP server hands every new connection the same protocol object, so a
 second client would take over the first one's session and receive its answers.
@@ -13,16 +22,114 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import stat
 import sys
 import threading
 from typing import Any
 
-from pygls.io_ import run_async
+from pygls.io_ import StdoutWriter, run_async
 
 log = logging.getLogger(__name__)
+#: The logger pygls' read loop (``run_async``) reports unreadable messages with, on every transport.
+READ_LOG = logging.getLogger("toolwire.lsp.read")
 
 #: The error code sent to a connection refused because another client is connected.
 SERVER_BUSY = -31003
+
+
+#: Longest header line kept (bytes); a longer one is dropped as unreadable (it cannot be ``Content-Length``).
+HEADER_LINE_LIMIT = 1 << 16
+
+
+class FrameReader:
+    """An :class:`asyncio.StreamReader` as pygls' ``run_async`` reads it (``readline``, ``readexactly``).
+
+    A header line longer than the reader's limit makes ``StreamReader.readline``
+    raise ``ValueError``, which would end the read loop and the connection; here it is
+    logged and read as a header line nobody knows (skipped, as LSP's base protocol
+    skips unknown headers), and the next message is read as usual.
+
+    Between two messages the reader yields to the event loop once, even when the
+    next one is already buffered: a notification's async handler (e.g.
+    ``workspace/didChangeConfiguration``) is a task, and it must start before the
+    request that follows it is handled, so that request sees what it changed.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+        self._after_body = False
+
+    async def readline(self) -> bytes:
+        """One line with its ``\\r\\n``; ``b""`` at the end of the stream."""
+        if self._after_body:  # the previous message's handler ran; let the tasks it started begin
+            self._after_body = False
+            await asyncio.sleep(0)
+        try:
+            return await self._reader.readline()
+        except ValueError:
+            log.warning("dropped a header line longer than %d bytes", HEADER_LINE_LIMIT)
+            return b"X-Dropped-Header: too long\r\n"
+
+    async def readexactly(self, n: int) -> bytes:
+        """The next ``n`` bytes; ``b""`` when the stream ends first (the read loop stops)."""
+        self._after_body = True
+        try:
+            return await self._reader.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                log.warning("the stream ended inside a message (%d of %d bytes)", len(exc.partial), n)
+            return b""
+
+
+def _readable_on_loop(fd: int) -> bool:
+    """True for a pipe or a socket: readable through epoll, and ours alone to make non-blocking.
+
+    A terminal is left to pygls' reader: making it non-blocking would change it for
+    the shell too. Regular files cannot be polled."""
+    if os.name != "posix":
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def serve_stdio(server: Any) -> None:
+    """Serve one client over stdin/stdout until the stream ends or ``exit``.
+
+    Args:
+        server: The pygls server (its ``protocol`` serves the client; ``shutdown``
+            runs at the end as pygls' ``start_io`` does).
+    """
+    stdin = sys.stdin.buffer
+    if not _readable_on_loop(stdin.fileno()):
+        server.start_io()
+        return
+    log.debug("stdin is a pipe: read on the event loop")
+    stop = threading.Event()
+    server._stop_event = stop
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        try:
+            await run_async(stop_event=stop, reader=FrameReader(reader), protocol=server.protocol, logger=READ_LOG,
+                            error_handler=server.report_server_error)
+        finally:
+            transport.close()
+
+    try:
+        asyncio.run(main())
+    except BrokenPipeError:
+        log.error("the client closed its end of stdout; stopping")
+    except (KeyboardInterrupt, SystemExit):  # ``exit``: the code is in server.protocol.exit_code
+        pass
+    finally:
+        server.shutdown()
 
 
 class ListenError(Exception):
@@ -83,7 +190,7 @@ def serve_tcp(server: Any, host: str, port: int) -> None:
             log.info("client connected: %s", writer.get_extra_info("peername"))
             server.protocol.set_writer(writer)
             try:
-                await run_async(stop_event=stop, reader=reader, protocol=server.protocol, logger=log,
+                await run_async(stop_event=stop, reader=FrameReader(reader), protocol=server.protocol, logger=READ_LOG,
                                 error_handler=server.report_server_error)
             finally:
                 log.info("client disconnected")
