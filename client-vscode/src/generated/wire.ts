@@ -190,6 +190,7 @@ export interface SnapshotResult {
  */
 export interface ToolCallWire {
   toolCallId: string;
+  providerCallId?: string | null;
   index: number;
   name: string;
   kind: string;
@@ -334,6 +335,7 @@ export interface ToolCallsMergeResult {
  */
 export interface ToolCallBrief {
   toolCallId: string;
+  providerCallId?: string | null;
   index: number;
   name: string;
   kind: string;
@@ -367,13 +369,15 @@ export interface ToolCallsRunResult {
   results: ToolCallRunResult[];
 }
 /**
- * One call's result in ``toolwire/toolCalls/run``: the text to send back to the model.
+ * One call's result in ``toolwire/toolCalls/run``: the text to send back to the model
+ * (under ``provider_call_id`` when present: the session renamed the provider's id).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolCallRunResult".
  */
 export interface ToolCallRunResult {
   toolCallId: string;
+  providerCallId?: string | null;
   name: string;
   status: "generating" | "generated" | "calling" | "done" | "errored" | "canceled";
   content: string;
@@ -493,6 +497,7 @@ export interface ToolCallUpdateKind {
  */
 export interface ToolCallUpdateWire {
   toolCallId: string;
+  providerCallId?: string | null;
   index: number;
   name: string;
   kind: string;

@@ -230,8 +230,11 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         approver: Asks the user when the policy says ``ask``.
 
     Returns:
-        ``[{"toolCallId", "name", "status", "content", "isError"}]``; ``content`` is
-        the text to send back to the model as the tool message.
+        ``[{"toolCallId", "name", "status", "content", "isError", "providerCallId"?}]``;
+        ``content`` is the text to send back to the model as the tool message,
+        under ``providerCallId`` when present (the provider's own id, which the
+        session renamed to ``toolCallId`` because another call had it), else
+        under ``toolCallId``.
 
     Raises:
         FedStreamError: the stream has not ended, or an id names no client call of it.
@@ -266,13 +269,18 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
             session.fed_schedulers.remove(scheduler)
         _settle(calls, push)  # after a session/close: every call still ends terminal
     limit = session.settings.result_limit
-    return [
-        {
-            "toolCallId": call.id,
-            "name": call.name,
-            "status": call.status.value,
-            "content": model_result_text(call, limit),
-            "isError": call.status is not Status.DONE,
-        }
-        for call in calls
-    ]
+    return [_run_result(call, limit) for call in calls]
+
+
+def _run_result(call: ToolCallState, limit: int) -> dict[str, Any]:
+    """One ``toolCalls/run`` result; ``providerCallId`` when the session renamed the call."""
+    out: dict[str, Any] = {
+        "toolCallId": call.id,
+        "name": call.name,
+        "status": call.status.value,
+        "content": model_result_text(call, limit),
+        "isError": call.status is not Status.DONE,
+    }
+    if call.provider_id and call.provider_id != call.id:
+        out["providerCallId"] = call.provider_id
+    return out

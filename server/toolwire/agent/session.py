@@ -51,6 +51,9 @@ class CallIds:
     an id gets ``fallback``; an id another call of the session already has gets
     ``<id>_<n>`` (the smallest free ``n`` from 2). From then on the id never changes,
     so the client (snapshots, ``rev``) and the model (history) see the same one.
+    A renamed call keeps the provider's id in ``call.provider_id``, sent as
+    ``providerCallId`` (protocol.md, "ToolCall"): a client that runs the model
+    itself sends the tool result back under that id.
     """
 
     __slots__ = ("_owners",)

@@ -72,6 +72,7 @@ class ToolCallBrief(Wire):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     tool_call_id: str
+    provider_call_id: str | None = None  # the provider's id when tool_call_id renamed it
     index: int
     name: str
     kind: str
@@ -93,9 +94,11 @@ class ToolCallsMergeResult(Wire):
 
 
 class ToolCallRunResult(Wire):
-    """One call's result in ``toolwire/toolCalls/run``: the text to send back to the model."""
+    """One call's result in ``toolwire/toolCalls/run``: the text to send back to the model
+    (under ``provider_call_id`` when present: the session renamed the provider's id)."""
 
     tool_call_id: str
+    provider_call_id: str | None = None
     name: str
     status: Status
     content: str

@@ -141,6 +141,7 @@ class ToolCallWire(Wire):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     tool_call_id: str
+    provider_call_id: str | None = None  # the provider's id when tool_call_id renamed it
     index: int
     name: str
     kind: str
@@ -184,6 +185,7 @@ class ToolCallUpdateWire(Wire):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     tool_call_id: str
+    provider_call_id: str | None = None  # the provider's id when tool_call_id renamed it
     index: int
     name: str
     kind: str

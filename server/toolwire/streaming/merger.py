@@ -317,7 +317,7 @@ class StreamMerger:
         self._by_key[delta.key] = call
         if delta.id:
             if not call.id:
-                call.id = delta.id
+                call.id = call.provider_id = delta.id
             self._by_id.setdefault(delta.id, call)
         if delta.kind:
             call.kind = delta.kind

@@ -114,7 +114,12 @@ class ToolCallState:
         index: Position of the call in the response, 0-based, in order of first
             appearance. Results go back to the model in this order.
         id: The call id the model gave (or a stable generated one when the
-            provider gives none). Empty until known.
+            provider gives none). Empty until known. The session may rename it
+            to ``<id>_<n>`` when another call of the session already has it
+            (:class:`toolwire.agent.session.CallIds`).
+        provider_id: The id as the provider's stream gave it, before any
+            renaming; empty when the stream gave none (the call's id was then
+            generated). Sent as ``providerCallId`` whenever it differs from ``id``.
         name: The tool name. Empty until known.
         kind: ``"function"`` for calls Toolwire runs; provider-executed calls
             (Anthropic ``server_tool_use``/``mcp_tool_use``, Bedrock server
@@ -135,6 +140,7 @@ class ToolCallState:
     key: Any
     index: int
     id: str = ""
+    provider_id: str = ""
     name: str = ""
     kind: str = "function"
     status: Status = Status.GENERATING
@@ -210,6 +216,8 @@ class ToolCallState:
             "arguments": self.arguments,
             "path": self.path,
         }
+        if self.provider_id and self.provider_id != self.id:
+            out["providerCallId"] = self.provider_id
         if self.error is not None:
             out["error"] = self.error.to_wire()
         if self.cancel_reason is not None:

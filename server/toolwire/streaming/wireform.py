@@ -6,7 +6,8 @@ arguments arrive in thousands of small deltas, that makes the bytes on the wire
 grow with the square of the argument size. :func:`update_form` is what a
 ``tool_call`` update carries instead (protocol.md, "ToolCall updates"):
 
-* always ``toolCallId, index, name, kind, status, rev, path`` (and ``error``,
+* always ``toolCallId, index, name, kind, status, rev, path`` (and
+  ``providerCallId`` when the session renamed the provider's id, ``error``,
   ``cancelReason``, ``result`` when set);
 * ``argumentsDelta: {"offset", "text"}``: the text appended since the previous
   update; ``offset`` is the length in code points (Python ``len``) of the text
@@ -167,6 +168,9 @@ def update_form(call: ToolCallState) -> dict[str, Any]:
         "rev": call.rev,
         "path": call.path,
     }
+    provider_id = call.provider_id
+    if provider_id and provider_id != call.id:
+        out["providerCallId"] = provider_id
     if call.status is Status.GENERATING:
         _send_text(call, mark, out)
         _send_preview(call, mark, out)
