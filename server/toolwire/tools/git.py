@@ -50,7 +50,8 @@ def path_failure(out: GitOutput, verb: str) -> ToolError:
     """
     said = out.error
     if "is in submodule" in said:
-        return ToolError("in_submodule", f"cannot {verb} a path inside a submodule ({said.splitlines()[-1]}); "
+        last = said.rstrip("\n").split("\n")[-1]  # LF only: a path may hold U+2028 & co.
+        return ToolError("in_submodule", f"cannot {verb} a path inside a submodule ({last}); "
                          "stage the submodule folder itself to record its commit, or open the submodule as its own workspace")
     if "sparse-checkout" in said:
         return ToolError("outside_sparse_checkout", f"cannot {verb}: the path is outside the sparse checkout "
@@ -304,7 +305,11 @@ class GitBranch(GitTool):
         out = await git(ctx, ["for-each-ref", "--format=%(refname:short)%00%(objectname:short)%00%(upstream:short)",
                               "refs/heads"], read_only=True, filters=())
         branches = []
-        for line in out.text.splitlines():
+        # One LF-ended line per branch (a ref name holds no LF, but may hold U+2028,
+        # U+0085 & co., which ``str.splitlines`` would also split on).
+        for line in out.text.split("\n"):
+            if not line:
+                continue
             name, oid, upstream = line.split("\x00")
             branches.append({"name": name, "commit": oid, "upstream": upstream or None, "current": name == current})
         lines = [f"{'*' if b['current'] else ' '} {b['name']} {b['commit']}" for b in branches]

@@ -73,9 +73,20 @@ def _numstat(raw: bytes) -> list[dict[str, Any]]:
     return files
 
 
+def _lines(text: str) -> list[str]:
+    """``text`` cut after each LF, the only line end git prints (each piece keeps its
+    LF; the last has none when the text does not end with one). Not
+    :meth:`str.splitlines`: U+2028, U+0085, \\x1c, \\r… are file content, and a
+    file name or a patch line holding one must stay whole."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
 def _blocks(patch: str) -> list[str]:
+    """The patch cut into one block per file (each starts with ``diff --git`` or ``diff --cc``)."""
     blocks: list[list[str]] = []
-    for line in patch.splitlines(keepends=True):
+    for line in _lines(patch):
         if line.startswith("diff --git ") or line.startswith("diff --cc ") or not blocks:
             blocks.append([])
         blocks[-1].append(line)
@@ -85,7 +96,7 @@ def _blocks(patch: str) -> list[str]:
 def _cut(block: str, path: str, limit: int) -> tuple[str, bool]:
     if len(block) <= limit:
         return block, False
-    lines = block.splitlines(keepends=True)
+    lines = _lines(block)
     kept, size = [], 0
     for line in lines:
         if size + len(line) > limit:
@@ -235,6 +246,6 @@ class GitShow(GitTool):
             message=message,
             diff=text,
         )
-        indented = "\n".join(f"    {line}" if line else "" for line in message.splitlines())
+        indented = "\n".join(f"    {line}" if line else "" for line in message.split("\n"))
         head = f"commit {commit}\nAuthor: {author} <{email}>\nDate:   {date}\n\n{indented}\n\n"
         return ToolResult(ok=True, content=head + text, data=data)

@@ -284,10 +284,13 @@ async def blank_filters(root: Path, timeout: float) -> list[str]:
     """``key=`` settings that switch off every filter driver git is configured with
     (one ``git config`` process, which runs no filter itself)."""
     listed = await run_git(
-        root, ["config", "--name-only", "--get-regexp", r"^filter\."],
+        root, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."],
         read_only=True, timeout=timeout, check=False, filters=(),
     )
-    return filter_settings(listed.text.splitlines())
+    # ``-z``: each key ends with NUL. A subsection (the driver's name) may hold any
+    # character but LF and NUL, U+2028, U+0085, \x1c and \r included, which
+    # ``str.splitlines`` would cut.
+    return filter_settings([os.fsdecode(key) for key in listed.stdout.split(b"\x00") if key])
 
 
 def filter_settings(keys: Sequence[str]) -> list[str]:
