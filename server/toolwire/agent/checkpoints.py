@@ -38,6 +38,7 @@ from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.digest import sha256_hex
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
 
 log = logging.getLogger(__name__)
@@ -87,18 +88,37 @@ class BufferState(_Model):
 class PathChange(_Model):
     """One path a turn touched: its state before the turn's first write and after its last.
 
-    ``path`` is relative to the workspace folder. ``created_dirs`` are parent
-    folders that did not exist before (outermost first). ``undone`` is True
-    once an undo restored it (a redo sets it back to False).
+    The path is the directory entry the tool really changed, never the spelling
+    the model wrote: for file writes the file with every symlink followed (the
+    tools write through links), for deletes and renames the entry itself (its
+    folder resolved); ``.``/``..``, ``\\`` separators, another Unicode form of
+    an existing name or git's quoted form are read as the tools read them
+    (:func:`toolwire.workspace.paths.resolve_path`).
+
+    Attributes:
+        path: That entry relative to the workspace folder, in display form
+            (valid Unicode: git's quoted form for a name that is not UTF-8 or
+            holds control or invisible characters; what results show and what
+            ``force`` may name).
+        name: The same path as the file system spells it (``os.fsdecode`` of
+            its bytes), only when it differs from ``path``.
+        created_dirs: Parent folders that did not exist before (outermost first).
+        undone: True once an undo restored it (a redo sets it back to False).
     """
 
     path: str
+    name: str | None = None
     before: FileState
     after: FileState | None = None
     before_buffer: BufferState | None = None
     after_buffer: BufferState | None = None
     created_dirs: list[str] = Field(default_factory=list)
     undone: bool = False
+
+    @property
+    def fs_name(self) -> str:
+        """The workspace-relative path as the file system spells it (the record's key)."""
+        return self.name if self.name is not None else self.path
 
     @property
     def changed(self) -> bool:
@@ -142,7 +162,7 @@ class GitAction(_Model):
             return f"create and switch to branch {self.branch}"
         if self.action == "branch_switch":
             return f"switch from {self.previous or 'detached HEAD'} to branch {self.branch}"
-        names = sorted(set(self.before) | set(self.after))
+        names = sorted(display_name(n) for n in set(self.before) | set(self.after))
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         return f"index entries of {shown}"
 
@@ -150,7 +170,8 @@ class GitAction(_Model):
 class TurnCheckpoint(_Model):
     """Everything one turn changed (saved as JSON next to its contents).
 
-    ``paths`` is keyed by workspace-relative path; ``git`` is in the order the
+    ``paths`` is keyed by workspace-relative path as the file system spells it
+    (:attr:`PathChange.fs_name`); ``git`` is in the order the
     actions happened. ``undone_at`` is the time (``time.time()``) of the last
     undo, for choosing what ``redoTurn`` redoes by default. ``dirs_left`` are
     the folders the turn created that still existed after its last writing tool
@@ -369,11 +390,13 @@ class Checkpointer:
                 previous=before.branch, old=before.head, new=after.head))
 
     def _rels(self, names: list[str]) -> list[str]:
-        return [resolve_path(self.ctx.root, n).rel for n in names]
+        """Path arguments of a git tool as it passes them to git (``git_paths``: lexical, file-system spelling)."""
+        return [resolve_path(self.ctx.root, n).name for n in names]
 
     async def _paths(self, tool: Tool, args: Any) -> list[str]:
-        """Workspace-relative paths whose files ``tool`` may change."""
-        root = self.ctx.root
+        """Workspace-relative paths (file-system spelling) whose entries ``tool`` may change:
+        each resolved exactly as the tool resolves its arguments."""
+        root = Path(os.path.realpath(self.ctx.root))
         if tool.name in ("create_file", "edit_file", "multi_edit"):  # these write through symlinks
             return [resolve_path(root, args.path).resolved.relative_to(root).as_posix()]
         if tool.name in ("delete_file", "rename_file"):  # these act on the entry itself
@@ -405,7 +428,9 @@ class Checkpointer:
             while parent != self.ctx.root and not os.path.lexists(parent):
                 created.insert(0, parent.relative_to(self.ctx.root).as_posix())
                 parent = parent.parent
-        return PathChange(path=rel, before=state, before_buffer=buffer, created_dirs=created)
+        shown = display_name(rel)
+        return PathChange(path=shown, name=rel if shown != rel else None, before=state, before_buffer=buffer,
+                          created_dirs=created)
 
     def _unshare(self) -> None:
         """Copy every before-content still sharing its bytes with a workspace file."""

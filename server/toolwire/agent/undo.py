@@ -34,7 +34,7 @@ from toolwire.agent.undo_git import GitUndo
 from toolwire.tools.base import ToolContext
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import TEMP_MARKER
-from toolwire.workspace.paths import resolve_path
+from toolwire.workspace.paths import is_inside, resolve_path
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["Restorer", "refresh"]
@@ -139,7 +139,7 @@ class Restorer:
         self.ctx = ctx
         self.store = store
         self.redo = False
-        self.force: set[str] = set()
+        self.force: set[str] = set()  # record keys (PathChange.fs_name) to restore even if changed since
         self.paths: list[dict[str, Any]] = []
         self.git: list[dict[str, Any]] = []
         self.gitundo = GitUndo(ctx, record.turn_id, tree_write)
@@ -150,16 +150,17 @@ class Restorer:
 
         Args:
             redo: Re-apply an undone turn instead.
-            force: Workspace-relative paths (and index paths) to restore even if they changed since.
+            force: Paths (and index paths) to restore even if they changed since, in any
+                spelling a tool accepts (see :meth:`_forced`).
 
         Returns:
             ``{turnId, status, message, paths: [{path, outcome, reason?, diff?}],
             git: [{action, outcome, reason?}]}`` with status ``undone`` /
             ``redone`` / ``partial`` / ``nothing_to_do``.
         """
-        self.redo, self.force = redo, {self._normal(f) for f in force or []}
-        self.gitundo.redo, self.gitundo.force = self.redo, self.force
         record = self.record
+        self.redo, self.force = redo, self._forced(force or [])
+        self.gitundo.redo, self.gitundo.force = self.redo, self._forced_git(force or [])
         files = [c for c in record.changes() if c.undone == redo]
         actions = [g for g in record.git if g.undone == redo]
         if not files and not actions:
@@ -184,16 +185,48 @@ class Restorer:
         ok = all(p["outcome"] == "restored" for p in self.paths + self.git)
         return self._result(("redone" if redo else "undone") if ok else "partial")
 
-    def _normal(self, path: str) -> str:
-        """A ``force`` entry as checkpoints name paths (workspace-relative, POSIX)."""
-        try:
-            return resolve_path(self.ctx.root, path).rel
-        except ToolError:
-            return path
+    def _forced(self, force: list[str]) -> set[str]:
+        """The record keys (:attr:`PathChange.fs_name`) that ``force`` names.
+
+        An entry names a recorded path when it is that path as results show it
+        (display form) or as the file system spells it; otherwise it is read as
+        a tool reads a path argument and names the recorded entry it resolves
+        to: the entry itself (a link, its folder resolved) if the turn changed
+        that, else the file it leads to. So ``link/a.txt``, ``./x/../a.txt`` or
+        git's quoted form of a name force the file the turn really changed.
+        """
+        keys = {c.fs_name for c in self.record.paths.values()}
+        shown = {c.path: c.fs_name for c in self.record.paths.values()}
+        root = Path(os.path.realpath(self.ctx.root))
+        out: set[str] = set()
+        for entry in force:
+            if entry in keys or entry in shown:
+                out.add(shown.get(entry, entry))
+                continue
+            try:
+                wp = resolve_path(root, entry)
+            except ToolError:
+                continue
+            for candidate in (wp.entry, wp.resolved):
+                rel = candidate.relative_to(root).as_posix()
+                if rel in keys:
+                    out.add(rel)
+                    break
+        return out
+
+    def _forced_git(self, force: list[str]) -> set[str]:
+        """``force`` as index paths: each entry as written and as git tools pass it (``git_paths``)."""
+        out = set(force)
+        for entry in force:
+            try:
+                out.add(resolve_path(self.ctx.root, entry).name)
+            except ToolError:
+                pass
+        return out | self.force
 
     # --------------------------------------------------------------- files
     async def _path(self, change: PathChange) -> None:
-        rel = change.path
+        rel = change.path  # display form: results are valid Unicode
         try:
             outcome, reason, diff = await self._restore_path(change)
         except (OSError, ToolError, StoreError) as exc:
@@ -208,19 +241,21 @@ class Restorer:
         self.paths.append(item)
 
     async def _restore_path(self, change: PathChange) -> tuple[str, str | None, str | None]:
-        rel = change.path
+        rel, key = change.path, change.fs_name
         src, dst = (change.before, change.after) if self.redo else (change.after, change.before)
         src_buf, dst_buf = (change.before_buffer, change.after_buffer) if self.redo else (change.after_buffer, change.before_buffer)
         assert src is not None
-        if rel in self.blocked and rel not in self.force:
-            return "not_undoable", self.blocked[rel], None
+        forced = key in self.force
+        if key in self.blocked and not forced:
+            return "not_undoable", self.blocked[key], None
         if dst.kind == "unknown" or src.kind == "unknown":
             return "not_undoable", f"its state was not recorded: {(dst.reason or src.reason)}", None
-        wp = resolve_path(self.ctx.root, rel)
-        entry = self.ctx.root / rel
-        if wp.entry != entry:
+        # The recorded entry exactly, never re-read as a model's spelling (a literal
+        # "a\\b.txt", "~x" or '"q"' names itself): only its folders must still be real.
+        root = Path(os.path.realpath(self.ctx.root))
+        entry = root / key
+        if Path(os.path.realpath(entry.parent)) != entry.parent:
             return "not_undoable", "a folder on its path is now a symbolic link", None
-        forced = rel in self.force
         disk_todo = not _same(src, dst)
         buffer_todo = src_buf is not None and (dst_buf is None or src_buf.digest != dst_buf.digest)
         doc = self.ctx.documents.get(Path(os.path.realpath(entry)))
@@ -269,11 +304,14 @@ class Restorer:
         first). Redo: make again those it left, empty ones included."""
         record = self.record
         if self.redo:
+            root = Path(os.path.realpath(self.ctx.root))
             for folder in record.dirs_left:
+                path = root / folder
                 try:
-                    resolve_path(self.ctx.root, folder)  # never through a link out of the workspace
-                    (self.ctx.root / folder).mkdir(parents=True, exist_ok=True)
-                except (OSError, ToolError):
+                    if not is_inside(Path(os.path.realpath(path)), root):
+                        continue  # never through a link out of the workspace
+                    path.mkdir(parents=True, exist_ok=True)
+                except OSError:
                     pass
             return
         for folder in sorted(record.created_dirs(), key=lambda d: d.count("/"), reverse=True):

@@ -27,6 +27,7 @@ from toolwire.tools.base import ToolContext
 from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_name
 
 __all__ = ["GitUndo"]
 
@@ -156,11 +157,11 @@ class GitUndo:
         names = sorted(set(src) | set(dst))
         stuck = [n for n in names if n in self.blocked and n not in self.force]
         if stuck:
-            return "not_undoable", f"{', '.join(stuck)}: {self.blocked[stuck[0]]}"
+            return "not_undoable", f"{', '.join(map(display_name, stuck))}: {self.blocked[stuck[0]]}"
         current = await index_entries(self.ctx, names) if names else {}
         changed = [n for n in names if current.get(n) not in (src.get(n), dst.get(n)) and n not in self.force]
         if changed:
-            return "kept", f"index entries changed since the turn: {', '.join(changed)}"
+            return "kept", f"index entries changed since the turn: {', '.join(map(display_name, changed))}"
         prefix: str | None = None
         for name in names:
             if current.get(name) == dst.get(name):
@@ -170,7 +171,7 @@ class GitUndo:
                 continue
             mode, oid, stage = dst[name].split()
             if stage != "0":
-                return "not_undoable", f"{name} had a conflict entry, which cannot be put back"
+                return "not_undoable", f"{display_name(name)} had a conflict entry, which cannot be put back"
             if prefix is None:  # --cacheinfo takes a path from the top folder, not the workspace
                 shown = await run_git(self.ctx.root, ["rev-parse", "--show-prefix"], read_only=True,
                                       timeout=self.ctx.git_timeout)
