@@ -127,6 +127,12 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
     server's ``after_initialize()`` runs (once): the server answers ``initialize``
     from a light start and loads the rest then (see :mod:`toolwire.lsp.boot`).
 
+    What the handling of one incoming message writes at once (a notification and
+    the answer of a synchronous handler, e.g. a ``toolwire/toolCalls/merge``'s
+    ``tool_call`` update and its result) goes out in **one write**, in the order it
+    was sent: one pipe write and one wake-up of the client instead of one per
+    message. What async handlers send later is written as it is sent.
+
     Attributes:
         initialized: True once an ``initialize`` request arrived.
         exit_code: None until ``exit`` arrives; then 0 after ``shutdown``, else 1.
@@ -135,6 +141,7 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._corked: list[bytes] | None = None  # framed messages held while a message is handled
         self.initialized = False
         self.exit_code: int | None = None
         self.closed = False
@@ -188,6 +195,24 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         return data
 
     def handle_message(self, message: Any) -> None:
+        if self._corked is not None:  # already inside the handling of a message
+            self._handle_message(message)
+            return
+        self._corked = []
+        try:
+            self._handle_message(message)
+        finally:
+            self._flush()
+            self._corked = None
+
+    def _flush(self) -> None:
+        """Write what the handling of the current message sent so far, in one write."""
+        held = self._corked
+        if held:
+            self._corked = []
+            self._write(b"".join(held))
+
+    def _handle_message(self, message: Any) -> None:
         if isinstance(message, list):
             if not message:
                 self._refuse(None, INVALID_REQUEST, "Invalid Request: an empty batch")
@@ -295,6 +320,7 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         if msg_id == self._initialize_id and not self._started:
             try:
                 self._answer(future, msg_id)
+                self._flush()  # the answer goes out now, before the rest of the server loads
             finally:
                 self._finish_start()
             return
@@ -330,9 +356,23 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
                                   separators=(",", ":")).encode("utf-8")
             except UnicodeEncodeError:  # a lone surrogate: ASCII escapes carry it
                 body = json.dumps(data, default=self._serialize_message, separators=(",", ":")).encode("ascii")
-            if self._include_headers:
-                body = b"Content-Length: %d\r\n\r\n" % len(body) + body
-            res = self.writer.write(body)
+        except Exception as error:  # pygls reports it the same way
+            log.exception("Error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)
+            return
+        if self._include_headers:
+            body = b"Content-Length: %d\r\n\r\n" % len(body) + body
+        if self._corked is not None:
+            self._corked.append(body)
+            return
+        self._write(body)
+
+    def _write(self, data: bytes) -> None:
+        """Hand framed bytes to the transport (nothing once the connection is closed)."""
+        if self.closed or self.writer is None:
+            return
+        try:
+            res = self.writer.write(data)
             if inspect.isawaitable(res):
                 asyncio.ensure_future(res)
         except BrokenPipeError:
