@@ -1,11 +1,30 @@
-"""One workspace watcher per workspace folder, owned by the server.
+"""The server's workspace watchers: one per watched tree, shared by every session in it.
 
-Sessions on the same folder share a watcher. Files the repository ignores
-(``.gitignore`` and the other git exclude sources) are never reported. Its reports of files changed outside
-Toolwire reach every such session (:meth:`Session.note_external_changes`), and
-Toolwire's own writes are announced to it first (``Session.write_listener``), so
-they are never reported back. At most :data:`MAX_WATCHED` folders are watched;
-the least recently attached one stops first.
+A session whose folder lies inside a watched tree shares that tree's watcher
+(sessions on ``/ws`` and ``/ws/repo`` use one watcher on ``/ws``): each change
+is seen once, and a git run in the inner folder wakes one watcher, not two. A
+watcher's reports reach each of its sessions whose folder holds the changed
+path, filtered per session folder as before: files the repository ignores
+(``.gitignore`` and the other git exclude sources) are never reported, and while
+a session's tree-writing git tool runs, only files that differ from git's index
+are. Toolwire's own writes are announced to the watcher first
+(``Session.write_listener``), so they are never reported back.
+
+When a new session's folder holds watched trees, a watcher on the new folder
+takes them over (:meth:`WatchHub.attach`): it starts and is ready, then a fence
+(``WorkspaceWatcher.fence``) is written through the new watcher and then through
+each old one; an old watcher delivers up to its fence and stops, the new one
+delivers from its fence on, so no change is lost. The batches around the
+fences overlap (a batch lasts up to the debounce time): a path in both is
+reported once, as one watcher's batch reports two changes of a path once. Folders the
+watchers skip (``.git``, ``node_modules``, ``build``…, see
+``workspace.watch.DEFAULT_IGNORED``) do not nest: a session inside one gets a
+watcher of its own. Trees are compared by real path (symlinks resolved).
+
+At most :data:`MAX_WATCHED` trees are watched; the least recently attached one
+stops first (its sessions go unwatched). A tree's watcher stops when its last
+session detaches (it keeps watching the whole tree while any session in it
+remains).
 """
 
 from __future__ import annotations
@@ -15,19 +34,24 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolwire.agent.session import Session
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.watch import FileEvent, WorkspaceWatcher
+from toolwire.workspace.watch import DEFAULT_IGNORED, FileEvent, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
 
-#: Folders watched at once.
+#: Trees watched at once (each tree: one watcher, any number of sessions in it).
 MAX_WATCHED = 16
-#: Seconds ``session/new`` waits for a new watcher to receive events.
+#: Seconds ``session/new`` waits for a new watcher to receive events, and for each
+#: fence of a handover.
 READY_TIMEOUT = 5.0
+#: Seconds after a handover during which the new watcher's batch in progress may
+#: still hold changes an old watcher reported (a batch lasts up to 0.2 s).
+OVERLAP_AFTER = 1.0
 
 
 class _Ready:
@@ -40,8 +64,43 @@ class _Ready:
         self.event.set()
 
 
+@dataclass(eq=False)
+class _Tree:
+    """One watcher, the real path it watches, and the sessions it serves.
+
+    ``held`` is None while the watcher delivers; during a handover it is a list
+    that collects the batches seen after the new watcher's fence (before that,
+    ``discard`` drops them: the old watchers still deliver those changes), and
+    ``overlap`` the paths the old watchers delivered meanwhile.
+    """
+
+    root: Path
+    watcher: WorkspaceWatcher = field(init=False)
+    task: asyncio.Task | None = None
+    sessions: list[Session] = field(default_factory=list)
+    held: list[FileEvent] | None = None
+    overlap: set[Path] = field(default_factory=set)
+    overlap_until: float = 0.0
+    discard: bool = False
+    retired: bool = False
+    successor: _Tree | None = None
+
+
+
+def _real(session: Session) -> Path:
+    return Path(os.path.realpath(session.root))
+
+
+def _nests(outer: Path, inner: Path) -> bool:
+    """True when a watcher of ``outer`` sees the changes under ``inner`` (real paths):
+    ``inner`` is ``outer`` or lies under it through no folder the watchers skip."""
+    if inner == outer:
+        return True
+    return outer in inner.parents and not any(part in DEFAULT_IGNORED for part in inner.relative_to(outer).parts)
+
+
 class WatchHub:
-    """The server's watchers, by workspace folder.
+    """The server's watchers, by watched tree (a real path).
 
     Args:
         on_sessions_changed: Called with each session and the workspace-relative
@@ -50,69 +109,190 @@ class WatchHub:
 
     def __init__(self, on_sessions_changed: Callable[[Session, list[str]], None] | None = None) -> None:
         self._notify = on_sessions_changed
-        self._watchers: OrderedDict[Path, tuple[WorkspaceWatcher, asyncio.Task]] = OrderedDict()
-        self._sessions: dict[Path, list[Session]] = {}
+        self._trees: OrderedDict[Path, _Tree] = OrderedDict()
+        self._tree_of: dict[str, _Tree] = {}
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._stopping: set[asyncio.Task] = set()
+
+    def watched(self) -> dict[Path, list[Session]]:
+        """The watched trees (real paths, least recently attached first) and their sessions."""
+        return {root: list(tree.sessions) for root, tree in self._trees.items()}
 
     async def attach(self, session: Session) -> None:
-        """Start (or share) the watcher of ``session.root``, connect the session to it,
-        and wait (at most :data:`READY_TIMEOUT` s) until it receives events."""
-        root = session.root
-        entry = self._watchers.get(root)
-        if entry is None:
-            watcher = WorkspaceWatcher(root, lambda events, root=root: self._deliver(root, events))  # async
-            ready = _Ready()
-            task = asyncio.get_running_loop().create_task(self._run(watcher, ready), name=f"watch {root}")
-            entry = self._watchers[root] = (watcher, task)
-            try:
-                await asyncio.wait_for(ready.event.wait(), READY_TIMEOUT)
-            except asyncio.TimeoutError:
-                log.warning("the watcher of %s is slow to start; changes until then go unseen", root)
-            while len(self._watchers) > MAX_WATCHED:
-                old_root, (_, old_task) = self._watchers.popitem(last=False)
-                old_task.cancel()
-                for old in self._sessions.pop(old_root, []):
-                    old.write_listener = None
-        self._watchers.move_to_end(root)
-        session.write_listener = entry[0].expect
-        self._sessions.setdefault(root, []).append(session)
+        """Connect ``session`` to the watcher of a tree holding its folder, or start one.
+
+        A new watcher is awaited (at most :data:`READY_TIMEOUT` s) until it receives
+        events; when its folder holds watched trees, it takes them and their sessions
+        over first (see the module docstring). Then the least recently attached trees
+        beyond :data:`MAX_WATCHED` stop.
+        """
+        async with self._lock:
+            if self._closed:
+                return
+            real = _real(session)
+            covering = [tree for tree in self._trees.values() if _nests(tree.root, real)]
+            if covering:
+                tree = max(covering, key=lambda t: len(t.root.parts))  # the innermost
+            else:
+                tree = await self._start(real, [t for t in self._trees.values() if _nests(real, t.root)])
+                if self._closed:
+                    self._stop(tree)
+                    return
+            self._join(tree, session)
+            self._trees.move_to_end(tree.root)
+            while len(self._trees) > MAX_WATCHED:
+                _, old = self._trees.popitem(last=False)
+                log.info("watching more than %d trees: %s is no longer watched", MAX_WATCHED, old.root)
+                self._stop(old)
+                for other in old.sessions:
+                    self._tree_of.pop(other.id, None)
+                    other.write_listener = None
 
     def detach(self, session: Session) -> None:
-        """Disconnect a closed session; its folder's watcher stops when no session uses it."""
-        root = session.root
-        sessions = self._sessions.get(root, [])
-        sessions[:] = [other for other in sessions if other is not session]
+        """Disconnect a closed session; its tree's watcher stops when no session in it remains."""
         session.write_listener = None
-        if not sessions:
-            self._sessions.pop(root, None)
-            entry = self._watchers.pop(root, None)
-            if entry is not None:
-                entry[1].cancel()
-
-    async def _deliver(self, root: Path, events: list[FileEvent]) -> None:
-        paths = await _not_ignored(root, [event.path for event in events])
-        if paths and any(session.is_quiet() for session in self._sessions.get(root, [])):
-            paths = await _differing_from_git(root, paths)  # the rest is a git tool's own work
-        if not paths:
+        tree = self._tree_of.pop(session.id, None)
+        if tree is None:
             return
-        log.info("external changes in %s: %s", root, ", ".join(str(p) for p in paths[:10]))
-        for session in self._sessions.get(root, []):
-            relative = session.note_external_changes(paths)
-            if self._notify is not None and relative:
-                self._notify(session, relative)
+        tree.sessions[:] = [other for other in tree.sessions if other is not session]
+        if not tree.sessions and not tree.retired and tree.successor is None:
+            self._trees.pop(tree.root, None)
+            self._stop(tree)
+
+    async def settle(self) -> None:
+        """Wait until every watcher told to stop has stopped (its inotify instance closed)."""
+        while self._stopping:
+            await asyncio.gather(*self._stopping, return_exceptions=True)
+
+    def close(self) -> None:
+        """Stop every watcher."""
+        self._closed = True
+        for tree in self._trees.values():
+            self._stop(tree)
+        self._trees.clear()
+        self._tree_of.clear()
+
+    # ------------------------------------------------------------------ internals
+    def _join(self, tree: _Tree, session: Session) -> None:
+        tree.sessions.append(session)
+        self._tree_of[session.id] = tree
+        session.write_listener = lambda path, data, sid=session.id: self._expect(sid, path, data)
+
+    def _expect(self, session_id: str, path: Path, data: bytes | None) -> None:
+        """A session's write listener: announce the write to its tree's watcher (and,
+        during a handover, to the watcher taking the tree over)."""
+        tree = self._tree_of.get(session_id)
+        while tree is not None:
+            tree.watcher.expect(path, data)
+            tree = tree.successor
+
+    async def _start(self, real: Path, inner: list[_Tree]) -> _Tree:
+        """Start the watcher of ``real``, wait until it is ready, and hand ``inner`` over to it."""
+        tree = _Tree(real)
+        tree.watcher = WorkspaceWatcher(real, lambda events: self._deliver(tree, events))  # a coroutine
+        tree.discard = bool(inner)
+        for old in inner:  # from now on their sessions' writes are announced to both
+            old.successor = tree
+            tree.watcher.adopt_expectations(old.watcher)
+        ready = _Ready()
+        tree.task = asyncio.get_running_loop().create_task(self._run(tree.watcher, ready), name=f"watch {real}")
+        self._trees[real] = tree
+        try:
+            await asyncio.wait_for(ready.event.wait(), READY_TIMEOUT)
+        except asyncio.TimeoutError:
+            log.warning("the watcher of %s is slow to start; changes until then go unseen", real)
+        if inner:
+            await self._hand_over(tree, inner, ready.event.is_set())
+        return tree
+
+    async def _hand_over(self, tree: _Tree, inner: list[_Tree], ready: bool) -> None:
+        """Move the sessions of the ``inner`` trees to ``tree`` and stop their watchers."""
+        if not ready or tree.task is None or tree.task.done():  # keep the old watchers
+            for old in inner:
+                old.successor = None
+            tree.discard = False
+            return
+        tree.discard, tree.held = False, []
+        fences = [tree.watcher.fence()]  # the new watcher's first, then the old ones'
+        for old in inner:
+            try:
+                fences.append(old.watcher.fence())
+            except RuntimeError:  # never became ready: nothing of it to wait for
+                pass
+        try:
+            await asyncio.wait_for(asyncio.gather(*(fence.wait() for fence in fences)), READY_TIMEOUT)
+        except asyncio.TimeoutError:
+            log.warning("handing %s over to the watcher of %s: a fence was not seen in time",
+                        ", ".join(str(old.root) for old in inner), tree.root)
+        for old in inner:
+            old.retired = True
+            old.successor = None
+            self._stop(old)
+            if self._trees.get(old.root) is old:
+                del self._trees[old.root]
+            for session in old.sessions:
+                if self._tree_of.get(session.id) is old:
+                    tree.sessions.append(session)
+                    self._tree_of[session.id] = tree
+            log.info("the watcher of %s now serves %s", tree.root, old.root)
+        # A path both reported (the batch around a fence spans up to the debounce time)
+        # is reported once, as one watcher's batch would; ``overlap`` also applies to
+        # the new watcher's batch in progress now (see ``_deliver``), not to later ones.
+        held, tree.held = [e for e in tree.held or [] if e.path not in tree.overlap], None
+        tree.overlap_until = asyncio.get_running_loop().time() + OVERLAP_AFTER
+        if held:
+            await self._deliver(tree, held)
 
     @staticmethod
-    async def _run(watcher: WorkspaceWatcher, ready: "_Ready") -> None:
+    async def _run(watcher: WorkspaceWatcher, ready: _Ready) -> None:
         try:
             await watcher.run(task_status=ready)
         except OSError as exc:  # e.g. the inotify watch limit: work on without a watcher
             log.warning("cannot watch %s: %s", watcher.root, exc)
 
-    def close(self) -> None:
-        """Stop every watcher."""
-        for _, task in self._watchers.values():
+    def _stop(self, tree: _Tree) -> None:
+        task = tree.task
+        if task is not None and not task.done():
             task.cancel()
-        self._watchers.clear()
-        self._sessions.clear()
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+
+    async def _deliver(self, tree: _Tree, events: list[FileEvent]) -> None:
+        """Hand a batch to the tree's sessions, filtered once per session folder."""
+        if tree.retired or tree.discard:
+            return
+        if tree.successor is not None and tree.successor.held is not None:
+            tree.successor.overlap.update(event.path for event in events)
+        if tree.held is not None:
+            tree.held.extend(events)
+            return
+        if tree.overlap:  # the first batch after a handover
+            if asyncio.get_running_loop().time() < tree.overlap_until:
+                events = [event for event in events if event.path not in tree.overlap]
+            tree.overlap.clear()
+        by_root: dict[Path, list[Session]] = {}
+        for session in tree.sessions:
+            by_root.setdefault(_real(session), []).append(session)
+        if not by_root:
+            return
+        await asyncio.gather(*(self._deliver_in(real, sessions, [e.path for e in events])
+                               for real, sessions in by_root.items()))
+
+    async def _deliver_in(self, real: Path, sessions: list[Session], changed: list[Path]) -> None:
+        """The changes under ``real``, filtered by its repository, to the sessions on it."""
+        under = [path for path in dict.fromkeys(changed) if path == real or real in path.parents]
+        paths = await _not_ignored(real, under)
+        if paths and any(session.is_quiet() for session in sessions):
+            paths = await _differing_from_git(real, paths)  # the rest is a git tool's own work
+        if not paths:
+            return
+        log.info("external changes in %s: %s", real, ", ".join(str(p) for p in paths[:10]))
+        for session in sessions:
+            own = paths if session.root == real else [session.root / p.relative_to(real) for p in paths]
+            relative = session.note_external_changes(own)
+            if self._notify is not None and relative:
+                self._notify(session, relative)
 
 
 _ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13}

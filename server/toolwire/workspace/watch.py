@@ -14,6 +14,12 @@ after an announced deletion.
 Readiness: ``await tg.start(watcher.run)`` returns once the watcher provably
 sees events: it writes a probe file in a private temporary folder it also
 watches, and waits until that probe's event comes back.
+
+Fences: :meth:`WorkspaceWatcher.fence` writes another probe there and returns an
+event set once the batch holding it has been handed to the callback (and the
+callback returned). The kernel queues one watcher's events in order, so every
+change made before the fence was written has then been delivered. Two watchers
+hand a tree over without losing a change this way (``lsp/watching.py``).
 """
 
 from __future__ import annotations
@@ -102,6 +108,9 @@ class WorkspaceWatcher:
         self._debounce = debounce_ms
         self._step = step_ms
         self._expected: dict[str, str | None] = {}
+        self._probe_root: str | None = None
+        self._fences: dict[str, anyio.Event] = {}
+        self._fence_count = 0
 
     def expect(self, path: Path, data: bytes | None) -> None:
         """Announce the server's own write (``data``) or deletion (None) of ``path``.
@@ -110,6 +119,29 @@ class WorkspaceWatcher:
         """
         key = os.path.realpath(path) if data is not None else os.path.abspath(path)
         self._expected[key] = sha256_hex(data) if data is not None else None
+
+    def adopt_expectations(self, other: "WorkspaceWatcher") -> None:
+        """Take over ``other``'s announced writes not yet seen (a watcher taking its tree over)."""
+        for key, digest in other._expected.items():
+            self._expected.setdefault(key, digest)
+
+    def fence(self) -> anyio.Event:
+        """Write a fence probe; the event is set once its batch has been delivered.
+
+        Every change made before this call has been handed to the callback by then
+        (the callback awaited), or was the watcher's own write.
+
+        Raises:
+            RuntimeError: when the watcher is not running (or not ready yet).
+        """
+        if self._probe_root is None:
+            raise RuntimeError(f"the watcher of {self.root} is not running")
+        self._fence_count += 1
+        path = os.path.join(self._probe_root, f"fence-{self._fence_count}")
+        done = self._fences[path] = anyio.Event()
+        with open(path, "w") as fh:
+            fh.write("fence")
+        return done
 
     def is_ignored(self, path: str) -> bool:
         """True for paths in ignored folders and for atomic-write temporary files."""
@@ -158,16 +190,27 @@ class WorkspaceWatcher:
                         await ready.wait()
 
             watcher = awatch(self.root, probe_root, watch_filter=keep, debounce=self._debounce, step=self._step)
-            async with aclosing(watcher) as changes, anyio.create_task_group() as tg:
-                tg.start_soon(poke)
-                async for batch in changes:
-                    if not ready.is_set() and any(p.startswith(probe_root) for _, p in batch):
-                        ready.set()
-                        task_status.started()
-                    events = sorted(
-                        (FileEvent(_KINDS[c], Path(p)) for c, p in batch if not p.startswith(probe_root)),
-                        key=lambda e: (str(e.path), e.kind),
-                    )
-                    events = [e for e in events if not self._own(str(e.path))]
-                    if events and ready.is_set():
-                        await self._deliver(events)
+            try:
+                async with aclosing(watcher) as changes, anyio.create_task_group() as tg:
+                    tg.start_soon(poke)
+                    async for batch in changes:
+                        if not ready.is_set() and any(p.startswith(probe_root) for _, p in batch):
+                            self._probe_root = probe_root
+                            ready.set()
+                            task_status.started()
+                        events = sorted(
+                            (FileEvent(_KINDS[c], Path(p)) for c, p in batch if not p.startswith(probe_root)),
+                            key=lambda e: (str(e.path), e.kind),
+                        )
+                        events = [e for e in events if not self._own(str(e.path))]
+                        if events and ready.is_set():
+                            await self._deliver(events)
+                        for _, p in batch:
+                            fence = self._fences.pop(p, None)
+                            if fence is not None:
+                                fence.set()
+            finally:
+                self._probe_root = None
+                for fence in self._fences.values():
+                    fence.set()  # the watcher ended: nothing more will be delivered
+                self._fences.clear()
