@@ -166,3 +166,47 @@ async def test_snapshot_after_a_cancelled_turn_shows_every_call_terminal(client,
     assert snap["pendingPermissions"] == []
     assert {c["toolCallId"]: c["status"] for c in snap["toolCalls"]} == {"r": "done", "c": "canceled"}
     assert {c["toolCallId"]: {"status": c["status"], "rev": c["rev"]} for c in snap["toolCalls"]} == latest(client, sid)
+
+
+async def test_snapshot_turns_carry_each_ended_turns_usage_and_message(client, repo, tmp_path):
+    """After a reload a client has only the snapshot: each ended turn's summary says
+    what its ``usage`` and ``ended`` updates said (tokens summed over the turn's model
+    responses, duration, the error message); a running turn has none of them yet."""
+    script = write_script(tmp_path / "s.jsonl", [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "hello.txt"}, "id": "u1"}],
+         "usage": {"prompt_tokens": 800, "completion_tokens": 90}},
+        {"text": "Read it.", "usage": {"prompt_tokens": 12, "completion_tokens": 7}},
+        {"text": "This stream breaks " * 8, "chunk_size": 8, "cut_after": 3},
+        {"text": "Proposing.", "tool_calls": [{"name": "create_file", "arguments": {"path": "n.txt", "content": "n"}}]},
+        {"text": "ok"},
+    ])
+    sid = await new_session(client, repo, script)
+    first = await prompt(client, sid, "first")
+    second = await prompt(client, sid, "second")
+    assert first["stopReason"] == "end_turn" and second["stopReason"] == "error" and second["message"]
+    usages = [u["usage"] for u in client.updates[sid] if u["sessionUpdate"] == "usage"]
+    ends = [u for u in client.updates[sid] if u["sessionUpdate"] == "turn" and u["state"] == "ended"]
+    assert usages[0]["inputTokens"] == 812 and usages[0]["outputTokens"] == 97
+    assert usages[1]["inputTokens"] is None and usages[1]["outputTokens"] is None  # the broken stream reported none
+    assert all(isinstance(u["durationMs"], int) and u["durationMs"] >= 0 for u in usages)
+    snap = await snapshot(client, sid)
+    assert snap["turns"] == [
+        {"turnId": "t1", "stopReason": "end_turn", "message": None, "usage": usages[0], "undoable": False, "undone": False},
+        {"turnId": "t2", "stopReason": "error", "message": ends[1]["message"], "usage": usages[1],
+         "undoable": False, "undone": False},
+    ]
+    assert "message" not in ends[0]  # nothing to add: the update leaves it out, the summary has null
+
+    # a turn still running (held at its approval) has no stop reason, message or usage yet
+    client.permission_hold = asyncio.Event()
+    client.permission_asked.clear()
+    turn = asyncio.ensure_future(prompt(client, sid, "third"))
+    await asyncio.wait_for(client.permission_asked.wait(), 20)
+    try:
+        running = await snapshot(client, sid)
+        assert running["turns"][-1] == {"turnId": "t3", "stopReason": None, "message": None, "usage": None,
+                                        "undoable": False, "undone": False}
+        assert running["turns"][:2] == snap["turns"]
+    finally:
+        client.answers[sid] = {"optionId": "reject"}
+        await release(client, turn)

@@ -253,10 +253,15 @@ export interface SessionSnapshot {
   turns: TurnSummary[];
 }
 
-/** One turn in the snapshot: can `toolwire/session/undoTurn` act on it, was it undone. */
+/**
+ * One turn in the snapshot: how it ended (what its `ended` and `usage` updates said;
+ * null while it runs), can `toolwire/session/undoTurn` act on it, was it undone.
+ */
 export interface TurnSummary {
   turnId: string;
   stopReason: StopReason | null;
+  message: string | null;
+  usage: (Usage & { durationMs?: number | null }) | null;
   undoable: boolean;
   undone: boolean;
 }

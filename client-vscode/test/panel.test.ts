@@ -304,6 +304,39 @@ test("reload mid-turn: the panel is rebuilt from the snapshot, nothing lost, not
   assert.equal(await page.locator(".message.user").count(), 1);
 });
 
+test("window reload: a new host rebuilds from the snapshot with each ended turn's usage and message line", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, [
+    { text: "Reading.", tool_calls: [{ name: "read_file", arguments: { path: "hello.txt" } }], usage: { prompt_tokens: 800, completion_tokens: 90 } },
+    { text: "Read it.", usage: { prompt_tokens: 12, completion_tokens: 7 } },
+    { text: "This stream breaks halfway through.", chunk_size: 8, cut_after: 3 },
+  ]);
+  await ask(panel, "First turn.");
+  await turnEnded(panel, 1);
+  await ask(panel, "Second turn.");
+  await turnEnded(panel, 2);
+  const ends = panel.page.locator(".turn-end");
+  const before = await ends.allInnerTexts();
+  assert.match(await ends.nth(0).locator(".usage").innerText(), /^812 in \/ 97 out tokens · \d+\.\d s$/);
+  assert.match(await ends.nth(1).locator(".usage").innerText(), /^\d+\.\d s$/, "the broken stream reported no tokens, only its duration");
+  assert.equal(await ends.nth(1).locator(".stop-reason").innerText(), "error");
+
+  // "Developer: Reload Window": a new extension host (a new PanelHost, nothing kept but
+  // the remembered session id) and a new page, on the same server process.
+  const sessionId = panel.host.sessionId;
+  assert.ok(sessionId);
+  const reloaded = await openPanel(browser, site.url, server, {
+    model: `replay:${path.join(workspace, ".git", "script.jsonl")}`,
+    cwd: workspace,
+    memory: { get: () => sessionId, set: () => undefined },
+  });
+  t.after(() => reloaded.page.close());
+  await reloaded.host.serverRestarted();
+  await reloaded.page.locator(".turn-end").nth(1).waitFor();
+  assert.equal(reloaded.host.sessionId, sessionId);
+  assert.deepEqual(await reloaded.page.locator(".turn-end").allInnerTexts(), before);
+  assert.equal(await reloaded.page.locator(".message.user").count(), 2);
+});
+
 test("a code action's background turn (toolwire.runAction) is shown in the panel", { timeout: TIMEOUT_MS }, async (t) => {
   const { panel, server, workspace } = await setup(t, [{ text: "It greets." }], {});
   const uri = pathToFileURL(path.join(workspace, "hello.txt")).href;

@@ -122,11 +122,10 @@ test("a snapshot rebuilds the transcript: history, the last turn's calls, open p
     toolCalls: [whole("new", "generated", 4)],
     pendingPermissions: [],
     turns: [
-      { turnId: "t1", stopReason: "end_turn", undoable: true, undone: false },
-      { turnId: "t2", stopReason: null, undoable: false, undone: false },
+      { turnId: "t1", stopReason: "end_turn", message: null, usage: { inputTokens: 3, outputTokens: 4, durationMs: 1500 }, undoable: true, undone: false },
+      { turnId: "t2", stopReason: null, message: null, usage: null, undoable: false, undone: false },
     ],
     permissions: [{ requestId: "r1", params: { sessionId: "s", toolCall: whole("new", "generated", 4), subject: { kind: "edit", tool: "edit_file", path: "a", diff: "" }, options: [] } }],
-    ends: [{ turnId: "t1", stopReason: "end_turn", usage: { inputTokens: 3, outputTokens: 4 } }],
   });
   assert.deepEqual(
     state.entries.map((e) => e.kind),
@@ -138,7 +137,7 @@ test("a snapshot rebuilds the transcript: history, the last turn's calls, open p
   assert.equal(state.permissions.get("new")?.requestId, "r1");
   assert.ok(state.undoable.has("t1"));
   const end = state.entries.find((e) => e.kind === "turnEnd");
-  assert.deepEqual(end?.kind === "turnEnd" && end.usage, { inputTokens: 3, outputTokens: 4 });
+  assert.deepEqual(end?.kind === "turnEnd" && end.usage, { inputTokens: 3, outputTokens: 4, durationMs: 1500 });
   // Updates after the snapshot: stale ones are dropped, new ones apply.
   state = apply(state, call({ toolCallId: "new", rev: 4, status: "errored" }), call({ toolCallId: "new", rev: 5, status: "calling" }));
   assert.equal(state.calls.get("new")?.status, "calling");

@@ -232,7 +232,11 @@ export interface StreamingResponse {
   reasoning: string;
 }
 /**
- * One entry of the snapshot's ``turns``.
+ * One entry of the snapshot's ``turns``: how the turn ended and whether it can be undone.
+ *
+ * ``stop_reason``, ``message`` (why it stopped, when there is more to say) and
+ * ``usage`` are what the turn's ``ended`` and ``usage`` updates said; all three
+ * are null while the turn runs.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "TurnSummary".
@@ -240,8 +244,21 @@ export interface StreamingResponse {
 export interface TurnSummary {
   turnId: string;
   stopReason: string | null;
+  message: string | null;
+  usage: UsageCounts | null;
   undoable: boolean;
   undone: boolean;
+}
+/**
+ * Token counts and duration of a turn (null counts when the model reported none).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "UsageCounts".
+ */
+export interface UsageCounts {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  durationMs?: number | null;
 }
 /**
  * ``toolwire/toolCall/cancel`` params.
@@ -573,17 +590,6 @@ export interface TurnUpdateKind {
 export interface UsageUpdateKind {
   sessionUpdate: "usage";
   usage: UsageCounts;
-}
-/**
- * Token counts and duration of a turn (null counts when the model reported none).
- *
- * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
- * via the `definition` "UsageCounts".
- */
-export interface UsageCounts {
-  inputTokens: number | null;
-  outputTokens: number | null;
-  durationMs?: number | null;
 }
 /**
  * ``sessionUpdate: "workspace_change"``: files changed outside Toolwire.

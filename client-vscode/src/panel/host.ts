@@ -12,7 +12,7 @@
 import type { RequestPermissionParams, RequestPermissionResult, SessionPromptResult, SessionSnapshot, SessionUpdateParams, ToolCall } from "../protocol";
 import { automaticAnswer } from "../permission";
 import type { Approval } from "../settings";
-import type { HostMessage, HostSnapshot, PendingPermission, TurnEnd, UndoOutcome, WebviewMessage } from "./messages";
+import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, WebviewMessage } from "./messages";
 
 /** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
 export interface RpcConnection {
@@ -101,9 +101,6 @@ export class PanelHost {
   private turnState: string | null = null;
   private readonly diffs = new Map<string, string>();
   private readonly followed = new Set<string>();
-  /** How the session's turns ended, in order (the snapshot has no usage or messages of ends). */
-  private ends: TurnEnd[] = [];
-  private usage: TurnEnd["usage"];
 
   constructor(
     private readonly server: PanelServer,
@@ -187,14 +184,7 @@ export class PanelHost {
     if (update.sessionUpdate === "turn") {
       this.running = update.state !== "ended";
       this.turnState = update.state === "ended" ? null : update.state;
-      if (update.state === "ended") {
-        const turnId = (update as { turnId?: string }).turnId ?? null;
-        this.ends.push({ turnId, stopReason: update.stopReason ?? "end_turn", message: update.message, usage: this.usage });
-        this.usage = undefined;
-      }
       this.reportStatus();
-    } else if (update.sessionUpdate === "usage") {
-      this.usage = update.usage;
     } else if (update.sessionUpdate === "tool_call") {
       this.follow(update.toolCall);
     }
@@ -355,7 +345,7 @@ export class PanelHost {
     }
     const snapshot = await session.rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId: session.id });
     const permissions: PendingPermission[] = [...this.held].map(([requestId, { params }]) => ({ requestId, params }));
-    const full: HostSnapshot = { ...snapshot, permissions, ends: this.ends };
+    const full: HostSnapshot = { ...snapshot, permissions };
     this.post({ type: "reset", snapshot: full });
   }
 
@@ -371,7 +361,6 @@ export class PanelHost {
     }
     this.session = { id: sessionId, generation, rpc };
     this.memory?.set(sessionId);
-    this.ends = [];
     this.running = true;
     this.reportStatus();
     await this.resync();
@@ -460,7 +449,6 @@ export class PanelHost {
     const created = await rpc.sendRequest<{ sessionId: string; model?: string }>("toolwire/session/new", params);
     this.session = { id: created.sessionId, generation, rpc };
     this.memory?.set(created.sessionId);
-    this.ends = [];
     this.post({ type: "reset", snapshot: null });
     this.post({ type: "session", sessionId: created.sessionId, model: created.model ?? null });
     return this.session;

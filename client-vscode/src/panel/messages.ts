@@ -11,20 +11,13 @@ export interface PendingPermission {
   params: RequestPermissionParams;
 }
 
-/** The snapshot as the host sends it: the server's, plus the requests the host holds open. */
+/**
+ * The snapshot as the host sends it: the server's (whose `turns` say how each turn
+ * ended, with its usage), plus the requests the host holds open.
+ */
 export interface HostSnapshot extends SessionSnapshot {
   /** Open permission requests (the host's, which it can still answer). */
   permissions: PendingPermission[];
-  /** How each turn of this session ended, in order, as the host saw the `turn` updates. */
-  ends: TurnEnd[];
-}
-
-/** The end of a turn as its `ended` update (and `usage` update) said. */
-export interface TurnEnd {
-  turnId: string | null;
-  stopReason: StopReason;
-  message?: string;
-  usage?: Usage & { durationMs?: number | null };
 }
 
 /** Result of `toolwire/session/undoTurn` (protocol.md). */

@@ -265,15 +265,9 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
       current.set(call.toolCallId, call);
     }
   }
-  // Turns in order: the server's list when it sends one, else the ends the host saw.
-  const ends = snapshot.ends ?? [];
-  const turns: { turnId: string | null; stopReason: StopReason | null; undoable: boolean; undone: boolean }[] =
-    (snapshot.turns as typeof snapshot.turns | undefined) ?? ends.map((end) => ({ turnId: end.turnId, stopReason: end.stopReason, undoable: end.turnId !== null, undone: false }));
-  const endOf = (turnId: string | null, stopReason: StopReason) => {
-    const end = ends.find((e) => e.turnId === turnId);
-    return { message: end?.message, usage: end?.usage, stopReason: stopReason ?? end?.stopReason };
-  };
-  state = { ...state, undoable: new Set(turns.filter((t) => t.undoable && t.turnId !== null).map((t) => t.turnId as string)) };
+  // The turns in order, each with how it ended (stop reason, message, usage: its end line).
+  const turns = snapshot.turns;
+  state = { ...state, undoable: new Set(turns.filter((t) => t.undoable).map((t) => t.turnId)) };
   const results = new Map<string, string>();
   for (const message of snapshot.messages as HistoryMessage[]) {
     if (message?.role === "tool" && typeof message.tool_call_id === "string") {
@@ -287,8 +281,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
       if (userTurns > 0) {
         const turn = turns[userTurns - 1];
         if (turn !== undefined) {
-          const end = endOf(turn.turnId, turn.stopReason ?? "end_turn");
-          state = pushTurnEnd(state, turn.turnId, end.stopReason, end.message, end.usage);
+          state = pushTurnEnd(state, turn.turnId, turn.stopReason ?? "end_turn", turn.message ?? undefined, turn.usage ?? undefined);
         }
       }
       userTurns++;
@@ -320,8 +313,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
         state = applyCall(state, call, true);
       }
     }
-    const end = endOf(lastTurn.turnId, lastTurn.stopReason);
-    state = pushTurnEnd(state, lastTurn.turnId, end.stopReason, end.message, end.usage);
+    state = pushTurnEnd(state, lastTurn.turnId, lastTurn.stopReason, lastTurn.message ?? undefined, lastTurn.usage ?? undefined);
   } else {
     if (snapshot.streaming?.reasoning) {
       state = appendText(state, "thought", snapshot.streaming.reasoning);

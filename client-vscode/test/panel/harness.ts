@@ -9,7 +9,7 @@ import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { PanelHost, type PanelUi, type PreviewResult } from "../../src/panel/host";
+import { PanelHost, type PanelUi, type PreviewResult, type SessionMemory } from "../../src/panel/host";
 import { makeNonce, panelHtml } from "../../src/panel/html";
 import type { HostMessage, WebviewMessage } from "../../src/panel/messages";
 import { RequestPermission, SessionUpdateNotification, type RequestPermissionParams } from "../../src/protocol";
@@ -140,12 +140,14 @@ export interface Panel {
  * @param options.model The `model` of new sessions (e.g. `replay:/abs/script.jsonl`).
  * @param options.theme Which theme's variables the page gets.
  * @param options.visible Whether the host sees the panel as visible (hidden: notifications).
+ * @param options.memory The host's session memory (VS Code's workspaceState), e.g. the
+ *   session id an earlier window remembered before a window reload.
  */
 export async function openPanel(
   browser: Browser,
   url: string,
   server: Server,
-  options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean },
+  options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
   const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], statuses: [], fromPage: [], updates: 0 };
@@ -168,6 +170,7 @@ export async function openPanel(
   const host = new PanelHost(
     { connection: async () => ({ rpc: server.connection, generation: 1 }) },
     panelUi,
+    options.memory,
   );
   // One handler per method: the newest panel on a server gets its updates.
   server.connection.onNotification(SessionUpdateNotification, (params) => {

@@ -167,12 +167,22 @@ class GitAction(_Model):
         return f"index entries of {shown}"
 
 
+class TurnUsage(_Model):
+    """What a turn cost, as its ``usage`` update said: token counts (None when the
+    model reported none) and the turn's wall time in milliseconds."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    duration_ms: int | None = None
+
+
 class TurnCheckpoint(_Model):
-    """Everything one turn changed (saved as JSON next to its contents).
+    """Everything one turn changed (saved as JSON next to its contents), and how it ended.
 
     ``paths`` is keyed by workspace-relative path as the file system spells it
-    (:attr:`PathChange.fs_name`); ``git`` is in the order the
-    actions happened. ``undone_at`` is the time (``time.time()``) of the last
+    (:attr:`PathChange.fs_name`); ``git`` is in the order the actions happened.
+    ``stop_reason``, ``message`` and ``usage`` are set when the turn ends (what its
+    ``ended`` and ``usage`` updates said), for the snapshot. ``undone_at`` is the time (``time.time()``) of the last
     undo, for choosing what ``redoTurn`` redoes by default. ``dirs_left`` are
     the folders the turn created that still existed after its last writing tool
     (a redo makes them again, even the ones left empty).
@@ -183,6 +193,8 @@ class TurnCheckpoint(_Model):
     root: str
     started: float = Field(default_factory=time.time)
     stop_reason: str | None = None
+    message: str | None = None
+    usage: TurnUsage | None = None
     paths: dict[str, PathChange] = Field(default_factory=dict)
     git: list[GitAction] = Field(default_factory=list)
     undone_at: float | None = None
@@ -212,12 +224,18 @@ class TurnCheckpoint(_Model):
         return self.changed_anything and not self.undoable
 
     def summary(self) -> dict[str, Any]:
-        """``{turnId, stopReason, undoable, undone}`` for the session snapshot."""
-        return {"turnId": self.turn_id, "stopReason": self.stop_reason, "undoable": self.undoable, "undone": self.undone}
+        """``{turnId, stopReason, message, usage, undoable, undone}`` for the session snapshot
+        (:class:`toolwire.lsp.protocol.TurnSummary`); ``stopReason``, ``message`` and ``usage``
+        (``{inputTokens, outputTokens, durationMs}``) are null while the turn runs."""
+        return {"turnId": self.turn_id, "stopReason": self.stop_reason, "message": self.message,
+                "usage": self.usage.model_dump(by_alias=True) if self.usage is not None else None,
+                "undoable": self.undoable, "undone": self.undone}
 
     def dump(self) -> dict[str, Any]:
-        """The JSON object saved in the store."""
-        return self.model_dump(by_alias=True, mode="json")
+        """The JSON object saved in the store: what undo needs. ``message`` and ``usage``
+        stay in memory (a provider's error message may quote an API key, and the
+        front-end redacts it only on the way out)."""
+        return self.model_dump(by_alias=True, mode="json", exclude={"message", "usage"})
 
 
 def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[str, bytes]] | None = None

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolwire.agent.checkpoint_store import CheckpointStore
-from toolwire.agent.checkpoints import TurnCheckpoint
+from toolwire.agent.checkpoints import TurnCheckpoint, TurnUsage
 from toolwire.agent.conversation import Conversation
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.llm.base import Model
@@ -176,11 +176,15 @@ class Session:
         self.turn_records.append(record)
         return record
 
-    def end_checkpoint(self, record: TurnCheckpoint | None, stop_reason: str) -> None:
-        """The turn ended: note why, save its checkpoint if it changed anything, prune old ones."""
+    def end_checkpoint(self, record: TurnCheckpoint | None, stop_reason: str, *, message: str | None = None,
+                       usage: TurnUsage | None = None) -> None:
+        """The turn ended: note why (``stop_reason``, ``message``) and what it cost (``usage``),
+        save its checkpoint if it changed anything, prune old ones."""
         if record is None:
             return
         record.stop_reason = stop_reason
+        record.message = message or None
+        record.usage = usage
         if not record.changed_anything:
             return
         store = self.checkpoint_store()

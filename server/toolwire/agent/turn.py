@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint
+from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
 from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
 from toolwire.agent.session import Session
@@ -217,9 +217,10 @@ class Turn:
         outcome.input_tokens = self._input_tokens
         outcome.output_tokens = self._output_tokens
         self.outcome = outcome
-        self.session.end_checkpoint(self.checkpoint, outcome.stop_reason)
-        self.session.conversation.repair()
         duration = int((time.monotonic() - self._started) * 1000)
+        self.session.end_checkpoint(self.checkpoint, outcome.stop_reason, message=outcome.message, usage=TurnUsage(
+            input_tokens=self._input_tokens, output_tokens=self._output_tokens, duration_ms=duration))
+        self.session.conversation.repair()
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))
         self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message, turn_id=self.id))
 

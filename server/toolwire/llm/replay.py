@@ -9,7 +9,8 @@ A script is a JSONL file, one line per model response, in order. Each line is on
   "id": "optional"}], "chunk_size": N}`` — turned into an OpenAI Chat Completions
   chunk stream, the argument text split every N bytes (on character boundaries;
   default 16). ``arguments`` given as a string is sent exactly as written, valid
-  JSON or not.
+  JSON or not. ``"usage": {"prompt_tokens": N, "completion_tokens": M}`` sets the
+  token counts the stream's last chunk reports (default 0 and 0).
 
 Optional keys on any line: ``"delay": seconds`` between frames (for tests of
 cancellation while a response streams), ``"cut_after": K`` to end the stream
@@ -82,6 +83,11 @@ def load_script(path: Path) -> list[dict[str, Any]]:
             size = line.get("chunk_size", 16)
             if not isinstance(size, int) or size < 1:
                 raise ReplayScriptError(f"{where}: chunk_size must be a positive integer")
+            usage = line.get("usage", {})
+            if not isinstance(usage, dict) or not all(
+                    k in ("prompt_tokens", "completion_tokens") and type(v) is int and v >= 0 for k, v in usage.items()):
+                raise ReplayScriptError(f"{where}: usage must be an object of non-negative integer "
+                                        "prompt_tokens and completion_tokens")
         lines.append(line)
     return lines
 
@@ -107,7 +113,7 @@ def scripted_chunks(line: dict[str, Any], response_number: int) -> list[dict[str
     """OpenAI Chat Completions chunks for one scripted response line.
 
     Args:
-        line: ``{"text"?, "tool_calls"?, "chunk_size"?}``.
+        line: ``{"text"?, "tool_calls"?, "chunk_size"?, "usage"?}``.
         response_number: 1-based position of the response in the session, used
             for generated call ids (``call_r<response>_<index>``).
 
@@ -139,8 +145,9 @@ def scripted_chunks(line: dict[str, Any], response_number: int) -> list[dict[str
             out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     final = chunk({}, "tool_calls" if calls else "stop")
     out.append(final)
-    out.append({"id": rid, "object": "chat.completion.chunk", "model": "replay", "choices": [],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, **(line.get("usage") or {})}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    out.append({"id": rid, "object": "chat.completion.chunk", "model": "replay", "choices": [], "usage": usage})
     return out
 
 

@@ -20,6 +20,7 @@ from toolwire.lsp.protocol import (
     PermissionOptionModel,
     ToolCallUpdateWire,
     ToolCallWire,
+    UsageCounts,
     Wire,
 )
 
@@ -140,14 +141,6 @@ class TurnUpdateKind(Wire):
     turn_id: str | None = None
     stop_reason: str | None = None
     message: str | None = None
-
-
-class UsageCounts(Wire):
-    """Token counts and duration of a turn (null counts when the model reported none)."""
-
-    input_tokens: int | None
-    output_tokens: int | None
-    duration_ms: int | float | None = None
 
 
 class UsageUpdateKind(Wire):

@@ -245,11 +245,26 @@ class StreamingResponse(Wire):
     reasoning: str
 
 
+class UsageCounts(Wire):
+    """Token counts and duration of a turn (null counts when the model reported none)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    duration_ms: int | float | None = None
+
+
 class TurnSummary(Wire):
-    """One entry of the snapshot's ``turns``."""
+    """One entry of the snapshot's ``turns``: how the turn ended and whether it can be undone.
+
+    ``stop_reason``, ``message`` (why it stopped, when there is more to say) and
+    ``usage`` are what the turn's ``ended`` and ``usage`` updates said; all three
+    are null while the turn runs.
+    """
 
     turn_id: str
     stop_reason: str | None
+    message: str | None
+    usage: UsageCounts | None
     undoable: bool
     undone: bool
 

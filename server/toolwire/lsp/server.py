@@ -245,9 +245,17 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "messages": session.conversation.messages,
         "streaming": session.turn.streaming_response() if session.turn is not None else None,
         "pendingPermissions": list(ls.pending_permissions.get(session.id, {}).values()),
-        "turns": [record.summary() for record in session.turn_records],
+        "turns": [_redacted_summary(ls, record.summary()) for record in session.turn_records],
     }
     return out
+
+
+def _redacted_summary(ls: ToolwireServer, summary: dict[str, Any]) -> dict[str, Any]:
+    """A turn summary whose ``message`` went through the redactor, like the ``ended``
+    update's and the prompt result's (a provider's error may quote the API key)."""
+    if summary.get("message"):
+        summary["message"] = ls.redactor.redact(summary["message"])
+    return summary
 
 
 @server.feature(P.TOOL_CALLS_MERGE)
