@@ -8,6 +8,7 @@ body, and a stdin that is a regular file (which cannot be polled).
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_a_pipe_is_read_on_the_event_loop_even_one_byte_at_a_time(tmp_path):
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
-    assert "stdin is a pipe: read on the event loop" in log.read_text()
+    assert "stdin is a pipe or a socket: read on the event loop" in log.read_text()
 
 
 def test_an_overlong_header_line_is_dropped_and_the_next_message_served(tmp_path):
@@ -138,3 +139,21 @@ def test_a_request_right_behind_a_configuration_change_sees_it(tmp_path):
             assert answer["id"] == 10 + n and answer["result"]["model"] == model
     finally:
         proc.kill()
+
+
+def test_a_socket_on_stdin_is_read_on_the_event_loop(tmp_path):
+    """Some editors start servers with a socket pair for stdio."""
+    ours, theirs = socket.socketpair()
+    log = tmp_path / "server.log"
+    try:
+        proc = serve(log, theirs.fileno())
+        theirs.close()
+        try:
+            ours.sendall(frame(INIT) + frame(TOOLS) + frame(SHUTDOWN) + frame(EXIT))
+            assert [read(proc)["id"] for _ in range(3)] == [0, 1, 2]
+            assert proc.wait(timeout=30) == 0
+        finally:
+            proc.kill()
+    finally:
+        ours.close()
+    assert "stdin is a pipe or a socket: read on the event loop" in log.read_text()

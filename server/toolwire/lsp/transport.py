@@ -107,7 +107,7 @@ def serve_stdio(server: Any) -> None:
     if not _readable_on_loop(stdin.fileno()):
         server.start_io()
         return
-    log.debug("stdin is a pipe: read on the event loop")
+    log.debug("stdin is a pipe or a socket: read on the event loop")
     stop = threading.Event()
     server._stop_event = stop
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
