@@ -141,3 +141,42 @@ def test_acp_diff_content_keeps_odd_separators_inside_their_line(odd: str) -> No
     old = f"x = 1\ns = 'a{odd}b'\n"
     content = diff_content(Path("/w/f.py"), unified_diff(old, old.replace("x = 1", "x = 2"), "f.py"))
     assert content.old_text == old.rstrip("\n") and content.new_text == old.replace("x = 1", "x = 2").rstrip("\n")
+
+
+def _outcome(text: str, edit: Replacement) -> Any:
+    try:
+        return apply_replacement(text, edit, label="f")
+    except Exception as exc:  # noqa: BLE001 - the error is part of the outcome compared
+        return type(exc).__name__, getattr(exc, "code", None), str(exc), getattr(exc, "data", None)
+
+
+CRLF_PIECES = ["a", "b", "é", "😀", "\r\n", "\r\n\r\n", " ", *[o for o in ODD if o not in "\r\n"]]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(texts, st.lists(st.sampled_from(CRLF_PIECES), max_size=30).map("".join)), st.data())
+def test_an_exact_match_found_in_the_text_edits_as_through_the_lf_view(text: str, data: st.DataObject) -> None:
+    """A one-line ``old_string`` (any text), or any ``old_string`` in a file whose line
+    endings are all CRLF, is searched in the text itself without building the LF view;
+    every outcome (text, lines, fuzzy flag, or the error with its data) must equal the
+    general path's. Texts mix every line ending (and the separators that are none) or
+    have only CRLF."""
+    import toolwire.tools.editing as editing
+
+    view = text.replace("\r\n", "\n").replace("\r", "\n")
+    if view:
+        start = data.draw(st.integers(0, len(view) - 1))
+        old = view[start:data.draw(st.integers(start + 1, len(view)))]
+    else:
+        old = "a"
+    if data.draw(st.booleans()):  # sometimes as the model sends it: with CRLF, or not in the file at all
+        old = data.draw(st.sampled_from([old.replace("\n", "\r\n"), old + "zz", old.strip("\n") or "a"]))
+    edit = Replacement(old, data.draw(st.sampled_from(["<X>", "x\ny", "", "\n"])), data.draw(st.booleans()))
+    fast = _outcome(text, edit)
+    original = editing._exact_without_view
+    editing._exact_without_view = lambda *args: None
+    try:
+        general = _outcome(text, edit)
+    finally:
+        editing._exact_without_view = original
+    assert fast == general
