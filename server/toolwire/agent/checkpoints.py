@@ -12,8 +12,11 @@ tell whether a path is still exactly what the turn left. Git actions are
 recorded the same way, around the tool: index entries of the paths ``git_add``,
 ``git_restore`` and ``git_commit`` (with paths) change (``git ls-files -s``), and
 HEAD and the branch around ``git_commit`` and ``git_branch`` (commit made,
-branch created and switched to, branch switched). Taking a checkpoint only reads
-the repository: HEAD, the index, the stash and the reflog are never touched.
+branch created and switched to, branch switched). Files the repository's hooks
+change during ``git_commit`` are recorded like a file tool's paths, and the index
+entries they change as an ``index`` action (:mod:`toolwire.agent.hook_changes`).
+Taking a checkpoint only reads the repository: HEAD, the index, the stash and the
+reflog are never touched.
 
 Contents go to the server's own storage (:mod:`toolwire.agent.checkpoint_store`);
 the record of a turn is saved after each writing tool, so it survives a server
@@ -315,7 +318,7 @@ async def index_entries(ctx: ToolContext, paths: list[str]) -> dict[str, str]:
 class _Step:
     """What :meth:`Checkpointer.before` took for one tool call, for :meth:`Checkpointer.after`."""
 
-    __slots__ = ("paths", "index_paths", "index_before", "head_before", "tool", "args")
+    __slots__ = ("paths", "index_paths", "index_before", "head_before", "tool", "args", "tree")
 
     def __init__(self, tool: Tool, args: Any) -> None:
         self.tool, self.args = tool, args
@@ -323,6 +326,7 @@ class _Step:
         self.index_paths: list[str] | None = None
         self.index_before: dict[str, str] = {}
         self.head_before: Any = None
+        self.tree: Any = None  # git_commit with hooks: the working tree before (hook_changes.TreeSnapshot)
 
 
 class Checkpointer:
@@ -345,6 +349,9 @@ class Checkpointer:
         self.ctx = ctx
         self.store = store
         self._linked: list[tuple[str, bytes]] = []  # contents stored as hard links: (digest, bytes)
+        from toolwire.agent.hook_changes import HookWatch  # it builds on this module's states
+
+        self._hooks = HookWatch(self)
 
     async def before(self, tool: Tool, args: Any) -> _Step:
         """Take the prior state of every path ``tool`` will change that the turn has not touched yet."""
@@ -355,7 +362,7 @@ class Checkpointer:
             log.info("checkpoint: paths of %s not known (%s)", tool.name, exc)
         for rel in step.paths:
             if rel not in self.record.paths:
-                self.record.paths[rel] = self._capture_before(rel)
+                self.record.paths[rel] = self.capture_before(rel)
         if tool.name in _INDEX_TOOLS and await self._in_repo():
             names = getattr(args, "paths", None)
             if names:
@@ -363,11 +370,15 @@ class Checkpointer:
                 step.index_before = await self._quiet(index_entries(self.ctx, step.index_paths), {})
         if tool.name in _HEAD_TOOLS and getattr(args, "action", None) != "list":
             step.head_before = await self._quiet(repo_state(self.ctx), None)
+        if tool.name == "git_commit" and step.head_before is not None:
+            step.tree = await self._hooks.before()
         return step
 
     async def after(self, step: _Step) -> None:
         """Take the state the tool left and save the record (call shielded)."""
         self._unshare()
+        hooked = await self._hooks.after(step) if step.tree is not None else None
+        staged: set[str] = set()
         for rel in step.paths:
             change = self.record.paths[rel]
             change.after = self._quiet_probe(rel)
@@ -377,6 +388,7 @@ class Checkpointer:
             after = await self._quiet(index_entries(self.ctx, step.index_paths), None)
             if after is not None:
                 names = {n for n in set(step.index_before) | set(after) if step.index_before.get(n) != after.get(n)}
+                staged = names
                 if names:
                     self.record.git.append(GitAction(
                         action="index", before={n: step.index_before[n] for n in names if n in step.index_before},
@@ -385,6 +397,11 @@ class Checkpointer:
             head_after = await self._quiet(repo_state(self.ctx), None)
             if head_after is not None:
                 self._note_head(step, step.head_before, head_after)
+        if hooked is not None:  # index entries the hooks changed (those the commit's paths changed are above)
+            hooked.before = {n: e for n, e in hooked.before.items() if n not in staged}
+            hooked.after = {n: e for n, e in hooked.after.items() if n not in staged}
+            if hooked.before or hooked.after:
+                self.record.git.append(hooked)
         root = self.ctx.root
         self.record.dirs_left = sorted(d for d in self.record.created_dirs() if os.path.isdir(root / d))
         self.save()
@@ -434,11 +451,15 @@ class Checkpointer:
             out += [wp.entry.relative_to(root).as_posix(), wp.resolved.relative_to(root).as_posix()]
         return list(dict.fromkeys(out))
 
-    def _capture_before(self, rel: str) -> PathChange:
+    def capture_before(self, rel: str, state: FileState | None = None) -> PathChange:
+        """The record of ``rel`` (file-system spelling) before the turn touches it: ``state``
+        when the caller already has it (a commit hook's file, taken before the commit),
+        else the path as it is now; the open buffer as it is now; the folders it lacks."""
         # A file's content is kept as a hard link where possible (no copy of a large
         # file before the tool writes it); :meth:`after` makes it a copy if the tool
         # left the file in place (so later writes to it cannot change the checkpoint).
-        state = self._quiet_probe(rel, self._linked)
+        if state is None:
+            state = self._quiet_probe(rel, self._linked)
         buffer = self._quiet_buffer(rel)
         created: list[str] = []
         if state.kind == "absent":
