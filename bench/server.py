@@ -48,7 +48,9 @@ Figures:
   the atomic write with its fsync): the issue's bound. The baseline is the same
   edit of a 10 KB file in the same round, so ``ratio`` is 10 MB against 10 KB.
   ``generated_to_done_ms`` (and ``baseline_generated_to_done_ms``) also count the
-  approval's plan and diff and the permission round trip.
+  approval's plan and diff and the permission round trip. A third line edits a
+  10 MB file with CRLF line endings and an emoji on every line (Python holds such a
+  text at 4 bytes per character, so every pass over it costs more).
 * ``git_status_ms``: ``git_status`` in a repository of 5,000 files with 200
   modified, ``calling`` to ``done``, against ``git status --porcelain=v2`` run
   directly (process start to exit; half the runs before the turn, half after).
@@ -285,14 +287,18 @@ class Bench:
         return {"tw_p50": percentile(tw_times, 50), "tw_p99": percentile(tw_times, 99),
                 "echo_p50": percentile(echo_times, 50), "echo_p99": percentile(echo_times, 99)}
 
-    async def edit(self, tw: Peer, size: int) -> tuple[float | None, float | None, str]:
-        """(generated→done ms, calling→done ms, final status) of a one-line edit_file on a ``size``-byte file."""
+    async def edit(self, tw: Peer, size: int, windows: bool = False) -> tuple[float | None, float | None, str]:
+        """(generated→done ms, calling→done ms, final status) of a one-line edit_file on a ``size``-byte file.
+
+        With ``windows`` the file has CRLF line endings and an emoji on every line
+        (Python then holds its text at 4 bytes per character)."""
         root = self.workdir / f"edit-{size}-{time.monotonic_ns()}"
         root.mkdir()
-        lines = [f"line {n}: some text of the file, padded to look like code ({n % 97})\n"
+        emoji, newline = ("\N{GRINNING FACE} ", "\r\n") if windows else ("", "\n")
+        lines = [f"line {n}: some text {emoji}of the file, padded to look like code ({n % 97}){newline}"
                  for n in range(size // 60 + 1)]
-        (root / "big.txt").write_text("".join(lines), encoding="utf-8")
-        target = lines[len(lines) // 2]
+        (root / "big.txt").write_bytes("".join(lines).encode("utf-8"))
+        target = lines[len(lines) // 2].rstrip("\r\n") + "\n"  # the model sends LF line breaks
         script = root / "script.jsonl"
         script.write_text(json.dumps({"tool_calls": [{"name": "edit_file", "id": "edit1", "arguments": {
             "path": "big.txt", "old_string": target, "new_string": target.replace("line", "LINE")}}]}) + "\n"
@@ -406,6 +412,7 @@ async def run(opts: argparse.Namespace) -> list[dict[str, Any]]:
                 if "edit" in only:
                     got["edit_small"] = await bench.edit(tw, 10_000)
                     got["edit_big"] = await bench.edit(tw, 10_000_000)
+                    got["edit_big_windows"] = await bench.edit(tw, 10_000_000, windows=True)
                 if repo is not None:
                     got["git"] = await bench.git_status(tw, repo)
             finally:
@@ -465,7 +472,8 @@ def summarize(rounds: list[dict[str, Any]], arg_bytes: int) -> list[dict[str, An
                                 "100kb p99 <= 5 ms", call=label, percentile=pct))
     if "edit_small" in first:
         small = [med([r["edit_small"][i] for r in rounds]) for i in (0, 1)]
-        for key, label in (("edit_small", "10KB"), ("edit_big", "10MB")):
+        for key, label in (("edit_small", "10KB"), ("edit_big", "10MB"),
+                           ("edit_big_windows", "10MB, CRLF, an emoji per line")):
             out.append(line("edit_file_ms", med([r[key][1] for r in rounds]), small[1], "ms",
                             "10MB calling->done < 150 ms", file=label, measured="calling->done",
                             baseline_is="the same edit of a 10 KB file",
