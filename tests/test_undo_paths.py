@@ -133,3 +133,35 @@ async def test_deleted_files_whose_names_read_as_other_spellings_come_back(ed, r
     assert done["status"] == "undone", done
     assert outcomes(done) == {"back\\slash.txt": "restored", "~tilde.txt": "restored", '"\\"q\\".txt"': "restored"}
     assert state(repo) == before
+
+
+def test_a_record_saved_with_file_system_names_still_answers_in_display_form(repo, tmp_path):
+    """Records saved before paths were kept in display form hold the file-system name in
+    ``path`` (a lone surrogate for a Latin-1 byte): ``toolwire undo`` still restores the
+    file and prints valid UTF-8 JSON with the quoted form."""
+    import subprocess
+    import sys
+
+    from toolwire.agent.checkpoint_store import CheckpointStore
+
+    (repo / LATIN1).write_bytes(b"latin one\n")
+    before = state(repo)
+    script = calls_script(tmp_path / "s.jsonl", [("edit_file", {"path": QUOTED, "old_string": "one", "new_string": "two"}),
+                                                 ("git_add", {"paths": [QUOTED]})])
+    run = [sys.executable, "-m", "toolwire"]
+    ran = subprocess.run([*run, "run", "--workspace", str(repo), "--model", f"replay:{script}", "--approve", "yes", "go"],
+                         capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    store = CheckpointStore(repo.resolve())
+    [saved] = sorted(store.turns.glob("*.json"))
+    record = json.loads(saved.read_text(encoding="utf-8"))
+    [(key, change)] = record["paths"].items()
+    assert key == LATIN1 and change["path"] == QUOTED and change["name"] == LATIN1
+    change["path"] = change.pop("name")  # the earlier format
+    saved.write_text(json.dumps(record), encoding="utf-8")
+    undone = subprocess.run([*run, "undo", "--workspace", str(repo), "--json"], capture_output=True,
+                            stdin=subprocess.DEVNULL, timeout=120)
+    result = json.loads(undone.stdout.decode("utf-8"))  # strict UTF-8: no lone surrogate
+    assert undone.returncode == 0 and [(p["path"], p["outcome"]) for p in result["paths"]] == [(QUOTED, "restored")]
+    assert result["git"] == [{"action": f"index entries of {QUOTED}", "outcome": "restored"}], result
+    assert state(repo) == before  # the file and the index entry git_add made

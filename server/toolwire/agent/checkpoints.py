@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from toolwire.agent.checkpoint_store import CheckpointStore
@@ -41,7 +41,7 @@ from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.digest import sha256_hex
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.names import display_name
+from toolwire.workspace.names import display_name, needs_quoting
 from toolwire.workspace.paths import resolve_path
 
 log = logging.getLogger(__name__)
@@ -117,6 +117,14 @@ class PathChange(_Model):
     after_buffer: BufferState | None = None
     created_dirs: list[str] = Field(default_factory=list)
     undone: bool = False
+
+    @model_validator(mode="after")
+    def _display(self) -> "PathChange":
+        """A record saved before paths were kept in display form has the file-system
+        name in ``path``: move it to ``name`` (results must be valid Unicode)."""
+        if self.name is None and needs_quoting(self.path):
+            self.name, self.path = self.path, display_name(self.path)
+        return self
 
     @property
     def fs_name(self) -> str:
@@ -203,6 +211,13 @@ class TurnCheckpoint(_Model):
     undone_at: float | None = None
     dirs_left: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _keys(self) -> "TurnCheckpoint":
+        """Key ``paths`` by each change's file-system name (records saved through
+        pydantic's JSON mode had U+FFFD in the keys of names that are not UTF-8)."""
+        self.paths = {change.fs_name: change for change in self.paths.values()}
+        return self
+
     def created_dirs(self) -> set[str]:
         """Every folder the turn's paths needed that did not exist before the turn."""
         return {d for c in self.paths.values() for d in c.created_dirs}
@@ -238,7 +253,9 @@ class TurnCheckpoint(_Model):
         """The JSON object saved in the store: what undo needs. ``message`` and ``usage``
         stay in memory (a provider's error message may quote an API key, and the
         front-end redacts it only on the way out)."""
-        return self.model_dump(by_alias=True, mode="json", exclude={"message", "usage"})
+        # Python values, not pydantic's JSON mode: that turns a lone surrogate in a dict
+        # key (a name that is not UTF-8) into U+FFFD; json.dumps escapes it exactly.
+        return self.model_dump(by_alias=True, mode="python", exclude={"message", "usage"})
 
 
 def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[str, bytes]] | None = None
