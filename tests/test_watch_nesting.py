@@ -87,25 +87,30 @@ def ws(tmp_path: Path) -> Path:
     return root.resolve()
 
 
+class RecordingHub(WatchHub):
+    """The server's hub, with what it reported and the inotify instances open before it."""
+
+    def __init__(self) -> None:
+        self.reports = Reports()
+        self.base = inotify_instances()
+        super().__init__(self.reports)
+
+
 @pytest.fixture
 async def hub():
-    reports = Reports()
-    hub = WatchHub(reports)
-    hub.reports = reports  # type: ignore[attr-defined]
-    before = inotify_instances()
-    hub.base = before  # type: ignore[attr-defined]
+    hub = RecordingHub()
     yield hub
     hub.close()
     await hub.settle()
-    assert inotify_instances() == before
+    assert inotify_instances() == hub.base
 
 
-async def test_nested_sessions_share_one_watcher_and_each_gets_each_change_once(ws: Path, hub: WatchHub) -> None:
-    reports: Reports = hub.reports  # type: ignore[attr-defined]
+async def test_nested_sessions_share_one_watcher_and_each_gets_each_change_once(ws: Path, hub: RecordingHub) -> None:
+    reports = hub.reports
     outer, inner = make(ws), make(ws / "repo")
     await hub.attach(outer)
     await hub.attach(inner)
-    assert list(hub.watched()) == [ws] and inotify_instances() == hub.base + 1  # type: ignore[attr-defined]
+    assert list(hub.watched()) == [ws] and inotify_instances() == hub.base + 1
 
     (ws / "repo" / "theirs.txt").write_text("external\n")
     (ws / "top.txt").write_text("external\n")
@@ -123,8 +128,8 @@ async def test_nested_sessions_share_one_watcher_and_each_gets_each_change_once(
                                             "repo/marker.txt": 1})
 
 
-async def test_detach_inner_first_then_outer(ws: Path, hub: WatchHub) -> None:
-    reports: Reports = hub.reports  # type: ignore[attr-defined]
+async def test_detach_inner_first_then_outer(ws: Path, hub: RecordingHub) -> None:
+    reports = hub.reports
     outer, inner = make(ws), make(ws / "repo")
     await hub.attach(outer)
     await hub.attach(inner)
@@ -139,17 +144,17 @@ async def test_detach_inner_first_then_outer(ws: Path, hub: WatchHub) -> None:
     assert "repo/own.txt" not in reports.count(outer)
     hub.detach(outer)
     await hub.settle()
-    assert hub.watched() == {} and inotify_instances() == hub.base  # type: ignore[attr-defined]
+    assert hub.watched() == {} and inotify_instances() == hub.base
 
 
-async def test_detach_outer_first_then_inner(ws: Path, hub: WatchHub) -> None:
-    reports: Reports = hub.reports  # type: ignore[attr-defined]
+async def test_detach_outer_first_then_inner(ws: Path, hub: RecordingHub) -> None:
+    reports = hub.reports
     outer, inner = make(ws), make(ws / "repo")
     await hub.attach(outer)
     await hub.attach(inner)
     hub.detach(outer)
     await hub.settle()
-    assert hub.watched() == {ws: [inner]} and inotify_instances() == hub.base + 1  # type: ignore[attr-defined]
+    assert hub.watched() == {ws: [inner]} and inotify_instances() == hub.base + 1
     (ws / "top.txt").write_text("nobody's\n")
     (ws / "repo" / "after.txt").write_text("x\n")
     await reports.wait(inner, "after.txt")
@@ -160,16 +165,16 @@ async def test_detach_outer_first_then_inner(ws: Path, hub: WatchHub) -> None:
     assert "top.txt" not in reports.count(outer)
     hub.detach(inner)
     await hub.settle()
-    assert hub.watched() == {} and inotify_instances() == hub.base  # type: ignore[attr-defined]
+    assert hub.watched() == {} and inotify_instances() == hub.base
 
 
-async def test_an_outer_session_takes_the_inner_watchers_over_without_losing_a_change(ws: Path, hub: WatchHub) -> None:
-    reports: Reports = hub.reports  # type: ignore[attr-defined]
+async def test_an_outer_session_takes_the_inner_watchers_over_without_losing_a_change(ws: Path, hub: RecordingHub) -> None:
+    reports = hub.reports
     (ws / "other").mkdir()
     inner, sibling, outer = make(ws / "repo"), make(ws / "other"), make(ws)
     await hub.attach(inner)
     await hub.attach(sibling)
-    assert inotify_instances() == hub.base + 2  # type: ignore[attr-defined]
+    assert inotify_instances() == hub.base + 2
     ctx = inner.tool_context()  # taken before the handover, used after it
 
     burst = ws / "repo" / "burst"
@@ -189,7 +194,7 @@ async def test_an_outer_session_takes_the_inner_watchers_over_without_losing_a_c
     done.set()
     await writer
     await hub.settle()
-    assert hub.watched() == {ws: [inner, sibling, outer]} and inotify_instances() == hub.base + 1  # type: ignore[attr-defined]
+    assert hub.watched() == {ws: [inner, sibling, outer]} and inotify_instances() == hub.base + 1
 
     await create(inner, "own-after.txt", "own\n", ctx)
     (ws / "repo" / "marker.txt").write_text("last\n")
@@ -204,8 +209,8 @@ async def test_an_outer_session_takes_the_inner_watchers_over_without_losing_a_c
     assert reports.count(sibling) == Counter({"marker.txt": 1})
 
 
-async def test_symlinked_and_skipped_folders(ws: Path, tmp_path: Path, hub: WatchHub) -> None:
-    reports: Reports = hub.reports  # type: ignore[attr-defined]
+async def test_symlinked_and_skipped_folders(ws: Path, tmp_path: Path, hub: RecordingHub) -> None:
+    reports = hub.reports
     link = tmp_path / "link"
     link.symlink_to(ws, target_is_directory=True)
     built = ws / "build" / "pkg"  # inside a folder the watchers skip
@@ -215,7 +220,7 @@ async def test_symlinked_and_skipped_folders(ws: Path, tmp_path: Path, hub: Watc
     await hub.attach(through_link)
     assert list(hub.watched()) == [ws]
     await hub.attach(in_build)
-    assert set(hub.watched()) == {ws, built} and inotify_instances() == hub.base + 2  # type: ignore[attr-defined]
+    assert set(hub.watched()) == {ws, built} and inotify_instances() == hub.base + 2
 
     (ws / "repo" / "a.txt").write_text("x\n")
     (built / "b.txt").write_text("x\n")
@@ -227,3 +232,50 @@ async def test_symlinked_and_skipped_folders(ws: Path, tmp_path: Path, hub: Watc
     assert reports.count(through_link) == Counter({"a.txt": 1, "marker.txt": 1})
     assert "build/pkg/b.txt" not in reports.count(outer)
     assert through_link.external_changes == {"a.txt", "marker.txt"}
+
+
+async def test_a_quiet_session_checks_against_its_own_repository(ws: Path, hub: RecordingHub) -> None:
+    """While the inner session's tree-writing git tool runs, its report is checked against
+    its repository's index; the outer session (no tool running) is told as usual."""
+    reports = hub.reports
+    repo = ws / "repo"
+    outer, inner = make(ws), make(repo)
+    await hub.attach(outer)
+    await hub.attach(inner)
+    (repo / "a.txt").write_text("local change\n")
+    await reports.wait(inner, "a.txt")
+    inner.tree_write_started()
+    tool = REG.get("git_restore")
+    assert tool is not None
+    result = await tool.run(validate_arguments(tool, {"paths": ["a.txt"]}), inner.tool_context())
+    assert result.ok and (repo / "a.txt").read_text() == "one\n"
+    (repo / "user.txt").write_text("typed meanwhile\n")
+    await reports.wait(inner, "user.txt")
+    await reports.wait(outer, "repo/a.txt")
+    await reports.wait(outer, "repo/user.txt")
+    inner.tree_write_finished()
+    assert reports.count(inner) == Counter({"a.txt": 1, "user.txt": 1})  # the restore is not reported
+    assert reports.count(outer)["repo/a.txt"] == 2  # the local change, then the restore
+
+
+async def test_max_watched_counts_trees_not_sessions(ws: Path, hub: RecordingHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolwire.lsp import watching
+
+    monkeypatch.setattr(watching, "MAX_WATCHED", 2)
+    for name in ("b", "c"):
+        (ws / name).mkdir()
+    a, a_inner, b, c = make(ws / "repo"), make(ws / "repo" / "sub"), make(ws / "b"), make(ws / "c")
+    (ws / "repo" / "sub").mkdir()
+    await hub.attach(a)
+    await hub.attach(b)
+    await hub.attach(a_inner)  # shares a's watcher, and makes it the most recently attached
+    assert list(hub.watched()) == [ws / "b", ws / "repo"]
+    await hub.attach(c)  # b's watcher stops first
+    await hub.settle()
+    assert list(hub.watched()) == [ws / "repo", ws / "c"] and b.write_listener is None
+    assert inotify_instances() == hub.base + 2
+    (ws / "b" / "x.txt").write_text("x\n")
+    (ws / "repo" / "sub" / "y.txt").write_text("y\n")
+    await hub.reports.wait(a_inner, "y.txt")
+    await hub.reports.wait(a, "sub/y.txt")
+    assert hub.reports.count(b) == Counter()
