@@ -19,6 +19,8 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
+from toolwire.lsp.messages import RequestPermissionParams
+
 DATA = Path(__file__).parent / "data"
 
 # Every illegal status transition, in this process or in any server it starts, is
@@ -91,6 +93,8 @@ class ToolwireTestClient(LanguageClient):
             self.waiters.remove((predicate, event))
 
     def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        # Every request fits the wire model the client's types are generated from (the subject by its kind).
+        RequestPermissionParams.model_validate(params)
         sid = params["sessionId"]
         self.permission_requests[sid].append(params)
         if self.before_permission is not None:

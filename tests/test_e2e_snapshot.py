@@ -11,7 +11,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from conftest import new_session, prompt, write_script
-from toolwire.lsp.protocol import SnapshotResult, ToolCallPreviewResult
+from toolwire.lsp.messages import SnapshotResult
+from toolwire.lsp.protocol import ToolCallPreviewResult
 from toolwire.workspace.text import unified_diff
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

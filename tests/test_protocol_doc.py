@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from toolwire.lsp.protocol import METHODS
@@ -31,25 +32,40 @@ def test_every_status_and_cancel_reason_is_documented():
         assert f"`{reason.value}`" in DOC
 
 
-TS = (Path(__file__).parent.parent / "client-vscode" / "src" / "protocol.ts").read_text()
+CLIENT = Path(__file__).parent.parent / "client-vscode" / "src"
+TS = (CLIENT / "protocol.ts").read_text()
+WIRE_TS = (CLIENT / "generated" / "wire.ts").read_text()
 
 
 def test_the_client_types_name_every_method_update_status_and_stop_reason():
+    """protocol.ts has a method object for every method (typed from the generated table);
+    the generated types hold every update kind, status and cancel reason the server
+    sends; protocol.ts names the stop reasons (the wire says only ``string``)."""
     from toolwire.agent.events import MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
     from toolwire.lsp.protocol import update_payload
     from toolwire.streaming.state import CancelReason, Status
 
     for method in METHODS:
-        assert f'"{method}"' in TS, method
+        assert f'request("{method}")' in TS or f'notification("{method}")' in TS, method
+        assert f'"{method}": {{' in WIRE_TS, method
     samples = [ToolCallUpdate({}), MessageChunk("x"), MessageChunk("x", "reasoning"), TurnUpdate("ended", "end_turn"),
                UsageUpdate(1, 2, 3), WorkspaceChange(("a",))]
     for event in samples:
-        assert f'sessionUpdate: "{update_payload(event)["sessionUpdate"]}"' in TS
+        kind = update_payload(event)["sessionUpdate"]
+        assert re.search(rf'sessionUpdate: (?:"[a-z_]+" \| )*"{kind}"', WIRE_TS), kind
     for value in [*(s.value for s in Status), *(r.value for r in CancelReason)]:
-        assert f'"{value}"' in TS, value
+        assert f'"{value}"' in WIRE_TS, value
     for reason in ("end_turn", "max_tokens", "max_turn_requests", "repeated_tool_failure", "cancelled", "error"):
         assert f'"{reason}"' in TS, reason
         assert f"`{reason}`" in DOC, reason
+
+
+def test_the_client_declares_no_payload_shape_of_its_own():
+    """protocol.ts re-exports or derives every wire type from generated/wire.ts: no
+    interface and no object type literal of its own (change the models, run make schema)."""
+    assert not re.search(r"^export interface ", TS, re.M)
+    assert not re.search(r"^export type \w+ =\s*\{", TS, re.M)
+    assert 'from "./generated/wire";' in TS
 
 
 def test_tool_call_snapshots_match_the_wire_model():
@@ -69,4 +85,4 @@ def test_tool_call_snapshots_match_the_wire_model():
     rejected = ToolCallState(key=2, index=2)
     rejected.transition(Status.CANCELED, cancel_reason=CancelReason.REJECTED)
     for snapshot in [*snapshots, other.to_wire(), rejected.to_wire()]:
-        assert ToolCallWire.model_validate(snapshot).dump() == {k: v for k, v in snapshot.items() if v is not None}
+        assert ToolCallWire.model_validate(snapshot).model_dump(by_alias=True, mode="json", exclude_unset=True) == snapshot

@@ -2,7 +2,13 @@
  * The text shown for one turn: one line per tool-call status change, the
  * assistant's message, and the stop reason. Pure: no `vscode`, no I/O.
  */
-import type { SessionPromptResult, SessionUpdate, ToolCall, ToolCallStatus } from "./protocol";
+import type { PromptResult, SessionUpdate, ToolCallBrief, ToolCallStatus } from "./protocol";
+
+/**
+ * The identity and status fields every form of a call carries: a `tool_call` update's
+ * `toolCall`, a full snapshot, a `toolwire/toolCalls/merge` brief (protocol.md).
+ */
+type CallStatus = ToolCallBrief;
 
 interface Seen {
   rev: number;
@@ -26,7 +32,7 @@ export class ToolCallTracker {
    *   `"status"` when its status differs from the last seen (or it is new),
    *   `"detail"` otherwise (same status, newer rev).
    */
-  accept(call: ToolCall): "stale" | "status" | "detail" {
+  accept(call: CallStatus): "stale" | "status" | "detail" {
     const byIndex = `#${call.index}`;
     const key = call.toolCallId || byIndex;
     let last = this.seen.get(key);
@@ -52,7 +58,7 @@ export class ToolCallTracker {
 }
 
 /** One line describing a call's status, e.g. `edit_file hello.txt: done`. */
-export function describeCall(call: ToolCall): string {
+export function describeCall(call: CallStatus): string {
   const name = call.name || "(tool)";
   const target = call.path ? ` ${call.path}` : "";
   let line = `${name}${target}: ${call.status}`;
@@ -108,7 +114,7 @@ export class Transcript {
   }
 
   /** Lines for the end of the turn: any unflushed text, then the stop reason and usage. */
-  end(result: SessionPromptResult): string[] {
+  end(result: PromptResult): string[] {
     const { inputTokens, outputTokens } = result.usage ?? { inputTokens: null, outputTokens: null };
     const usage = inputTokens === null && outputTokens === null ? "" : `, tokens in/out ${inputTokens ?? "?"}/${outputTokens ?? "?"}`;
     const why = result.message ? ` (${result.message})` : "";

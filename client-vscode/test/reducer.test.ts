@@ -6,12 +6,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applySnapshot, applyUpdate, codePointLength, initialState, reduceHostMessage, type PanelState } from "../src/panel/reducer";
-import type { SessionUpdate, ToolCall } from "../src/protocol";
+import type { SessionUpdate, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
 
-function call(fields: Partial<ToolCall> & Record<string, unknown>): SessionUpdate {
+/** A `tool_call` update in the form the server sends (generated ToolCallUpdateWire). */
+function call(fields: Partial<ToolCallUpdateWire>): SessionUpdate {
   return {
     sessionUpdate: "tool_call",
-    toolCall: { toolCallId: "c1", index: 0, name: "edit_file", kind: "function", status: "generating", path: null, ...fields } as ToolCall,
+    toolCall: { toolCallId: "c1", index: 0, name: "edit_file", kind: "function", status: "generating", rev: 0, path: null, ...fields },
   };
 }
 
@@ -104,7 +105,7 @@ test("a call first known by index keeps its card once its id arrives", () => {
 });
 
 test("a snapshot rebuilds the transcript: history, the last turn's calls, open permissions", () => {
-  const whole = (id: string, status: ToolCall["status"], rev: number): ToolCall => ({
+  const whole = (id: string, status: ToolCallWire["status"], rev: number): ToolCallWire => ({
     toolCallId: id, index: 0, name: "edit_file", kind: "function", status, rev,
     argumentsText: '{"path": "a"}', partialArguments: { path: "a" }, arguments: { path: "a" }, path: "a",
   });

@@ -7,17 +7,21 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PanelHost, type PanelUi, type RpcConnection } from "../src/panel/host";
 import type { HostMessage } from "../src/panel/messages";
+import type { SnapshotResult } from "../src/protocol";
 
-const SNAPSHOT = {
+const SNAPSHOT: SnapshotResult = {
   sessionId: "s1",
   model: "replay",
   running: true,
   turnId: "t1",
-  toolCalls: [{ toolCallId: "c1", index: 0, name: "edit_file", kind: "function", status: "generated", rev: 3, path: "greet.py" }],
+  toolCalls: [{
+    toolCallId: "c1", index: 0, name: "edit_file", kind: "function", status: "generated", rev: 3, path: "greet.py",
+    argumentsText: '{"path": "greet.py"}', partialArguments: { path: "greet.py" }, arguments: { path: "greet.py" },
+  }],
   messages: [],
   streaming: null,
   pendingPermissions: [],
-  turns: [],
+  turns: [{ turnId: "t1", stopReason: null, message: null, usage: null, undoable: false, undone: false }],
 };
 
 function setup(known: Set<string>, remembered: string | undefined) {
@@ -93,4 +97,17 @@ test("nothing remembered: nothing is asked", async () => {
   await host.serverRestarted();
   assert.equal(host.sessionId, undefined);
   assert.deepEqual(asked, []);
+});
+
+test("an update whose streamId is null is the session's own (the schema allows null for absent)", async () => {
+  const { host, posted } = setup(new Set(["s1"]), "s1");
+  await host.serverRestarted();
+  await flushed(posted);
+  posted.length = 0;
+  const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } } as const;
+  host.onUpdate({ sessionId: "s1", streamId: null, update });
+  host.onUpdate({ sessionId: "s1", streamId: "fed-1", update }); // a client-fed stream's: not the panel's turn
+  host.onUpdate({ sessionId: "s1", update });
+  const updates = (await flushed(posted)).filter((m) => m.type === "update");
+  assert.equal(updates.length, 2);
 });

@@ -2,23 +2,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { automaticAnswer, choicesFor, permissionOutcome, permissionPrompt } from "../src/permission";
-import type { PermissionOption, SessionUpdate, ToolCall } from "../src/protocol";
+import type { PermissionOption, SessionUpdate, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
 import { Transcript } from "../src/transcript";
 
-function call(fields: Partial<ToolCall>): ToolCall {
-  return {
-    toolCallId: "call_1",
-    index: 0,
-    name: "edit_file",
-    kind: "function",
-    status: "generating",
-    rev: 1,
-    argumentsText: "",
-    partialArguments: null,
-    arguments: null,
-    path: null,
-    ...fields,
-  };
+/** A `tool_call` update's `toolCall` (absent argument fields: unchanged). */
+function call(fields: Partial<ToolCallUpdateWire>): ToolCallUpdateWire {
+  return { toolCallId: "call_1", index: 0, name: "edit_file", kind: "function", status: "generating", rev: 1, path: null, ...fields };
+}
+
+/** A full snapshot of a call, as a permission request carries it (every field whole). */
+function whole(fields: Partial<ToolCallWire>): ToolCallWire {
+  return { ...call({}), argumentsText: "", partialArguments: null, arguments: null, ...fields };
 }
 
 const OPTIONS: PermissionOption[] = [
@@ -86,14 +80,14 @@ test("toolwire.approval answers without a dialog unless it is ask", () => {
 test("the permission dialog shows the diff or the git command line", () => {
   const edit = permissionPrompt({
     sessionId: "s",
-    toolCall: call({ status: "generated" }),
+    toolCall: whole({ status: "generated" }),
     subject: { kind: "edit", tool: "edit_file", path: "a.txt", diff: "-hello\n+hello world" },
     options: OPTIONS,
   });
   assert.deepEqual(edit, { message: "Toolwire wants to edit_file: a.txt", detail: "-hello\n+hello world" });
   const commit = permissionPrompt({
     sessionId: "s",
-    toolCall: call({ name: "git_commit", status: "generated" }),
+    toolCall: whole({ name: "git_commit", status: "generated" }),
     subject: { kind: "git", tool: "git_commit", argv: ["git", "-c", "core.pager=cat", "commit", "-m", "it's done"], cwd: "/repo" },
     options: OPTIONS,
   });

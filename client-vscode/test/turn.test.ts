@@ -24,7 +24,7 @@ import {
   SessionUpdateNotification,
   type RequestPermissionParams,
   type SessionUpdate,
-  type ToolCall,
+  type ToolCallUpdateWire,
   type ToolCallStatus,
 } from "../src/protocol";
 import { initializationOptions, manifestDefaults, readSettings, sessionModel } from "../src/settings";
@@ -94,7 +94,7 @@ async function stopServer(server: Server): Promise<void> {
 }
 
 /** Collapses repeats: generating, generating, generated → generating, generated. */
-function statusPath(updates: readonly ToolCall[]): ToolCallStatus[] {
+function statusPath(updates: readonly ToolCallUpdateWire[]): ToolCallStatus[] {
   const statuses: ToolCallStatus[] = [];
   for (const { status } of updates) {
     if (statuses[statuses.length - 1] !== status) {
@@ -213,7 +213,7 @@ test("a replay turn: read, approved edit, text", { timeout: TURN_TIMEOUT_MS }, a
   assert.equal(result.stopReason, "end_turn");
   assert.deepEqual(unexpected, []);
 
-  const calls = new Map<string, ToolCall[]>();
+  const calls = new Map<string, ToolCallUpdateWire[]>();
   for (const update of updates) {
     if (update.sessionUpdate === "tool_call") {
       const id = update.toolCall.toolCallId;

@@ -122,14 +122,14 @@ export interface PromptResult {
   message?: string | null;
 }
 /**
- * Token counts of a turn (null when the model reported none).
+ * Token counts of a turn (null when the model reported none; both always sent).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "Usage".
  */
 export interface Usage {
-  inputTokens?: number | null;
-  outputTokens?: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
 }
 /**
  * Params that name only a session (``cancel``, ``snapshot``).
@@ -172,9 +172,7 @@ export interface SnapshotResult {
     [k: string]: unknown | undefined;
   }[];
   streaming: StreamingResponse | null;
-  pendingPermissions: {
-    [k: string]: unknown | undefined;
-  }[];
+  pendingPermissions: RequestPermissionParams[];
   turns: TurnSummary[];
   [k: string]: unknown | undefined;
 }
@@ -206,9 +204,7 @@ export interface ToolCallWire {
   path: string | null;
   error?: CallErrorWire | null;
   cancelReason?: ("rejected" | "turn_cancelled" | "call_cancelled" | "policy_denied" | "timeout" | "shutdown") | null;
-  result?: {
-    [k: string]: unknown | undefined;
-  } | null;
+  result?: ToolResultWire | RejectionWire | null;
 }
 /**
  * Why a call ended ``errored``.
@@ -222,6 +218,29 @@ export interface CallErrorWire {
   retryable: boolean;
 }
 /**
+ * What a tool returned (a call's ``result`` once it ran): ``content`` is the text
+ * the model receives, ``data`` the tool's structured output, ``errorCode`` set
+ * when ``ok`` is false. Built by :meth:`toolwire.tools.base.ToolResult.to_wire`.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ToolResultWire".
+ */
+export interface ToolResultWire {
+  ok: boolean;
+  content: string;
+  data: unknown;
+  errorCode: string | null;
+}
+/**
+ * The ``result`` of a call the user rejected with a reason.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "RejectionWire".
+ */
+export interface RejectionWire {
+  reason: string;
+}
+/**
  * The model response being streamed now, not yet in ``messages``.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -230,6 +249,70 @@ export interface CallErrorWire {
 export interface StreamingResponse {
   text: string;
   reasoning: string;
+}
+/**
+ * ``toolwire/session/requestPermission`` params (server → client).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "RequestPermissionParams".
+ */
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCall: ToolCallWire;
+  subject: EditSubject | GitSubject | ToolSubject;
+  options: PermissionOptionModel[];
+}
+/**
+ * A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
+ * current text; ``new_path`` (snake_case on the wire, as the tool's argument) names a
+ * rename's destination.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditSubject".
+ */
+export interface EditSubject {
+  kind: "edit";
+  tool: string;
+  path: string;
+  diff: string;
+  new_path?: string | null;
+}
+/**
+ * A git tool's full argv (each argument as git would quote a misleading one) and folder.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "GitSubject".
+ */
+export interface GitSubject {
+  kind: "git";
+  tool: string;
+  argv: string[];
+  cwd: string;
+}
+/**
+ * Any other tool's arguments; ``note`` says why a file tool's plan failed, when it did.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ToolSubject".
+ */
+export interface ToolSubject {
+  kind: "tool";
+  tool: string;
+  arguments: {
+    [k: string]: unknown | undefined;
+  } | null;
+  note?: string | null;
+}
+/**
+ * One option of a permission request (ACP ``PermissionOption``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "PermissionOptionModel".
+ */
+export interface PermissionOptionModel {
+  optionId: string;
+  name: string;
+  kind: "allow_once" | "allow_always" | "reject_once";
 }
 /**
  * One entry of the snapshot's ``turns``: how the turn ended and whether it can be undone.
@@ -361,9 +444,7 @@ export interface ToolCallBrief {
   path: string | null;
   error?: CallErrorWire | null;
   cancelReason?: ("rejected" | "turn_cancelled" | "call_cancelled" | "policy_denied" | "timeout" | "shutdown") | null;
-  result?: {
-    [k: string]: unknown | undefined;
-  } | null;
+  result?: ToolResultWire | RejectionWire | null;
 }
 /**
  * ``toolwire/toolCalls/run`` params: run an ended stream's calls (all, or these ids).
@@ -531,9 +612,7 @@ export interface ToolCallUpdateWire {
   } | null;
   error?: CallErrorWire | null;
   cancelReason?: ("rejected" | "turn_cancelled" | "call_cancelled" | "policy_denied" | "timeout" | "shutdown") | null;
-  result?: {
-    [k: string]: unknown | undefined;
-  } | null;
+  result?: ToolResultWire | RejectionWire | null;
 }
 /**
  * A piece of argument text appended to a call's text (``argumentsDelta``).
@@ -600,48 +679,6 @@ export interface UsageUpdateKind {
 export interface WorkspaceChangeUpdate {
   sessionUpdate: "workspace_change";
   paths: string[];
-}
-/**
- * ``toolwire/session/requestPermission`` params (server → client).
- *
- * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
- * via the `definition` "RequestPermissionParams".
- */
-export interface RequestPermissionParams {
-  sessionId: string;
-  toolCall: ToolCallWire;
-  subject: PermissionSubject;
-  options: PermissionOptionModel[];
-}
-/**
- * What a permission request is about: ``edit`` (path, diff), ``git`` (argv, cwd) or ``tool`` (arguments).
- *
- * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
- * via the `definition` "PermissionSubject".
- */
-export interface PermissionSubject {
-  kind: "edit" | "git" | "tool";
-  tool?: string | null;
-  path?: string | null;
-  diff?: string | null;
-  argv?: string[] | null;
-  cwd?: string | null;
-  arguments?: {
-    [k: string]: unknown | undefined;
-  } | null;
-  note?: string | null;
-  [k: string]: unknown | undefined;
-}
-/**
- * One option of a permission request (ACP ``PermissionOption``).
- *
- * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
- * via the `definition` "PermissionOptionModel".
- */
-export interface PermissionOptionModel {
-  optionId: string;
-  name: string;
-  kind: "allow_once" | "allow_always" | "reject_once";
 }
 /**
  * The client's answer to ``toolwire/session/requestPermission``.
@@ -714,4 +751,82 @@ export interface RunActionArgs {
 export interface RunActionResult {
   sessionId: string;
   turnId: string;
+}
+/**
+ * Everything configurable, with its default (protocol.md, "Settings").
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "Settings".
+ */
+export interface Settings {
+  /**
+   * Model spec: replay, replay:SCRIPT or openai:MODEL.
+   */
+  model?: string;
+  /**
+   * OpenAI-compatible endpoint for openai: models.
+   */
+  baseUrl?: string | null;
+  /**
+   * API key; default from TOOLWIRE_API_KEY or OPENAI_API_KEY.
+   */
+  apiKey?: string | null;
+  /**
+   * Sampling temperature.
+   */
+  temperature?: number;
+  /**
+   * Model requests per turn before the turn stops.
+   */
+  maxModelRequests?: number;
+  /**
+   * Seconds a tool call may run.
+   */
+  toolTimeout?: number;
+  /**
+   * Seconds a git subprocess may run.
+   */
+  gitTimeout?: number;
+  /**
+   * Tool calls running at once.
+   */
+  maxParallelTools?: number;
+  /**
+   * Characters of a tool result sent to the model.
+   */
+  resultLimit?: number;
+  /**
+   * The model's context window, in tokens.
+   */
+  contextWindow?: number;
+  /**
+   * native: the API's tool calls; text: calls and results written as plain text.
+   */
+  toolCalling?: "native" | "text";
+  /**
+   * Per-tool override: tool name -> auto | ask | deny.
+   */
+  permissions?: {
+    [k: string]: "auto" | "ask" | "deny" | undefined;
+  };
+  /**
+   * Retries of a model request that failed before any of its response arrived (HTTP 429, 5xx, connection failures), with exponential backoff from 1 s capped at 8 s, or the endpoint's Retry-After up to 60 s.
+   */
+  modelRetries?: number;
+  /**
+   * Seconds to connect to the model endpoint.
+   */
+  connectTimeout?: number;
+  /**
+   * Seconds without any data from the model endpoint (before or during a response) before the request fails.
+   */
+  readTimeout?: number;
+  /**
+   * Replay models append every request to this file.
+   */
+  replayLog?: string | null;
+  /**
+   * Opt-in JSONL log of tool calls.
+   */
+  toolCallLog?: string | null;
 }

@@ -9,7 +9,17 @@
  * the server through {@link PanelServer}, so the Node test harness runs this exact
  * code against a real `toolwire serve`.
  */
-import type { RequestPermissionParams, RequestPermissionResult, SessionPromptResult, SessionSnapshot, SessionUpdateParams, ToolCall } from "../protocol";
+import type {
+  Method,
+  Params,
+  PromptResult,
+  RequestPermissionParams,
+  RequestPermissionResult,
+  Result,
+  SessionUpdateParams,
+  ToolCallPreviewResult,
+  ToolCallUpdateWire,
+} from "../protocol";
 import { automaticAnswer } from "../permission";
 import type { Approval } from "../settings";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, WebviewMessage } from "./messages";
@@ -63,11 +73,11 @@ export interface PanelUi {
 }
 
 /** Result of `toolwire/toolCall/preview` (protocol.md). */
-export interface PreviewResult {
-  path: string;
-  before: string;
-  after: string;
-  newPath?: string;
+export type PreviewResult = ToolCallPreviewResult;
+
+/** Sends the `toolwire/` request `method`, its params and result typed by the generated method table. */
+function send<M extends Method>(rpc: RpcConnection, method: M, params: Params<M>): Promise<Result<M>> {
+  return rpc.sendRequest<Result<M>>(method, params);
 }
 
 interface Held {
@@ -177,7 +187,8 @@ export class PanelHost {
 
   /** A `toolwire/session/update` from the server. */
   onUpdate(params: SessionUpdateParams): void {
-    if (params.sessionId !== this.session?.id || params.streamId !== undefined) {
+    // `streamId` marks a client-fed stream's update (absent, or null, for the session's own turns).
+    if (params.sessionId !== this.session?.id || params.streamId != null) {
       return;
     }
     const update = params.update;
@@ -243,7 +254,7 @@ export class PanelHost {
   }
 
   /** Sends a prompt in the panel's conversation (starting one if needed); resolves when the turn ends. */
-  async prompt(text: string): Promise<SessionPromptResult | undefined> {
+  async prompt(text: string): Promise<PromptResult | undefined> {
     if (text.trim() === "") {
       return undefined;
     }
@@ -256,11 +267,11 @@ export class PanelHost {
     this.reportStatus();
     this.post({ type: "prompt", text });
     try {
-      const result = await session.rpc.sendRequest<SessionPromptResult>("toolwire/session/prompt", {
+      const result = await send(session.rpc, "toolwire/session/prompt", {
         sessionId: session.id,
         prompt: [{ type: "text", text }],
       });
-      this.post({ type: "turnResult", stopReason: result.stopReason, message: result.message, usage: result.usage });
+      this.post({ type: "turnResult", stopReason: result.stopReason, message: result.message ?? undefined, usage: result.usage });
       await this.refreshTurns();
       return result;
     } catch (error) {
@@ -278,14 +289,15 @@ export class PanelHost {
   async stop(): Promise<void> {
     const session = this.session;
     if (session !== undefined) {
-      await session.rpc.sendNotification("toolwire/session/cancel", { sessionId: session.id });
+      const params: Params<"toolwire/session/cancel"> = { sessionId: session.id };
+      await session.rpc.sendNotification("toolwire/session/cancel", params);
     }
   }
 
   /** Cancels one call without ending the turn (`toolwire/toolCall/cancel`). */
   async cancelCall(toolCallId: string): Promise<boolean> {
     const session = this.requireSession();
-    const { cancelled } = await session.rpc.sendRequest<{ cancelled: boolean }>("toolwire/toolCall/cancel", {
+    const { cancelled } = await send(session.rpc, "toolwire/toolCall/cancel", {
       sessionId: session.id,
       toolCallId,
     });
@@ -302,14 +314,14 @@ export class PanelHost {
     }
     this.post({ type: "reset", snapshot: null });
     if (session !== undefined) {
-      await session.rpc.sendRequest("toolwire/session/close", { sessionId: session.id }).catch(() => undefined);
+      await send(session.rpc, "toolwire/session/close", { sessionId: session.id }).catch(() => undefined);
     }
   }
 
   /** Opens the diff editor on a pending edit (`toolwire/toolCall/preview`). */
   async review(toolCallId: string): Promise<void> {
     const session = this.requireSession();
-    const preview = await session.rpc.sendRequest<PreviewResult>("toolwire/toolCall/preview", { sessionId: session.id, toolCallId });
+    const preview = await send(session.rpc, "toolwire/toolCall/preview", { sessionId: session.id, toolCallId });
     const target = preview.newPath ? `${preview.path} → ${preview.newPath}` : preview.path;
     await this.ui.showDiff(preview, `${target} (proposed by Toolwire)`);
   }
@@ -318,7 +330,7 @@ export class PanelHost {
   async undoTurn(turnId: string | null): Promise<UndoOutcome> {
     const session = this.requireSession();
     const params = turnId === null ? { sessionId: session.id } : { sessionId: session.id, turnId };
-    const outcome = await session.rpc.sendRequest<UndoOutcome>("toolwire/session/undoTurn", params);
+    const outcome = await send(session.rpc, "toolwire/session/undoTurn", params);
     this.post({ type: "undo", outcome });
     await this.refreshTurns();
     return outcome;
@@ -330,7 +342,7 @@ export class PanelHost {
     if (session === undefined) {
       return;
     }
-    const snapshot = await session.rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId: session.id });
+    const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id });
     if (Array.isArray(snapshot.turns)) {
       this.post({ type: "turns", turns: snapshot.turns });
     }
@@ -343,7 +355,7 @@ export class PanelHost {
       this.post({ type: "reset", snapshot: null });
       return;
     }
-    const snapshot = await session.rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId: session.id });
+    const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id });
     const permissions: PendingPermission[] = [...this.held].map(([requestId, { params }]) => ({ requestId, params }));
     const full: HostSnapshot = { ...snapshot, permissions };
     this.post({ type: "reset", snapshot: full });
@@ -381,7 +393,7 @@ export class PanelHost {
     }
     try {
       const { rpc, generation } = await this.server.connection();
-      const snapshot = await rpc.sendRequest<SessionSnapshot>("toolwire/session/snapshot", { sessionId });
+      const snapshot = await send(rpc, "toolwire/session/snapshot", { sessionId });
       this.session = { id: sessionId, generation, rpc };
       this.running = snapshot.running === true;
       // The turn's state from before the reload is not in the snapshot: a response being
@@ -424,7 +436,7 @@ export class PanelHost {
     }
   }
 
-  private follow(call: ToolCall): void {
+  private follow(call: ToolCallUpdateWire): void {
     if (!call.path || call.kind !== "function" || !EDIT_TOOLS.has(call.name) || !this.ui.settings().followAlong) {
       return;
     }
@@ -446,7 +458,7 @@ export class PanelHost {
       throw new Error("Open a local folder first.");
     }
     const params = model === undefined ? { cwd } : { cwd, model };
-    const created = await rpc.sendRequest<{ sessionId: string; model?: string }>("toolwire/session/new", params);
+    const created = await send(rpc, "toolwire/session/new", params);
     this.session = { id: created.sessionId, generation, rpc };
     this.memory?.set(created.sessionId);
     this.post({ type: "reset", snapshot: null });

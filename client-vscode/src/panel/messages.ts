@@ -3,7 +3,7 @@
  * webview (src/webview). Both sides import these types; nothing else crosses.
  * Pure types: no `vscode`, no DOM.
  */
-import type { RequestPermissionParams, SessionSnapshot, SessionUpdateParams, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
+import type { RequestPermissionParams, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
 
 /** A permission request the host is holding open, with the id the webview answers with. */
 export interface PendingPermission {
@@ -15,7 +15,7 @@ export interface PendingPermission {
  * The snapshot as the host sends it: the server's (whose `turns` say how each turn
  * ended, with its usage), plus the requests the host holds open.
  */
-export interface HostSnapshot extends SessionSnapshot {
+export interface HostSnapshot extends SnapshotResult {
   /** Open permission requests (the host's, which it can still answer). */
   permissions: PendingPermission[];
 }

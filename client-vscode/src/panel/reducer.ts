@@ -17,17 +17,18 @@
  * (the view compares references), and never mutates the one it was given.
  */
 import type {
+  CallErrorWire,
+  CallResult,
+  CancelReason,
   PermissionOption,
   RequestPermissionParams,
   SessionUpdate,
   StopReason,
-  ToolCall,
-  ToolCallError,
   ToolCallStatus,
-  CancelReason,
-  ToolResult,
-  RejectionResult,
+  ToolCallUpdateWire,
+  ToolCallWire,
   TurnState,
+  UsageCounts,
 } from "../protocol";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome } from "./messages";
 
@@ -48,9 +49,9 @@ export interface CallView {
   argumentsLength: number;
   partialArguments: Record<string, unknown> | null;
   arguments: Record<string, unknown> | null;
-  error?: ToolCallError;
+  error?: CallErrorWire;
   cancelReason?: CancelReason;
-  result?: ToolResult | RejectionResult;
+  result?: CallResult;
   /** For calls of earlier turns: the text the model received as the result. */
   historyResult?: string;
 }
@@ -99,7 +100,7 @@ export interface PanelState {
 }
 
 /** Token counts and duration of a turn. */
-type Usage = { inputTokens: number | null; outputTokens: number | null; durationMs?: number | null };
+type Usage = UsageCounts;
 
 /** The state before anything is known. */
 export function initialState(): PanelState {
@@ -217,7 +218,7 @@ export function removePermission(state: PanelState, requestId: string): PanelSta
 export function applyUpdate(state: PanelState, update: SessionUpdate): PanelState {
   switch (update.sessionUpdate) {
     case "tool_call":
-      return applyCall(state, update.toolCall as WireToolCall, false);
+      return applyCall(state, update.toolCall, false);
     case "agent_message_chunk":
       return appendText(state, "assistant", update.content.text);
     case "agent_thought_chunk":
@@ -259,7 +260,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
     running: snapshot.running,
     turnId: snapshot.turnId ?? null,
   };
-  const current = new Map<string, ToolCall>();
+  const current = new Map<string, ToolCallWire>();
   for (const call of snapshot.toolCalls) {
     if (call.toolCallId) {
       current.set(call.toolCallId, call);
@@ -333,14 +334,6 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
   return { ...state, needsSnapshot: false, announcement: "Conversation restored" };
 }
 
-/** The wire form of a `tool_call` update: whole fields, or appended pieces. */
-interface WireToolCall extends Partial<ToolCall> {
-  toolCallId: string;
-  index: number;
-  rev: number;
-  argumentsDelta?: { offset: number; text: string };
-}
-
 interface HistoryMessage {
   role?: string;
   content?: unknown;
@@ -391,7 +384,7 @@ function appendText(state: PanelState, kind: "assistant" | "thought", text: stri
 }
 
 function applyTurn(state: PanelState, update: Extract<SessionUpdate, { sessionUpdate: "turn" }>): PanelState {
-  const turnId = (update as { turnId?: string }).turnId ?? state.turnId;
+  const turnId = update.turnId ?? state.turnId;
   switch (update.state) {
     case "started":
       return { ...state, running: true, turnState: "started", turnId, response: 0, announcement: "Turn started" };
@@ -404,7 +397,7 @@ function applyTurn(state: PanelState, update: Extract<SessionUpdate, { sessionUp
         { ...state, running: false, turnState: "ended", turnId },
         turnId,
         update.stopReason ?? "end_turn",
-        update.message,
+        update.message ?? undefined,
       );
       const why = update.message ? `: ${update.message}` : "";
       return { ...next, announcement: `Turn ended (${update.stopReason ?? "end_turn"})${why}` };
@@ -420,10 +413,11 @@ function keyOf(state: PanelState, call: { toolCallId: string; index: number }): 
 }
 
 /**
- * Upserts one call. `whole` is true for full snapshots (every field present, never
- * a delta); then a rev not above the known one still refreshes nothing.
+ * Upserts one call: a `tool_call` update's form (absent argument fields are unchanged),
+ * or, with `whole`, a full snapshot (a `ToolCallWire`: every field present, never a
+ * delta); a rev not above the known one refreshes nothing.
  */
-function applyCall(state: PanelState, wire: WireToolCall, whole: boolean): PanelState {
+function applyCall(state: PanelState, wire: ToolCallUpdateWire, whole: boolean): PanelState {
   const byIndex = `#${state.response}:${wire.index}`;
   const key = wire.toolCallId || byIndex;
   let known = state.calls.get(key);
@@ -441,7 +435,7 @@ function applyCall(state: PanelState, wire: WireToolCall, whole: boolean): Panel
   if (typeof wire.argumentsText === "string") {
     argumentsText = wire.argumentsText;
     argumentsLength = codePointLength(argumentsText);
-  } else if (delta !== undefined && !whole) {
+  } else if (delta != null && !whole) {
     if (delta.offset > argumentsLength) {
       return { ...state, needsSnapshot: true }; // a missed piece: drop this one, ask for the whole state
     }
@@ -450,16 +444,17 @@ function applyCall(state: PanelState, wire: WireToolCall, whole: boolean): Panel
     argumentsText += fresh;
     argumentsLength += codePointLength(fresh);
   }
-  const status = wire.status ?? known?.status ?? "generating";
+  // Identity and status are in every form of a call (protocol.md, "ToolCall updates").
+  const status = wire.status;
   const call: CallView = {
     key,
     toolCallId: wire.toolCallId,
     index: wire.index,
-    name: wire.name ?? known?.name ?? "",
-    kind: wire.kind ?? known?.kind ?? "function",
+    name: wire.name,
+    kind: wire.kind,
     status,
     rev: wire.rev,
-    path: wire.path !== undefined ? wire.path : (known?.path ?? null),
+    path: wire.path,
     argumentsText,
     argumentsLength,
     partialArguments: "partialArguments" in wire ? (wire.partialArguments ?? null) : (known?.partialArguments ?? null),

@@ -243,7 +243,7 @@ class TurnCheckpoint(_Model):
 
     def summary(self) -> dict[str, Any]:
         """``{turnId, stopReason, message, usage, undoable, undone}`` for the session snapshot
-        (:class:`toolwire.lsp.protocol.TurnSummary`); ``stopReason``, ``message`` and ``usage``
+        (:class:`toolwire.lsp.messages.TurnSummary`); ``stopReason``, ``message`` and ``usage``
         (``{inputTokens, outputTokens, durationMs}``) are null while the turn runs."""
         return {"turnId": self.turn_id, "stopReason": self.stop_reason, "message": self.message,
                 "usage": self.usage.model_dump(by_alias=True) if self.usage is not None else None,

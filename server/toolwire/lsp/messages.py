@@ -1,7 +1,8 @@
 """Wire models of the results and notifications :mod:`toolwire.lsp.protocol` leaves
 as plain dicts: ``close``, ``toolCall/cancel``, ``tools/list``, ``toolCalls/merge``
 and ``/run`` results, the ``toolwire/session/update`` params with every update kind,
-and the ``toolwire/session/requestPermission`` params.
+the ``toolwire/session/requestPermission`` params (and their subject), and the
+``toolwire/session/snapshot`` result.
 
 Together with the models of :mod:`toolwire.lsp.protocol` they are the source of
 ``protocol.schema.json`` (:mod:`toolwire.lsp.schema`) and so of the client's
@@ -10,7 +11,7 @@ generated TypeScript types. Shapes as protocol.md documents them.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -19,8 +20,8 @@ from toolwire.lsp.protocol import (
     CallErrorWire,
     PermissionOptionModel,
     ToolCallUpdateWire,
+    CallResult,
     ToolCallWire,
-    UsageCounts,
     Wire,
 )
 
@@ -83,7 +84,7 @@ class ToolCallBrief(Wire):
     error: CallErrorWire | None = None
     cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
                            "shutdown"] | None = None
-    result: dict[str, Any] | None = None
+    result: CallResult | None = None
 
 
 class ToolCallsMergeResult(Wire):
@@ -143,6 +144,14 @@ class TurnUpdateKind(Wire):
     message: str | None = None
 
 
+class UsageCounts(Wire):
+    """Token counts and duration of a turn (null counts when the model reported none)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    duration_ms: int | float | None = None
+
+
 class UsageUpdateKind(Wire):
     """``sessionUpdate: "usage"`` (sent when the turn ends)."""
 
@@ -168,19 +177,44 @@ class SessionUpdateParams(Wire):
     update: SessionUpdate = Field(discriminator="session_update")
 
 
-class PermissionSubject(Wire):
-    """What a permission request is about: ``edit`` (path, diff), ``git`` (argv, cwd) or ``tool`` (arguments)."""
+class EditSubject(Wire):
+    """A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
+    current text; ``new_path`` (snake_case on the wire, as the tool's argument) names a
+    rename's destination."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    kind: Literal["edit", "git", "tool"]
-    tool: str | None = None
-    path: str | None = None
-    diff: str | None = None
-    argv: list[str] | None = None
-    cwd: str | None = None
-    arguments: dict[str, Any] | None = None
+    kind: Literal["edit"]
+    tool: str
+    path: str
+    diff: str
+    new_path: str | None = Field(None, alias="new_path")
+
+
+class GitSubject(Wire):
+    """A git tool's full argv (each argument as git would quote a misleading one) and folder."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    kind: Literal["git"]
+    tool: str
+    argv: list[str]
+    cwd: str
+
+
+class ToolSubject(Wire):
+    """Any other tool's arguments; ``note`` says why a file tool's plan failed, when it did."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    kind: Literal["tool"]
+    tool: str
+    arguments: dict[str, Any] | None
     note: str | None = None
+
+
+#: What a permission request is about (built by :func:`toolwire.agent.permissions.build_subject`).
+PermissionSubject = Annotated[Union[EditSubject, GitSubject, ToolSubject], Field(discriminator="kind")]
 
 
 class RequestPermissionParams(Wire):
@@ -190,3 +224,50 @@ class RequestPermissionParams(Wire):
     tool_call: ToolCallWire
     subject: PermissionSubject
     options: list[PermissionOptionModel]
+
+
+class StreamingResponse(Wire):
+    """The model response being streamed now, not yet in ``messages``."""
+
+    text: str
+    reasoning: str
+
+
+class TurnSummary(Wire):
+    """One entry of the snapshot's ``turns``: how the turn ended and whether it can be undone.
+
+    ``stop_reason``, ``message`` (why it stopped, when there is more to say) and
+    ``usage`` are what the turn's ``ended`` and ``usage`` updates said; all three
+    are null while the turn runs.
+    """
+
+    turn_id: str
+    stop_reason: str | None
+    message: str | None
+    usage: UsageCounts | None
+    undoable: bool
+    undone: bool
+
+
+class SnapshotResult(Wire):
+    """``toolwire/session/snapshot`` result (see protocol.md).
+
+    ``toolCalls`` are the running turn's calls or, when none runs, the last
+    turn's (full snapshots, every field whole); ``turnId`` names that turn.
+    ``pendingPermissions`` are the params of the ``requestPermission`` requests
+    still waiting for an answer. ``streaming`` is the response being streamed.
+    ``turns`` lists every turn of the session, oldest first, with whether it
+    can be undone (``toolwire/session/undoTurn``) or was undone.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    session_id: str
+    model: str
+    running: bool
+    turn_id: str | None
+    tool_calls: list[ToolCallWire]
+    messages: list[dict[str, Any]]
+    streaming: StreamingResponse | None
+    pending_permissions: list[RequestPermissionParams]
+    turns: list[TurnSummary]

@@ -108,10 +108,10 @@ class PromptParams(Wire):
 
 
 class Usage(Wire):
-    """Token counts of a turn (null when the model reported none)."""
+    """Token counts of a turn (null when the model reported none; both always sent)."""
 
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: int | None
+    output_tokens: int | None
 
 
 class PromptResult(Wire):
@@ -128,6 +128,31 @@ class CallErrorWire(Wire):
     code: str
     message: str
     retryable: bool
+
+
+class ToolResultWire(Wire):
+    """What a tool returned (a call's ``result`` once it ran): ``content`` is the text
+    the model receives, ``data`` the tool's structured output, ``errorCode`` set
+    when ``ok`` is false. Built by :meth:`toolwire.tools.base.ToolResult.to_wire`."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    ok: bool
+    content: str
+    data: Any
+    error_code: str | None
+
+
+class RejectionWire(Wire):
+    """The ``result`` of a call the user rejected with a reason."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    reason: str
+
+
+#: A call's ``result``: what the tool returned, or why the user rejected it.
+CallResult = ToolResultWire | RejectionWire
 
 
 class ToolCallWire(Wire):
@@ -154,7 +179,7 @@ class ToolCallWire(Wire):
     error: CallErrorWire | None = None
     cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
                            "shutdown"] | None = None
-    result: dict[str, Any] | None = None
+    result: CallResult | None = None
 
 
 class ArgumentsDeltaWire(Wire):
@@ -199,7 +224,7 @@ class ToolCallUpdateWire(Wire):
     error: CallErrorWire | None = None
     cancel_reason: Literal["rejected", "turn_cancelled", "call_cancelled", "policy_denied", "timeout",
                            "shutdown"] | None = None
-    result: dict[str, Any] | None = None
+    result: CallResult | None = None
 
 
 class SessionRef(Wire):
@@ -236,61 +261,6 @@ class ToolCallPreviewResult(Wire):
     before: str
     after: str
     new_path: str | None = None
-
-
-class StreamingResponse(Wire):
-    """The model response being streamed now, not yet in ``messages``."""
-
-    text: str
-    reasoning: str
-
-
-class UsageCounts(Wire):
-    """Token counts and duration of a turn (null counts when the model reported none)."""
-
-    input_tokens: int | None
-    output_tokens: int | None
-    duration_ms: int | float | None = None
-
-
-class TurnSummary(Wire):
-    """One entry of the snapshot's ``turns``: how the turn ended and whether it can be undone.
-
-    ``stop_reason``, ``message`` (why it stopped, when there is more to say) and
-    ``usage`` are what the turn's ``ended`` and ``usage`` updates said; all three
-    are null while the turn runs.
-    """
-
-    turn_id: str
-    stop_reason: str | None
-    message: str | None
-    usage: UsageCounts | None
-    undoable: bool
-    undone: bool
-
-
-class SnapshotResult(Wire):
-    """``toolwire/session/snapshot`` result (see protocol.md).
-
-    ``toolCalls`` are the running turn's calls or, when none runs, the last
-    turn's (full snapshots, every field whole); ``turnId`` names that turn.
-    ``pendingPermissions`` are the params of the ``requestPermission`` requests
-    still waiting for an answer. ``streaming`` is the response being streamed.
-    ``turns`` lists every turn of the session, oldest first, with whether it
-    can be undone (``toolwire/session/undoTurn``) or was undone.
-    """
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
-
-    session_id: str
-    model: str
-    running: bool
-    turn_id: str | None
-    tool_calls: list[ToolCallWire]
-    messages: list[dict[str, Any]]
-    streaming: StreamingResponse | None
-    pending_permissions: list[dict[str, Any]]
-    turns: list[TurnSummary]
 
 
 class PositionModel(Wire):

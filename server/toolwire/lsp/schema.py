@@ -26,6 +26,7 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
 from toolwire.lsp import messages as M
 from toolwire.lsp import protocol as P
+from toolwire.settings import Settings
 
 #: method → (params model, result model or None for notifications).
 METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
@@ -33,7 +34,7 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_PROMPT: (P.PromptParams, P.PromptResult),
     P.SESSION_CANCEL: (P.SessionRef, None),
     P.SESSION_CLOSE: (P.SessionRef, M.SessionCloseResult),
-    P.SESSION_SNAPSHOT: (P.SessionRef, P.SnapshotResult),
+    P.SESSION_SNAPSHOT: (P.SessionRef, M.SnapshotResult),
     P.TOOL_CALL_CANCEL: (P.ToolCallCancelParams, M.ToolCallCancelResult),
     P.TOOLS_LIST: (M.ToolsListParams, M.ToolsListResult),
     P.TOOL_CALLS_MERGE: (P.ToolCallsMergeParams, M.ToolCallsMergeResult),
@@ -47,6 +48,11 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
 
 #: Models that are not a method's params or result but are part of the wire.
 EXTRA_MODELS: tuple[type[BaseModel], ...] = (P.ToolCallWire, P.RunActionArgs, P.RunActionResult)
+
+#: Models the server accepts outside the ``toolwire/`` methods (validation mode): the
+#: settings, as ``initialize``'s ``initializationOptions`` and ``settings`` of
+#: ``toolwire/session/new`` and ``workspace/didChangeConfiguration`` carry them.
+ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (Settings,)
 
 
 class _NoFieldTitles(GenerateJsonSchema):
@@ -72,6 +78,7 @@ def build_schema() -> dict[str, Any]:
         if result is not None:
             pairs.append((result, "serialization" if _receiver(method) == "server" else "validation"))
     pairs.extend((model, "serialization") for model in EXTRA_MODELS)
+    pairs.extend((model, "validation") for model in ACCEPTED_MODELS)
     seen: set[tuple[type[BaseModel], str]] = set()
     unique = [p for p in pairs if not (p in seen or seen.add(p))]
     refs, document = models_json_schema(unique, ref_template="#/$defs/{model}", schema_generator=_NoFieldTitles)
