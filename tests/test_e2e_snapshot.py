@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,26 @@ async def test_snapshot_turns_carry_each_ended_turns_usage_and_message(client, r
     finally:
         client.answers[sid] = {"optionId": "reject"}
         await release(client, turn)
+
+
+async def test_turn_message_and_usage_stay_out_of_the_saved_checkpoint(client, repo, tmp_path):
+    """A turn that changed a file is saved in the checkpoint store; its message (which a
+    provider's error may fill with an API key, redacted only on the way out) and usage
+    are in the snapshot but not in the saved record."""
+    from toolwire.agent.checkpoint_store import CheckpointStore
+
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "made.txt", "content": "x\n"}}],
+         "usage": {"prompt_tokens": 5, "completion_tokens": 3}},
+        {"text": "This stream breaks " * 8, "chunk_size": 8, "cut_after": 3},
+    ])
+    sid = await new_session(client, repo, script)
+    result = await prompt(client, sid)
+    assert result["stopReason"] == "error" and result["message"]
+    summary = (await snapshot(client, sid))["turns"][0]
+    assert summary["message"] == result["message"] and summary["usage"]["inputTokens"] == 5
+    assert summary["undoable"] is True
+    saved = CheckpointStore(Path(repo).resolve()).load(sid, "t1")
+    assert saved is not None and "made.txt" in saved["paths"]
+    assert "message" not in saved and "usage" not in saved
+    assert result["message"] not in json.dumps(saved)

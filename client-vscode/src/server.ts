@@ -19,9 +19,11 @@ import { canPersist, connectSocket, ensureStopped, socketPathFor, startServer } 
 import { errorText } from "./log";
 import {
   RequestPermission,
+  RUN_ACTION_COMMAND,
   SessionUpdateNotification,
   type RequestPermissionParams,
   type RequestPermissionResult,
+  type RunActionResult,
   type SessionUpdateParams,
 } from "./protocol";
 import { InterpreterError, onPythonEnvironmentChange, selectInterpreter, serverLaunch, type ServerLaunch } from "./python";
@@ -43,7 +45,7 @@ export interface ServerDeps {
   /** Secrets to keep out of the log and the trace (read at every write). */
   secrets(): readonly string[];
   /** A code action started a turn (`toolwire.runAction` answered `{sessionId, turnId}`). */
-  onRunAction(result: { sessionId: string; turnId?: string }): void;
+  onRunAction(result: RunActionResult): void;
   /**
    * Where the server outlives the extension host (daemon.ts): a key of this workspace
    * (its storage folder) and the server's log file. Without them the server runs over stdio.
@@ -220,8 +222,8 @@ export class ServerController implements vscode.Disposable {
         executeCommand: async (command, args, next) => {
           const result: unknown = await next(command, args);
           const sessionId = (result as { sessionId?: unknown } | null)?.sessionId;
-          if (command === "toolwire.runAction" && typeof sessionId === "string") {
-            this.deps.onRunAction(result as { sessionId: string; turnId?: string });
+          if (command === RUN_ACTION_COMMAND && typeof sessionId === "string") {
+            this.deps.onRunAction(result as RunActionResult);
           }
           return result;
         },

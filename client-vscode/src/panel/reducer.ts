@@ -163,7 +163,7 @@ export function addNotice(state: PanelState, text: string): PanelState {
 /** Records the prompt's answer; the turn's `ended` update normally carried it already. */
 export function endTurn(
   state: PanelState,
-  result: { stopReason: StopReason; message?: string; usage?: { inputTokens: number | null; outputTokens: number | null } },
+  result: { stopReason: StopReason; message?: string; usage?: Usage },
 ): PanelState {
   const last = state.entries[state.entries.length - 1];
   if (last?.kind === "turnEnd") {
