@@ -161,7 +161,8 @@ class WatchHub:
             self._stop(tree)
 
     async def settle(self) -> None:
-        """Wait until every watcher told to stop has stopped (its inotify instance closed)."""
+        """Wait until every watcher told to stop has returned (watchfiles' backend thread
+        closes its inotify instance a moment later)."""
         while self._stopping:
             await asyncio.gather(*self._stopping, return_exceptions=True)
 
