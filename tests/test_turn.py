@@ -553,3 +553,45 @@ async def test_a_call_cancelled_while_it_waits_for_an_earlier_call_is_never_aske
     assert_invariants(session, sink)
     assert [m["tool_call_id"] for m in tool_messages(session)] == ["ca", "cb"]
     assert "Canceled by the user" in tool_messages(session)[1]["content"]
+
+
+class WritingTool(Tool):
+    """A writing tool that records that it ran."""
+
+    name = "writing"
+    description = "writes nothing, but is not read-only"
+    Args = GateArgs
+    read_only = False
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def run(self, args: GateArgs, ctx: ToolContext) -> ToolResult:
+        self.ran.append(args.name)
+        return ToolResult(ok=True, content="wrote")
+
+
+async def test_a_failure_around_a_tool_ends_that_call_only(tmp_path, monkeypatch):
+    """A bug in a checkpoint (around the tool, not in it) ends that call errored
+    ``internal_error``; its sibling and the turn go on, every invariant holds."""
+    from toolwire.agent import checkpoints
+
+    async def broken_before(self, tool, args):
+        raise RuntimeError("checkpoint bug")
+
+    monkeypatch.setattr(checkpoints.Checkpointer, "before", broken_before)
+    gated, writing = GatedTool(), WritingTool()
+    calls = [{"name": "writing", "arguments": {"name": "w"}, "id": "w1"},
+             {"name": "gated", "arguments": {"name": "g"}, "id": "g1"}]
+    session = make_session(tmp_path, [{"tool_calls": calls}, {"text": "ok"}], [gated, writing])
+    sink = RecordingSink()
+    turn = Turn(session, sink, ScriptedApprover())
+    gated.gate("g").set()
+    with anyio.fail_after(10):
+        await turn.run("go")
+    final = {cid: snaps[-1] for cid, snaps in call_updates(sink).items()}
+    assert final["g1"]["status"] == "done"
+    assert final["w1"]["status"] == "errored" and final["w1"]["error"]["code"] == "internal_error"
+    assert "checkpoint bug" in final["w1"]["error"]["message"] and writing.ran == []
+    assert turn.outcome.stop_reason == "end_turn"
+    assert_invariants(session, sink)

@@ -39,7 +39,7 @@ from toolwire.tools.base import Tool, ToolContext
 from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.digest import sha256_hex
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, tool_error_in
 from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
 
@@ -176,7 +176,7 @@ class Checkpointer:
         step = _Step(tool, args)
         try:
             step.paths = await self._paths(tool, args)
-        except (ToolError, OSError) as exc:
+        except (ToolError, OSError, ValueError) as exc:  # the tool refuses such paths itself
             log.info("checkpoint: paths of %s not known (%s)", tool.name, exc)
         for rel in step.paths:
             if rel not in self.record.paths:
@@ -189,13 +189,13 @@ class Checkpointer:
         if tool.name in _HEAD_TOOLS and getattr(args, "action", None) != "list":
             step.head_before = await self._quiet(repo_state(self.ctx), None)
         if tool.name == "git_commit" and step.head_before is not None:
-            step.tree = await self._hooks.before()
+            step.tree = await self._quiet(self._hooks.before(), None)
         return step
 
     async def after(self, step: _Step) -> None:
         """Take the state the tool left and save the record (call shielded)."""
         self._unshare()
-        hooked = await self._hooks.after(step) if step.tree is not None else None
+        hooked = await self._quiet(self._hooks.after(step), None) if step.tree is not None else None
         staged: set[str] = set()
         for rel in step.paths:
             change = self.record.paths[rel]
@@ -243,8 +243,16 @@ class Checkpointer:
                 previous=before.branch, old=before.head, new=after.head))
 
     def _rels(self, names: list[str]) -> list[str]:
-        """Path arguments of a git tool as it passes them to git (``git_paths``: lexical, file-system spelling)."""
-        return [resolve_path(self.ctx.root, n).name for n in names]
+        """Path arguments of a git tool as it passes them to git (``git_paths``: lexical, file-system
+        spelling); a name the tool will refuse (outside the workspace, not a valid path) is left out:
+        the tool then fails with that error and changes nothing."""
+        rels = []
+        for name in names:
+            try:
+                rels.append(resolve_path(self.ctx.root, name).name)
+            except (ToolError, OSError, ValueError):
+                continue
+        return rels
 
     async def _paths(self, tool: Tool, args: Any) -> list[str]:
         """Workspace-relative paths (file-system spelling) whose entries ``tool`` may change:
@@ -314,13 +322,21 @@ class Checkpointer:
             return None
 
     async def _in_repo(self) -> bool:
-        out = await run_git(self.ctx.root, ["rev-parse", "--is-inside-work-tree"], read_only=True,
-                            timeout=self.ctx.git_timeout, check=False)
+        try:
+            out = await run_git(self.ctx.root, ["rev-parse", "--is-inside-work-tree"], read_only=True,
+                                timeout=self.ctx.git_timeout, check=False)
+        except ToolError as exc:  # no git, or too slow: nothing of git to record
+            log.info("checkpoint: cannot ask git: %s", exc.message)
+            return False
         return out.returncode == 0 and out.text.strip() == "true"
 
     async def _quiet(self, coro: Any, default: Any) -> Any:
         try:
             return await coro
-        except ToolError as exc:
-            log.info("checkpoint: git read failed: %s", exc.message)
+        except Exception as exc:  # noqa: BLE001 - a checkpoint never stops the tool
+            error = tool_error_in(exc)
+            if error is None:
+                log.warning("checkpoint: git read failed", exc_info=exc)
+            else:
+                log.info("checkpoint: git read failed: %s", error.message)
             return default

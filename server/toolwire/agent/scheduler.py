@@ -42,6 +42,7 @@ from toolwire.agent.session import Session
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 from toolwire.tools.base import ArgumentsInvalid, Tool, ToolError, ToolResult, validate_arguments
+from toolwire.workspace.errors import tool_error_in
 from toolwire.tools.target import EDITOR_WAIT
 from toolwire.workspace.locks import overlaps
 
@@ -314,44 +315,67 @@ class Scheduler:
         return subject
 
     async def _run_one(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
-        """Run one approved call under its own cancel scope, the limiter and its path locks."""
-        call, tool, args, subject, scope, done = job.call, job.tool, job.args, job.subject, job.scope, job.done
-        session = self.session
+        """Run one approved call under its own cancel scope, the limiter and its path locks.
+
+        A failure in what surrounds the tool (checkpoints, locks, documents; the tool's
+        own failures are results already) ends this call ``errored`` and leaves its
+        siblings and the turn running: a :class:`ToolError` with its own code and
+        message, anything else (a bug) as ``internal_error``. Cancellation propagates.
+        """
+        call, tool = job.call, job.tool
         started = time.monotonic()
         try:
-            with scope:
-                async with limiter:
-                    paths = [str((session.root / p)) for p in tool.paths(args)]
-                    async with session.locks.hold(paths):
-                        if call.status.terminal:
-                            return
-                        self._set(call, Status.CALLING)
-                        if tool.writes_tree:
-                            session.tree_write_started()
-                        try:
-                            await session.prepare_documents(tool.paths(args))
-                            result = await self._still_approved(tool, args, subject) or await self._checkpointed(tool, args)
-                        finally:
-                            if tool.writes_tree:
-                                session.tree_write_finished()
-                        if result.error_code == "timeout":
-                            message = result.content.removeprefix("Error (timeout): ")
-                            self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))
-                            call.result = result.to_wire()
-                            return
-                        call.result = result.to_wire()
-                        if result.ok:
-                            self._set(call, Status.DONE)
-                        else:
-                            code = result.error_code or "tool_failed"
-                            message = result.content.removeprefix(f"Error ({code}): ")
-                            self._set(call, Status.ERRORED, error=CallError(code, message))
-            if scope.cancelled_caught and not call.status.terminal:
-                self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+            await self._run_job(job, limiter)
+        except Exception as exc:
+            error = tool_error_in(exc)
+            if error is not None:  # an expected failure met before the tool ran (e.g. a path refused)
+                failure = ToolResult.failure(error.code, error.message, error.data)
+                code, message = error.code, error.message
+            else:
+                log.exception("call %s (%s) failed around its tool", call.id, tool.name)
+                failure = None
+                code, message = "internal_error", f"the call was stopped by an internal error: {type(exc).__name__}: {exc}"
+            if not call.status.terminal:
+                call.result = failure.to_wire() if failure is not None else call.result
+                self._set(call, Status.ERRORED, error=CallError(code, message))
         finally:
             self._scopes.pop(call.id, None)
-            done.set()
+            job.done.set()
             self._log(call, tool, started)
+
+    async def _run_job(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
+        """The work of :meth:`_run_one`: locks, the ``calling`` status, the tool between its checkpoints."""
+        call, tool, args, subject, scope = job.call, job.tool, job.args, job.subject, job.scope
+        session = self.session
+        with scope:
+            async with limiter:
+                paths = [str((session.root / p)) for p in tool.paths(args)]
+                async with session.locks.hold(paths):
+                    if call.status.terminal:
+                        return
+                    self._set(call, Status.CALLING)
+                    if tool.writes_tree:
+                        session.tree_write_started()
+                    try:
+                        await session.prepare_documents(tool.paths(args))
+                        result = await self._still_approved(tool, args, subject) or await self._checkpointed(tool, args)
+                    finally:
+                        if tool.writes_tree:
+                            session.tree_write_finished()
+                    if result.error_code == "timeout":
+                        message = result.content.removeprefix("Error (timeout): ")
+                        self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))
+                        call.result = result.to_wire()
+                        return
+                    call.result = result.to_wire()
+                    if result.ok:
+                        self._set(call, Status.DONE)
+                    else:
+                        code = result.error_code or "tool_failed"
+                        message = result.content.removeprefix(f"Error ({code}): ")
+                        self._set(call, Status.ERRORED, error=CallError(code, message))
+        if scope.cancelled_caught and not call.status.terminal:
+            self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
 
     async def _still_approved(self, tool: Tool, args: Any, subject: dict[str, Any]) -> ToolResult | None:
         """None when the change about to be made is the one the user approved; a
@@ -393,6 +417,9 @@ class Scheduler:
                             "was withdrawn but the editor may still apply it, so read the file before changing it again")
             return ToolResult.failure("timeout", message)
         except Exception as exc:  # a tool bug must not escape the loop
+            error = tool_error_in(exc)  # a tool's task group failing with tool errors
+            if error is not None:
+                return ToolResult.failure(error.code, error.message, error.data)
             log.exception("tool %s failed", tool.name)
             return ToolResult.failure("tool_failed", f"{type(exc).__name__}: {exc}")
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolwire.tools.gitrun import GitOutput, filter_settings, run_git
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, tool_error_in
 
 if TYPE_CHECKING:
     from toolwire.tools.base import ToolContext
@@ -127,9 +127,12 @@ async def load_facts(root: Path, timeout: float) -> RepoFacts:
     async def config() -> None:
         found["config"] = await _config_facts(root, timeout)
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(rev_parse)
-        tg.start_soon(config)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(rev_parse)
+            tg.start_soon(config)
+    except ExceptionGroup as group:  # both reads fail alike (no git): report the tool error itself
+        raise tool_error_in(group) or group from None
     top: GitOutput = found["top"]
     lines = top.stdout.split(b"\n")
     if top.returncode != 0 or len(lines) < 4:

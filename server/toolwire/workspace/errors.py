@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ToolError"]
+__all__ = ["ToolError", "tool_error_in"]
 
 
 class ToolError(Exception):
@@ -28,3 +28,22 @@ class ToolError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+
+def tool_error_in(exc: BaseException) -> ToolError | None:
+    """The :class:`ToolError` to report for ``exc``: itself, or the first one inside an
+    exception group whose leaves are all ordinary exceptions (tasks of one task group
+    failing alike, e.g. two git reads when git is missing). None otherwise: a group
+    holding a cancellation or a bug is not a tool's expected failure.
+    """
+    if isinstance(exc, ToolError):
+        return exc
+    if not isinstance(exc, ExceptionGroup):  # a BaseExceptionGroup may carry a cancellation
+        return None
+    _, rest = exc.split(ToolError)
+    if rest is not None:
+        return None
+    leaf: BaseException = exc
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf if isinstance(leaf, ToolError) else None
