@@ -22,6 +22,11 @@ events) and ``anomalies`` (rejected or skipped pieces) to the object.
 ``arguments`` is the parsed object, or null when the text is not valid JSON;
 ``status`` is ``generated`` or ``errored``; ``error`` is null or
 ``{code, message, retryable}``.
+
+The summary (without ``--json``) shows every text from the stream (tool
+names, ids, argument text, message text, provider errors) in display form
+(:func:`toolwire.workspace.names.display_text`): control, bidirectional and
+invisible characters as escapes (``\\x1b``, ``\\u202e``), newlines as ``\\n``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from toolwire.streaming.framing import Frame, frames_from_bytes
 from toolwire.streaming.merge import merge_frames
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import ToolCallState
+from toolwire.workspace.names import display_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -130,7 +136,8 @@ def result_to_json(merger: StreamMerger, fmt: str | None, details: bool = False)
 
 
 def _shorten(text: str, limit: int = 200) -> str:
-    text = text.replace("\n", "\\n")
+    """``text`` on one line in display form, cut to ``limit`` characters (the last one ``…``)."""
+    text = display_text(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -157,7 +164,7 @@ def summary(merger: StreamMerger, fmt: str | None, source: str) -> str:
         lines.append(f"provider error{f' ({error.code})' if error.code else ''}: {error.message}")
     for anomaly in merger.anomalies:
         lines.append(f"note: {anomaly}")
-    return "\n".join(lines)
+    return "\n".join(display_text(line) for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,6 +9,10 @@ exactly what the turn left is restored; the rest is kept and shown.
 Exit codes: 0 the turn was undone/redone (or there was nothing to do); 1 some
 path or git action was kept or could not be undone; 2 bad usage (no such
 folder, no such turn, an ambiguous turn id).
+
+Paths, reasons and diffs are printed in display form
+(:func:`toolwire.workspace.names.display_text`): control, bidirectional and
+invisible characters a file holds show as escapes. ``--json`` is exact JSON.
 """
 
 from __future__ import annotations
@@ -84,15 +88,17 @@ def _print_list(records: "list[TurnCheckpoint]") -> None:
 
 
 def _print_result(result: dict[str, Any]) -> None:
-    print(result["message"])
+    from toolwire.workspace.names import display_text
+
+    print(display_text(result["message"]))
     for item in result["paths"]:
         reason = f" ({item['reason']})" if item.get("reason") else ""
-        print(f"  {item['outcome']}: {item['path']}{reason}")
+        print(display_text(f"  {item['outcome']}: {item['path']}{reason}"))
         if item.get("diff"):
-            print("    " + item["diff"].rstrip("\n").replace("\n", "\n    "))
+            print("    " + display_text(item["diff"].rstrip("\n"), keep="\n\t").replace("\n", "\n    "))
     for item in result["git"]:
         reason = f" ({item['reason']})" if item.get("reason") else ""
-        print(f"  {item['outcome']}: {item['action']}{reason}")
+        print(display_text(f"  {item['outcome']}: {item['action']}{reason}"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,6 +7,12 @@ it take ``toolwire/session/snapshot``), prints every status change as it happens
 permission requests per ``--approve``, and turns Ctrl-C into
 ``toolwire/session/cancel`` (a second Ctrl-C exits at once).
 
+Everything a model (or a file, or the provider) wrote is printed in display
+form (:func:`toolwire.workspace.names.display_text`): control, bidirectional
+and invisible characters appear as escapes (``\\x1b``, ``\\u202e``), so a
+status line, the approval question and its diff show exactly what will happen.
+``--json`` lines are exact JSON (its own escaping).
+
 Exit codes (:data:`EXIT_CODES`): 0 the turn ended; 1 the server failed or broke
 the protocol; 2 bad usage (rejected params or settings); 3 the turn ended with
 ``stopReason: "error"`` (its message and advice are printed on stderr); 130
@@ -33,6 +39,7 @@ from pygls.protocol import JsonRPCProtocol
 from toolwire.lsp import protocol as P
 from toolwire.lsp.mirror import CallMirror
 from toolwire.lsp.server import make_converter
+from toolwire.workspace.names import display_text
 
 
 @dataclass(slots=True)
@@ -57,6 +64,9 @@ class RunOptions:
     settings: dict[str, Any] = field(default_factory=dict)
     server_args: list[str] = field(default_factory=list)
 
+
+#: How many characters of a result's first line a status line shows (then ``…``).
+RESULT_LINE_LIMIT = 120
 
 #: ``toolwire run`` exit codes (README, "toolwire run").
 EXIT_CODES = {"ok": 0, "server": 1, "usage": 2, "turn_error": 3, "interrupted": 130}
@@ -96,7 +106,7 @@ class _Printer:
     def update(self, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
         if kind == "agent_message_chunk":
-            self.out.write(update["content"]["text"])
+            self.out.write(display_text(update["content"]["text"], keep="\n\t"))
             self.in_text = True
         elif kind == "tool_call":
             call = update["toolCall"]
@@ -116,9 +126,8 @@ class _Printer:
             elif call.get("cancelReason"):
                 line += f" — {call['cancelReason']}"
             elif call["status"] == "done" and call.get("result"):
-                first = str(call["result"].get("content", "")).splitlines()[:1]
-                line += f" — {first[0][:120]}" if first else ""
-            self.out.write(line + "\n")
+                line += first_line(str(call["result"].get("content", "")))
+            self.out.write(display_text(line) + "\n")
         elif kind == "turn" and update.get("state") == "ended":
             self._newline()
         self.out.flush()
@@ -127,13 +136,22 @@ class _Printer:
         """One line saying how a permission request was answered."""
         self._newline()
         words = {"allow_once": "allowed once", "allow_always": "allowed always"}.get(option, "rejected")
-        self.out.write(f"[approval] {call.get('name') or '?'} {call.get('toolCallId') or ''} {words}\n")
+        line = f"[approval] {call.get('name') or '?'} {call.get('toolCallId') or ''} {words}"
+        self.out.write(display_text(line) + "\n")
         self.out.flush()
 
     def _newline(self) -> None:
         if self.in_text:
             self.out.write("\n")
             self.in_text = False
+
+
+def first_line(content: str, limit: int = RESULT_LINE_LIMIT) -> str:
+    """`` — `` and the first line of a result (cut at ``limit`` characters, then ``…``), or ``""``."""
+    first = content.split("\n", 1)[0].rstrip("\r")
+    if not first:
+        return ""
+    return f" — {first[:limit]}…" if len(first) > limit else f" — {first}"
 
 
 #: Answers the approval prompt accepts; an empty answer is the default, no.
@@ -221,10 +239,13 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
     approve = options.approve
     if approve == "ask":
         if subject.get("kind") == "git":
-            detail = shown_command(subject)
+            detail = display_text(shown_command(subject))
+        elif subject.get("diff"):
+            detail = display_text(subject["diff"], keep="\n\t")
         else:
-            detail = subject.get("diff") or json.dumps(subject.get("arguments"), ensure_ascii=False)
-        question = f"\nAllow {call.get('name')}? {call.get('path') or ''}\n{detail}\n[y]es / [a]lways / [N]o (default: no): "
+            detail = display_text(json.dumps(subject.get("arguments"), ensure_ascii=False))
+        header = display_text(f"Allow {call.get('name')}? {call.get('path') or ''}")
+        question = f"\n{header}\n{detail}\n[y]es / [a]lways / [N]o (default: no): "
         approve = await prompt.ask(question, err)
     if approve == "yes":
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
@@ -298,7 +319,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
     def on_show_message(params: Any) -> None:
         message = params.get("message") if isinstance(params, dict) else None
         if message:
-            err.write(f"toolwire run: {message}\n")
+            err.write(f"toolwire run: {display_text(message, keep=chr(10))}\n")
             err.flush()
 
     @client.feature(P.REQUEST_PERMISSION)
@@ -373,20 +394,20 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         out.flush()
         if final["stopReason"] == "error":
             message = result.get("message") or "no reason given"
-            err.write(f"toolwire run: the turn failed: {message}\n  what to do: {advice(message)}\n")
+            err.write(f"toolwire run: the turn failed: {display_text(message)}\n  what to do: {advice(message)}\n")
             code = EXIT_CODES["turn_error"]
         elif result.get("message") and final["stopReason"] != "end_turn":
-            err.write(f"toolwire run: {final['stopReason']}: {result['message']}\n")
+            err.write(f"toolwire run: {final['stopReason']}: {display_text(result['message'])}\n")
         if client.protocol_errors:
             err.write("toolwire run: the server broke the protocol: " + "; ".join(client.protocol_errors) + "\n")
             code = 1
         if interrupted:
             code = 130
     except JsonRpcException as exc:
-        err.write(f"toolwire run: the server refused the request: {exc.message}\n")
+        err.write(f"toolwire run: the server refused the request: {display_text(exc.message)}\n")
         code = 2 if exc.code == -32602 else 1
     except _ServerGone as exc:
-        err.write(f"toolwire run: {exc}\n" + "".join(stderr_lines[-20:]))
+        err.write(f"toolwire run: {exc}\n" + display_text("".join(stderr_lines[-20:]), keep="\n\t"))
         code = 1
     finally:
         try:

@@ -14,6 +14,12 @@ double quotes, ``\\t \\n \\r \\" \\\\`` and friends for the usual escapes, and
 ``\\ooo`` octal for every other offending byte; letters of any script stay as
 they are. :func:`parse_quoted` turns that form back into the name, so a name a
 tool printed can be passed to any tool that takes a path.
+
+:func:`display_text` is the same rule for any text shown to a person on a
+terminal (a model's message, a diff, an argument text): the same characters
+are shown as escapes (``\\x1b``, ``\\u202e``), so what a model wrote can
+neither move the cursor, clear the screen, retitle the window, nor reorder
+what the reader sees.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import os
 import re
 from typing import Final
 
-__all__ = ["display_name", "parse_quoted", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
+__all__ = ["display_name", "display_text", "parse_quoted", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
 
 _ESCAPES: Final = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
 _UNESCAPES: Final = {v: k for k, v in _ESCAPES.items()}
@@ -60,6 +66,42 @@ def valid_text(text: str) -> str:
 def is_suspicious_char(ch: str) -> bool:
     """True for a character :func:`display_name` escapes (controls, bidi, invisible)."""
     return bool(_SUSPICIOUS.match(ch))
+
+
+_SHORT_ESCAPES: Final = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def display_text(text: str, keep: str = "") -> str:
+    """``text`` made visible and inert for a terminal: every character
+    :func:`display_name` escapes, and every lone surrogate, shown as a
+    Python-style escape.
+
+    Args:
+        text: Any text a model (or a file, or a provider) produced.
+        keep: Characters to leave as they are, e.g. ``"\\n\\t"`` for text
+            shown on several lines (a diff, a message).
+
+    Returns:
+        ``text`` itself when nothing needs escaping (one scan); otherwise ``\\t
+        \\n \\r`` for those three, ``\\xNN`` for the other C0/C1 controls and
+        DEL (ESC is ``\\x1b``), ``\\uNNNN`` for bidirectional, zero-width and
+        other invisible format characters, the line and paragraph separators
+        and lone surrogates, ``\\UNNNNNNNN`` above U+FFFF (tag characters).
+        A backslash already in ``text`` stays as it is. Always encodable as UTF-8.
+    """
+    if _UNUSUAL.search(text) is None:
+        return text
+    if not keep:
+        return _UNUSUAL.sub(_escape, text)
+    return _UNUSUAL.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
 
 
 def needs_quoting(name: str) -> bool:
