@@ -181,16 +181,27 @@ def summary(turn: Turn, session: Session, outcome: TurnOutcome, kind: str) -> tu
 
 async def drive(server: "ToolwireServer", session: Session, turn: Turn, sink: TurnProgressSink, prompt: str,
                 title: str, kind: str) -> None:
-    """Run a code-action turn to its end: progress, the turn, the closing message."""
+    """Run a code-action turn to its end: the turn, its progress, the closing message.
+
+    The turn starts at once; the progress is created alongside it and reports the
+    turn's steps from the moment the client accepts the token (a client that never
+    answers ``window/workDoneProgress/create`` gets no progress, and the turn neither
+    waits for it nor becomes uncancellable).
+    """
     progress = WorkProgress(server, turn.cancel)
-    try:
+
+    async def show_progress() -> None:
         if await progress.begin(title, "starting"):
-            sink.progress = progress
+            sink.attach(progress)
+
+    shown = server.spawn(show_progress())
+    try:
         outcome = await turn.run(prompt)
     except BaseException:
         outcome = turn.outcome or TurnOutcome("cancelled")
         raise
     finally:
+        shown.cancel()
         session.turn = None
         server.turn_ended(session)
         if outcome.message:

@@ -3,6 +3,10 @@
 
 * :class:`WorkProgress` — one server-initiated progress: created only when the
   client declared ``window.workDoneProgress``; a client's cancel runs a callback.
+  Progress is decoration: nothing waits on ``window/workDoneProgress/create``
+  (the caller runs its work alongside :meth:`WorkProgress.begin`), and a token
+  the client has not accepted within :data:`CREATE_TIMEOUT` seconds is given up
+  (the request is withdrawn with ``$/cancelRequest``; no progress is shown).
 * :class:`TurnProgressSink` — forwards a code-action turn's events to the session's
   sink and reports each step (model request, each call's status change) on the
   turn's progress.
@@ -19,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from lsprotocol import types
 
 from toolwire.agent.events import AgentEvent, ToolCallUpdate, TurnUpdate
@@ -30,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds a tool runs before it gets its own progress (shorter ones would only flicker).
 LONG_TOOL_AFTER = 0.5
+#: Seconds the client has to answer ``window/workDoneProgress/create`` before the token is given up.
+CREATE_TIMEOUT = 5.0
 
 _TERMINAL = frozenset({"done", "errored", "canceled"})
 
@@ -62,14 +69,37 @@ class WorkProgress:
         self._ended = False
 
     async def begin(self, title: str, message: str | None = None) -> bool:
-        """Create the token and send ``begin`` (cancellable). False when the client does
-        not support progress or refused the token; the other methods then do nothing."""
+        """Create the token (``window/workDoneProgress/create``) and send ``begin`` (cancellable).
+
+        Never run the work after this: run it alongside (a client may answer late or
+        never). The create request is withdrawn (``$/cancelRequest``) when the client
+        has not answered within :data:`CREATE_TIMEOUT` seconds, or when the task
+        waiting for it is cancelled.
+
+        Returns:
+            True when ``begin`` was sent. False when the client does not support
+            progress, refused the token, did not answer in time, or :meth:`end` was
+            called meanwhile; :meth:`report` and :meth:`end` then send nothing.
+        """
         if not supports_progress(self._server):
             return False
+        protocol = self._server.protocol
+        msg_id = f"progress-{uuid.uuid4().hex[:12]}"
+        answered = False
         try:
-            await self._server.work_done_progress.create_async(self.token)
+            with anyio.move_on_after(CREATE_TIMEOUT):
+                await protocol.send_request_async(types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+                                                  types.WorkDoneProgressCreateParams(token=self.token), msg_id=msg_id)
+                answered = True
+        except anyio.get_cancelled_exc_class():
+            self._withdraw(msg_id)
+            raise
         except Exception as exc:  # noqa: BLE001 - the client refused: no progress, the work goes on
             log.warning("window/workDoneProgress/create failed: %s", exc)
+            return False
+        if not answered:
+            log.warning("window/workDoneProgress/create: no answer in %ss; going on without progress", CREATE_TIMEOUT)
+            self._withdraw(msg_id)
             return False
         if self._ended:  # ended while the token was being created
             return False
@@ -78,6 +108,17 @@ class WorkProgress:
             self.token, types.WorkDoneProgressBegin(title=title, cancellable=True, message=message))
         self.active = True
         return True
+
+    def _withdraw(self, msg_id: str) -> None:
+        """Forget an unanswered create request and tell the client (a late answer is ignored)."""
+        protocol = self._server.protocol
+        future = protocol._request_futures.pop(msg_id, None)
+        protocol._result_types.pop(msg_id, None)
+        if future is None:
+            return
+        future.cancel()
+        if not getattr(protocol, "closed", False):
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
 
     def report(self, message: str) -> None:
         """Send ``report`` with ``message``."""
@@ -97,40 +138,64 @@ class WorkProgress:
 
 class TurnProgressSink:
     """A sink for a code-action turn: every event goes to ``inner`` (the session's
-    ``toolwire/session/update`` sink), and each step is reported on ``progress``.
+    ``toolwire/session/update`` sink), and each step is reported on the progress.
 
     Reported: a model request, and each change of a call's status (``calling``
     "running edit_file a.py", ``generated`` "edit_file a.py: waiting for approval",
     terminal ones with their status). Argument streaming is not reported.
+    Steps taken before the progress is attached (the turn does not wait for the
+    client to accept the token) are kept, the last :data:`BACKLOG` of them, and
+    reported when it is (:meth:`attach`).
     """
+
+    #: Steps kept while no progress is attached.
+    BACKLOG = 50
 
     def __init__(self, inner: Any, progress: WorkProgress | None = None) -> None:
         self.inner = inner
         self.progress = progress
         self._status: dict[str, str] = {}
+        self._backlog: list[str] = []
+
+    def attach(self, progress: WorkProgress) -> None:
+        """Report on ``progress`` from now on, starting with the steps taken so far."""
+        self.progress = progress
+        backlog, self._backlog = self._backlog, []
+        for message in backlog:
+            progress.report(message)
 
     def emit(self, event: AgentEvent) -> None:
         """Forward ``event``; report it when it is a step."""
         self.inner.emit(event)
-        progress = self.progress
-        if progress is None or not progress.active:
+        message = self._step(event)
+        if message is None:
             return
+        progress = self.progress
+        if progress is not None and progress.active:
+            progress.report(message)
+        elif progress is None:
+            self._backlog = (self._backlog + [message])[-self.BACKLOG:]
+
+    def _step(self, event: AgentEvent) -> str | None:
+        """The progress message of ``event``, or None when it is not a step."""
         if type(event) is TurnUpdate and event.state == "model_request":
-            progress.report("asking the model…")
-        elif type(event) is ToolCallUpdate:
-            call = event.call
-            key = call.get("toolCallId") or f"#{call.get('index')}"
-            status = call.get("status", "")
-            if self._status.get(key) == status:
-                return
-            self._status[key] = status
-            what = describe_call(call)
-            if status == "calling":
-                progress.report(f"running {what}")
-            elif status == "generated":
-                progress.report(f"{what}: waiting for approval or its turn")
-            elif status in _TERMINAL:
-                progress.report(f"{what}: {status}")
+            return "asking the model…"
+        if type(event) is not ToolCallUpdate:
+            return None
+        call = event.call
+        key = call.get("toolCallId") or f"#{call.get('index')}"
+        status = call.get("status", "")
+        if self._status.get(key) == status:
+            return None
+        self._status[key] = status
+        what = describe_call(call)
+        if status == "calling":
+            return f"running {what}"
+        if status == "generated":
+            return f"{what}: waiting for approval or its turn"
+        if status in _TERMINAL:
+            return f"{what}: {status}"
+        return None
 
 
 class LongTools:
