@@ -104,6 +104,7 @@ async def test_a_turn_runs_while_the_client_never_answers_progress_create(slow, 
     assert snap["running"] is False
     assert [(t["turnId"], t["stopReason"]) for t in snap["turns"]] == [(turn_id, "end_turn")]
     # the create request was sent; the turn's end withdrew it ($/cancelRequest)
+    await until(slow, lambda: len(slow.creates) > creates, "the create request")
     [create] = slow.creates[creates:]
     await until(slow, lambda: create["fate"] == "withdrawn", "the create request withdrawn")
     assert slow.progress_reports.get(create["token"]) is None  # no $/progress for a token never accepted
@@ -123,6 +124,7 @@ async def test_cancel_ends_a_turn_whose_progress_is_unanswered(slow, ws, tmp_pat
     sid = started["sessionId"]
     await until(slow, lambda: any(u.get("state") == "model_request" for u in turn_updates(slow, sid)),
                 "the model request")
+    await until(slow, lambda: len(slow.creates) > creates, "the create request")
     [create] = slow.creates[creates:]
     assert create["fate"] == "pending"  # the turn did not wait for the answer
     snap = await slow.call("toolwire/session/snapshot", {"sessionId": sid})
