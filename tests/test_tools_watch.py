@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -96,3 +98,33 @@ async def test_own_write_of_a_file_over_2_mib_is_not_reported(tmp_path: Path) ->
         (tmp_path / "external.txt").write_text("theirs")
         events = await collect_until(receive, tmp_path / "external.txt")
     assert {e.path.name for e in events} == {"external.txt"}, events
+
+
+async def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher(tmp_path: Path) -> None:
+    """watchfiles cannot decode such a name and drops its batch; the watcher watches again
+    and later changes are reported."""
+    restarted = anyio.Event()
+
+    class Restarts(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "dropped a batch of changes" in record.getMessage():
+                restarted.set()
+
+    handler = Restarts()
+    logging.getLogger("toolwire.workspace.watch").addHandler(handler)
+    try:
+        async with watching(tmp_path) as (_, receive):
+            with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.txt"), "wb") as fh:  # Latin-1, not UTF-8
+                fh.write(b"x")
+            with anyio.fail_after(10):
+                await restarted.wait()
+            # The new watcher reports once it is up: write until a change comes back.
+            with anyio.fail_after(20):
+                while True:
+                    (tmp_path / "after.txt").write_text("again")
+                    with anyio.move_on_after(0.5):
+                        events = await receive.receive()
+                        if any(e.path == tmp_path / "after.txt" for e in events):
+                            break
+    finally:
+        logging.getLogger("toolwire.workspace.watch").removeHandler(handler)

@@ -15,6 +15,12 @@ Readiness: ``await tg.start(watcher.run)`` returns once the watcher provably
 sees events: it writes a probe file in a private temporary folder it also
 watches, and waits until that probe's event comes back.
 
+A file name that is not UTF-8: watchfiles' backend cannot hand such a path over
+and fails with the whole batch it came in. The watcher then logs a warning and
+watches again (changes of that batch, and any made while it starts again, are not
+reported); after :data:`MAX_RESTARTS` failures within :data:`RESTART_WINDOW`
+seconds it stops with ``OSError`` (the server works on without a watcher).
+
 Fences: :meth:`WorkspaceWatcher.fence` writes another probe there and returns an
 event set once the batch holding it has been handed to the callback (and the
 callback returned). The kernel queues one watcher's events in order, so every
@@ -25,8 +31,10 @@ hand a tree over without losing a change this way (``lsp/watching.py``).
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -35,6 +43,7 @@ from typing import Final, Literal
 
 import anyio
 from watchfiles import Change, awatch
+from watchfiles._rust_notify import WatchfilesRustInternalError  # public in the package's stub (__all__)
 
 from toolwire.workspace.digest import sha256_hex
 from toolwire.workspace.fs import MAX_EDIT_BYTES, is_temp_name
@@ -48,6 +57,11 @@ DEFAULT_IGNORED: Final = frozenset(
 """Folder names whose contents are never reported, at any depth."""
 
 _KINDS: Final = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
+log = logging.getLogger(__name__)
+
+#: A watcher that fails more than this many times within :data:`RESTART_WINDOW` seconds stops.
+MAX_RESTARTS: Final = 5
+RESTART_WINDOW: Final = 60.0
 _PROBE_EVERY: Final = 0.05  # seconds between probe writes until the first one is seen
 
 
@@ -189,28 +203,50 @@ class WorkspaceWatcher:
                     with anyio.move_on_after(_PROBE_EVERY):
                         await ready.wait()
 
-            watcher = awatch(self.root, probe_root, watch_filter=keep, debounce=self._debounce, step=self._step)
+            restarts: list[float] = []
             try:
-                async with aclosing(watcher) as changes, anyio.create_task_group() as tg:
-                    tg.start_soon(poke)
-                    async for batch in changes:
-                        if not ready.is_set() and any(p.startswith(probe_root) for _, p in batch):
-                            self._probe_root = probe_root
-                            ready.set()
-                            task_status.started()
-                        events = sorted(
-                            (FileEvent(_KINDS[c], Path(p)) for c, p in batch if not p.startswith(probe_root)),
-                            key=lambda e: (str(e.path), e.kind),
-                        )
-                        events = [e for e in events if not self._own(str(e.path))]
-                        if events and ready.is_set():
-                            await self._deliver(events)
-                        for _, p in batch:
-                            fence = self._fences.pop(p, None)
-                            if fence is not None:
-                                fence.set()
+                while True:
+                    try:
+                        await self._watch(probe_root, keep, ready, poke, task_status)
+                        break  # the change stream ended (the folder went away)
+                    except* WatchfilesRustInternalError as group:
+                        # watchfiles' backend gives up on a path it cannot decode (a file name that
+                        # is not UTF-8) and drops that batch: watch again, and say so.
+                        now = time.monotonic()
+                        restarts[:] = [t for t in restarts if now - t < RESTART_WINDOW] + [now]
+                        reason = str(group.exceptions[0])
+                        if len(restarts) > MAX_RESTARTS:
+                            raise OSError(f"the watcher failed {len(restarts)} times within {RESTART_WINDOW:g} s "
+                                          f"({reason}); not watching {self.root} any more") from None
+                        log.warning("watching %s again: the watcher dropped a batch of changes (%s)", self.root, reason)
+                        for fence in self._fences.values():
+                            fence.set()  # its batch may be the one dropped: do not wait for it
+                        self._fences.clear()
             finally:
                 self._probe_root = None
                 for fence in self._fences.values():
                     fence.set()  # the watcher ended: nothing more will be delivered
                 self._fences.clear()
+
+    async def _watch(self, probe_root: str, keep: Callable[[Change, str], bool], ready: anyio.Event,
+                     poke: Callable[[], Awaitable[None]], task_status: anyio.abc.TaskStatus[None]) -> None:
+        """One ``awatch`` over the folder and the probe folder, delivering batches until it ends."""
+        watcher = awatch(self.root, probe_root, watch_filter=keep, debounce=self._debounce, step=self._step)
+        async with aclosing(watcher) as changes, anyio.create_task_group() as tg:
+            tg.start_soon(poke)
+            async for batch in changes:
+                if not ready.is_set() and any(p.startswith(probe_root) for _, p in batch):
+                    self._probe_root = probe_root
+                    ready.set()
+                    task_status.started()
+                events = sorted(
+                    (FileEvent(_KINDS[c], Path(p)) for c, p in batch if not p.startswith(probe_root)),
+                    key=lambda e: (str(e.path), e.kind),
+                )
+                events = [e for e in events if not self._own(str(e.path))]
+                if events and ready.is_set():
+                    await self._deliver(events)
+                for _, p in batch:
+                    fence = self._fences.pop(p, None)
+                    if fence is not None:
+                        fence.set()
