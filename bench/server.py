@@ -38,7 +38,9 @@ Figures:
   and the fixed cost of each message (``other_bytes_per_message``: headers,
   envelope, ids, status, merge answers). ``turn`` gives the same figure for a
   server-run turn (the replay model, 8-character deltas), from the first update
-  to the status change that completes the call (no baseline can run a turn).
+  to the status change that completes the call (no baseline can run a turn), and
+  ``through_done_without_result`` for every update of the call through ``done``
+  (the ``calling`` and ``done`` updates included, the tool's result left out).
 * ``latency_ms`` (``small`` and ``100kb``, ``p50`` and ``p99``): from sending the
   request that completes a fed call (``end: true``) to receiving the update with
   its new status; baseline: from sending ``bench/echo`` to receiving its notification.
@@ -233,27 +235,34 @@ class Bench:
                 del peer.received[mark:]
         return out
 
-    async def turn_bytes(self, tw: Peer, args: str) -> tuple[int, int]:
-        """Bytes of the tool_call updates of a server-run call up to the one that completes it."""
+    async def turn_bytes(self, tw: Peer, args: str) -> tuple[int, int, int]:
+        """Bytes of the tool_call updates of a server-run call: up to the one that completes it,
+        how many those were, and all of them through ``done`` without the tool's result."""
         script = self.workdir / f"turn-{time.monotonic_ns()}.jsonl"
         script.write_text(json.dumps({"tool_calls": [{"name": "create_file", "arguments": json.loads(args),
                                                       "id": "turnbig"}], "chunk_size": PIECE}) + "\n"
                           + json.dumps({"text": "ok"}) + "\n")
+        folder = self.workdir / f"turn-{time.monotonic_ns()}"
+        folder.mkdir()
         sid = (await tw.request("toolwire/session/new", {
-            "cwd": str(self.workdir), "model": f"replay:{script}",
-            "settings": {"permissions": {"create_file": "deny"}}}))["sessionId"]
+            "cwd": str(folder), "model": f"replay:{script}",
+            "settings": {"permissions": {"create_file": "auto"}}}))["sessionId"]
         mark = len(tw.received)
         await tw.request("toolwire/session/prompt", {"sessionId": sid, "prompt": "go"})
-        total = count = 0
+        total = count = whole = 0
+        completed = False
         for size, _, msg in tw.received[mark:]:
             update = msg.get("params", {}).get("update", {}) if msg.get("method") == "toolwire/session/update" else {}
             call = update.get("toolCall")
             if call and call.get("toolCallId") == "turnbig":
-                total += size
-                count += 1
-                if call["status"] != "generating":
-                    break
-        return total, count
+                result = call.get("result")
+                whole += size - (len(json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode())
+                                 if result is not None else 0)
+                if not completed:
+                    total += size
+                    count += 1
+                    completed = call["status"] != "generating"
+        return total, count, whole
 
     async def latency(self, tw: Peer, echo: Peer, args: str) -> dict[str, float]:
         """Milliseconds from the completing request to the status update (toolwire) / notification (echo)."""
@@ -485,7 +494,8 @@ def summarize(rounds: list[dict[str, Any]], arg_bytes: int) -> list[dict[str, An
         out.append(line("bytes_per_argument_byte", med([r["turn_bytes"][0] / arg_bytes for r in rounds]), None,
                         "bytes/byte", "toolwire <= 3 + fixed cost per update",
                         mode="server-run turn, through the completing update",
-                        updates=med([r["turn_bytes"][1] for r in rounds]), argument_bytes=arg_bytes))
+                        updates=med([r["turn_bytes"][1] for r in rounds]), argument_bytes=arg_bytes,
+                        through_done_without_result=_round(med([r["turn_bytes"][2] / arg_bytes for r in rounds]))))
     for key, label in (("lat_small", "small"), ("lat_big", "100kb")):
         if key in first:
             for pct in ("p50", "p99"):

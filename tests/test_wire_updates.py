@@ -201,7 +201,8 @@ def bytes_for(server: RawServer, start: int) -> tuple[int, int]:
 async def test_bytes_on_the_wire_for_a_100_kb_call_are_linear(tmp_path):
     """Client-fed (16 chunks per request): all the server sends about the call (updates and merge
     results) is at most 3× its argument bytes plus a fixed cost per message. Server-run (the replay
-    model, 8-character deltas): the same bound up to the status change that completes the call."""
+    model, 8-character deltas): the same bound up to the status change that completes the call, and
+    through ``done`` (the result aside): the arguments are sent once."""
     args = big_arguments()
     arg_bytes = len(args.encode())
     server = RawServer()
@@ -233,11 +234,19 @@ async def test_bytes_on_the_wire_for_a_100_kb_call_are_linear(tmp_path):
         # Streaming, up to and including the status change that completes the call: linear.
         streaming = sum(size for size, _ in sent[:generated + 1])
         assert streaming <= 3 * arg_bytes + FIXED_COST * (generated + 1), (streaming / arg_bytes, generated + 1)
-        # After that no argument text at all; the validated arguments (defaults added) once more at
-        # most; the tool's result is the tool's answer, not measured here.
+        # After that no argument field at all: validation fills in create_file's ``overwrite``
+        # default for the tool, but the wire's arguments stay the model's and travel once. So the
+        # whole call, through ``done``, stays in the bound (the tool's result is the tool's answer,
+        # not measured here).
         later = calls[generated + 1:]
-        assert not any({"argumentsDelta", "argumentsText", "partialArguments"} & set(call) for call in later)
-        assert sum("arguments" in call for call in later) <= 1
+        assert [call["status"] for call in later] == ["calling", "done"]
+        assert not any({"argumentsDelta", "argumentsText", "partialArguments", "arguments"} & set(call)
+                       for call in later)
+        whole = sum(size for size, _ in sent) - sum(
+            len(json.dumps(call["result"], ensure_ascii=False, separators=(",", ":")).encode())
+            for call in calls if "result" in call)
+        assert whole <= 3 * arg_bytes + FIXED_COST * len(sent), (whole / arg_bytes, len(sent))
+        assert sum("arguments" in call for call in calls) == 1 and calls[generated]["arguments"] == json.loads(args)
         mirror = CallMirror()
         for _, m in sent:
             state = mirror.apply(m["params"]["update"]["toolCall"])

@@ -220,7 +220,9 @@ class Scheduler:
         except ArgumentsInvalid as exc:
             self._set(call, Status.ERRORED, error=CallError("invalid_arguments", str(exc)))
             return None
-        call.arguments = args.model_dump(mode="json")
+        # ``call.arguments`` stays what the model sent: the validated ``args`` (defaults filled
+        # in, values coerced) go to the tool; re-sending the arguments with the defaults added
+        # would put a large call's arguments on the wire twice (issue 12, goal 1).
         return tool, args
 
     async def _dispatch(self, call: ToolCallState, run: "ResponseRun", tg: Any,
