@@ -38,21 +38,32 @@ def read(proc: subprocess.Popen) -> dict:
     return json.loads(proc.stdout.read(int(header.split(b":")[1])))
 
 
+def send(proc: subprocess.Popen, data: bytes) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(data)
+    proc.stdin.flush()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """``shutdown`` (answered) and ``exit``, then the stream closes: exit code 0."""
+    send(proc, frame(SHUTDOWN) + frame(EXIT))
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert read(proc)["id"] == 2
+    assert proc.wait(timeout=30) == 0
+
+
 def test_a_pipe_is_read_on_the_event_loop_even_one_byte_at_a_time(tmp_path):
     log = tmp_path / "server.log"
     proc = serve(log)
     assert proc.stdin is not None
     try:
         for byte in frame(INIT) + frame(TOOLS):  # every write is its own pipe read on the server's side
-            proc.stdin.write(bytes([byte]))
-            proc.stdin.flush()
+            send(proc, bytes([byte]))
         assert read(proc)["id"] == 0
         answer = read(proc)
         assert answer["id"] == 1 and "read_file" in json.dumps(answer["result"])
-        proc.stdin.write(frame(SHUTDOWN) + frame(EXIT))
-        proc.stdin.close()
-        assert read(proc)["id"] == 2
-        assert proc.wait(timeout=30) == 0
+        stop(proc)
     finally:
         proc.kill()
     assert "stdin is a pipe or a socket: read on the event loop" in log.read_text()
@@ -63,17 +74,12 @@ def test_an_overlong_header_line_is_dropped_and_the_next_message_served(tmp_path
     proc = serve(log)
     assert proc.stdin is not None
     try:
-        proc.stdin.write(frame(INIT))
-        proc.stdin.flush()
+        send(proc, frame(INIT))
         assert read(proc)["id"] == 0
         junk = b"X-Junk: " + b"j" * (3 * HEADER_LINE_LIMIT) + b"\r\n"
-        proc.stdin.write(junk + frame(TOOLS))  # the junk line is read as a header nobody knows
-        proc.stdin.flush()
+        send(proc, junk + frame(TOOLS))  # the junk line is read as a header nobody knows
         assert read(proc)["id"] == 1
-        proc.stdin.write(frame(SHUTDOWN) + frame(EXIT))
-        proc.stdin.close()
-        assert read(proc)["id"] == 2
-        assert proc.wait(timeout=30) == 0
+        stop(proc)
     finally:
         proc.kill()
     text = log.read_text()
@@ -85,10 +91,9 @@ def test_a_stream_that_ends_inside_a_body_stops_the_server_cleanly(tmp_path):
     proc = serve(log)
     assert proc.stdin is not None
     try:
-        proc.stdin.write(frame(INIT))
-        proc.stdin.flush()
+        send(proc, frame(INIT))
         assert read(proc)["id"] == 0
-        proc.stdin.write(frame(TOOLS)[:-10])  # the client dies mid-message
+        send(proc, frame(TOOLS)[:-10])  # the client dies mid-message
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0  # no exit notification: like a client that just closes the stream
         assert proc.stdout is not None and proc.stdout.read() == b""  # nothing answered for half a message
