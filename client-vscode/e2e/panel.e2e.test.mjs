@@ -142,6 +142,20 @@ test("panel: reloading the window mid-turn (an edit awaiting approval) brings ba
     await card(chat, "edit_file", "done", "greet.py").waitFor({ timeout: STEP_MS });
     await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
     assert.match(readWorkspaceFile(workspace, "greet.py"), /def greet\(name: str\) -> str:/);
+
+    // Reloaded again after the turn ended: its end line (stop reason, tokens, duration)
+    // comes back from the snapshot's turns[], not from the old extension host's memory.
+    await chat.getByRole("region", { name: "End of turn" }).getByRole("button", { name: /Undo this turn/ }).waitFor({ timeout: STEP_MS });
+    const ended = await chat.getByRole("region", { name: "End of turn" }).allInnerTexts();
+    assert.match(ended.at(-1) ?? "", /\bin \/ \d+ out tokens · \d+\.\d s/);
+    const again = vscode.page.waitForEvent("load", { timeout: STEP_MS });
+    await vscode.command("Developer: Reload Window").catch(() => undefined);
+    await again;
+    await vscode.page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+    chat = vscode.chatFrame();
+    await card(chat, "edit_file", "done", "greet.py").waitFor({ timeout: 2 * STEP_MS });
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+    assert.deepEqual(await chat.getByRole("region", { name: "End of turn" }).allInnerTexts(), ended, "the same end lines, usage included");
   });
 });
 

@@ -337,6 +337,35 @@ test("window reload: a new host rebuilds from the snapshot with each ended turn'
   assert.equal(await reloaded.page.locator(".message.user").count(), 2);
 });
 
+test("window reload mid-turn: the turn the new host took up offers Undo once it ends", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, [
+    {
+      text: "Thinking it over slowly.",
+      tool_calls: [{ name: "edit_file", arguments: { path: "hello.txt", old_string: "hello", new_string: "taken up" } }],
+      chunk_size: 4,
+      delay: 0.15,
+    },
+    { text: "Finished after the reload." },
+  ], { initializationOptions: { permissions: { edit_file: "auto" } } });
+  await ask(panel, "Think slowly, then edit.");
+  await panel.page.locator(".message.assistant").waitFor(); // streaming: the edit has not run yet
+  const sessionId = panel.host.sessionId;
+  assert.ok(sessionId);
+  // A new extension host (nothing kept but the session id) while the answer still streams.
+  const reloaded = await openPanel(browser, site.url, server, {
+    model: `replay:${path.join(workspace, ".git", "script.jsonl")}`,
+    cwd: workspace,
+    memory: { get: () => sessionId, set: () => undefined },
+  });
+  t.after(() => reloaded.page.close());
+  await reloaded.host.serverRestarted();
+  await reloaded.page.locator(".message.user").waitFor();
+  assert.equal(await reloaded.page.locator(".turn-end").count(), 0, "taken up while the turn runs");
+  await turnEnded(reloaded);
+  await reloaded.page.getByRole("button", { name: "Undo this turn" }).waitFor({ timeout: 10_000 });
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "taken up\n");
+});
+
 test("a code action's background turn (toolwire.runAction) is shown in the panel", { timeout: TIMEOUT_MS }, async (t) => {
   const { panel, server, workspace } = await setup(t, [{ text: "It greets." }], {});
   const uri = pathToFileURL(path.join(workspace, "hello.txt")).href;

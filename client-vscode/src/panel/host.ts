@@ -196,6 +196,11 @@ export class PanelHost {
       this.running = update.state !== "ended";
       this.turnState = update.state === "ended" ? null : update.state;
       this.reportStatus();
+      if (update.state === "ended") {
+        // The turn may be undoable now. Asked here, not when the prompt answers, so a turn
+        // this host did not start (taken up after a window reload, a code action's) counts too.
+        void this.refreshTurns().catch(() => undefined);
+      }
     } else if (update.sessionUpdate === "tool_call") {
       this.follow(update.toolCall);
     }
@@ -272,7 +277,6 @@ export class PanelHost {
         prompt: [{ type: "text", text }],
       });
       this.post({ type: "turnResult", stopReason: result.stopReason, message: result.message ?? undefined, usage: result.usage });
-      await this.refreshTurns();
       return result;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
