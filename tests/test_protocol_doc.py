@@ -86,3 +86,50 @@ def test_tool_call_snapshots_match_the_wire_model():
     rejected.transition(Status.CANCELED, cancel_reason=CancelReason.REJECTED)
     for snapshot in [*snapshots, other.to_wire(), rejected.to_wire()]:
         assert ToolCallWire.model_validate(snapshot).model_dump(by_alias=True, mode="json", exclude_unset=True) == snapshot
+
+
+def _lsp_part() -> str:
+    """protocol.md up to the ACP section (whose codes are the ACP SDK's, not ours)."""
+    return DOC.split("## Agent Client Protocol front-end")[0]
+
+
+def test_the_errors_table_gives_the_codes_the_server_sends():
+    """Every code of the Errors table is the value of the server's constant of that name,
+    and every error code the LSP part of the doc mentions is in the table."""
+    import re
+
+    from toolwire.lsp import rpc
+
+    section = _lsp_part().split("## Errors")[1].split("\n## ")[0]
+    table = {int(code): name for code, name in re.findall(r"^\| (-3\d{4}) \| (\w+) \|", section, re.M)}
+    constants = {"ParseError": rpc.PARSE_ERROR, "InvalidRequest": rpc.INVALID_REQUEST,
+                 "MethodNotFound": rpc.METHOD_NOT_FOUND, "InvalidParams": rpc.INVALID_PARAMS,
+                 "InternalError": rpc.INTERNAL_ERROR, "ServerNotInitialized": rpc.SERVER_NOT_INITIALIZED,
+                 "TurnInProgress": rpc.TurnInProgress.CODE, "UnknownSession": rpc.UnknownSession.CODE}
+    for name, code in constants.items():
+        assert table.get(code) == name, (name, code)
+    body = _lsp_part().replace(section, "")
+    for code in re.findall(r"(?<![\d.…])-3\d{4}\b", body):
+        assert int(code) in table, f"protocol.md mentions error {code}, which the Errors table does not list"
+
+
+def test_every_mention_of_an_error_code_fits_its_meaning():
+    """Where a method's text names an error code, the words around it say what the
+    table says the code means (an unknown session is -31002, a running turn -31001,
+    a request before initialize -32002): so a method's section cannot give LSP's
+    -32001/-32002 for Toolwire's own errors."""
+    import re
+
+    section = _lsp_part().split("## Errors")[1].split("\n## ")[0]
+    body = _lsp_part().replace(section, "")
+    meaning = {"-31001": ("turn",), "-31002": ("session",), "-32002": ("initialize",)}
+    for match in re.finditer(r"(?<![\d.…])(-3\d{4})\b", body):
+        code = match.group(1)
+        window = body[max(0, match.start() - 120): match.end() + 60].lower()
+        for word in meaning.get(code, ()):
+            assert word in window, f"{code} near {window!r}"
+        clause = re.split(r"[;.\n]\s", body[match.end():match.end() + 80])[0].lower()
+        if "session" in clause and "unknown" in clause:
+            assert code == "-31002", f"{code} given for an unknown session: {clause!r}"
+        if "turn" in clause and ("runs" in clause or "running" in clause):
+            assert code == "-31001", f"{code} given for a running turn: {clause!r}"
