@@ -3,7 +3,9 @@
 Every message is checked here before pygls sees it (JSON-RPC 2.0 §4–§6, LSP 3.17
 "Base Protocol" and "Lifecycle Messages"):
 
-* A body that is not JSON: ``-32700 Parse error``, ``id: null``.
+* A body that is not JSON or not UTF-8 (no byte order mark, not UTF-16 or UTF-32;
+  the transports hand bodies on as text, :class:`toolwire.lsp.transport.FrameReader`):
+  ``-32700 Parse error``, ``id: null``.
 * A body that is JSON but not an object (a number, a string, ``null``), an object
   that is neither a request, a notification nor a response (e.g. only an ``id``),
   a ``jsonrpc`` member other than ``"2.0"``, a ``method`` that is not a string, an
@@ -444,8 +446,18 @@ for _name in ("pygls.io_", "pygls.server", "toolwire.lsp.read"):
 
 
 def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bool:
-    """Send ``-32700`` for a body that was not JSON; True when ``error`` was one."""
-    if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
-        protocol._send_data(error_response(None, PARSE_ERROR, f"Parse error: {clip(str(error), 200)}"))
-        return True
-    return False
+    """Send ``-32700`` for a body that was not JSON or not UTF-8; True when ``error`` was one.
+
+    The message says "not UTF-8" for a body that is not valid UTF-8, one that starts
+    with a byte order mark and one holding NUL characters (UTF-16 or UTF-32 text)."""
+    if not isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+        return False
+    reason = clip(str(error), 200)
+    if isinstance(error, UnicodeDecodeError):
+        reason = f"the body is not UTF-8 ({error.reason} at byte {error.start})"
+    elif error.doc.startswith("\ufeff"):
+        reason = "the body starts with a byte order mark; send UTF-8 without one"
+    elif "\x00" in error.doc:
+        reason = f"the body is not UTF-8 (it holds NUL characters: UTF-16 or UTF-32?); {reason}"
+    protocol._send_data(error_response(None, PARSE_ERROR, f"Parse error: {reason}"))
+    return True

@@ -28,7 +28,7 @@ import sys
 import threading
 from typing import Any
 
-from pygls.io_ import StdoutWriter, run_async
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 
 log = logging.getLogger(__name__)
 #: The logger pygls' read loop (``run_async``) reports unreadable messages with, on every transport.
@@ -49,6 +49,15 @@ class FrameReader:
     raise ``ValueError``, which would end the read loop and the connection; here it is
     logged and read as a header line nobody knows (skipped, as LSP's base protocol
     skips unknown headers), and the next message is read as usual.
+
+    Every body is handed on as ``str``, decoded as strict UTF-8 (LSP's base
+    protocol: the content is ``utf-8``; the only charset ``Content-Type`` may name).
+    pygls' loop gives the body to ``json.loads``, which for ``bytes`` would guess
+    UTF-16 or UTF-32 and skip a UTF-8 byte order mark; a ``str`` is read as it is, so
+    a body in another encoding, or one that starts with a BOM, is not JSON and is
+    answered ``-32700`` (:func:`toolwire.lsp.rpc.answer_parse_error`). A body that
+    is not valid UTF-8 at all is handed on as :class:`NotUtf8` (bytes whose decoding
+    raises the ``UnicodeDecodeError``), answered ``-32700`` too.
 
     Between two messages the reader yields to the event loop once, even when the
     next one is already buffered: a notification's async handler (e.g.
@@ -71,15 +80,48 @@ class FrameReader:
             log.warning("dropped a header line longer than %d bytes", HEADER_LINE_LIMIT)
             return b"X-Dropped-Header: too long\r\n"
 
-    async def readexactly(self, n: int) -> bytes:
-        """The next ``n`` bytes; ``b""`` when the stream ends first (the read loop stops)."""
+    async def readexactly(self, n: int) -> str | bytes:
+        """The next ``n`` bytes as UTF-8 text (:func:`utf8_body`); ``b""`` when the stream
+        ends first (the read loop stops)."""
         self._after_body = True
         try:
-            return await self._reader.readexactly(n)
+            return utf8_body(await self._reader.readexactly(n))
         except asyncio.IncompleteReadError as exc:
             if exc.partial:
                 log.warning("the stream ended inside a message (%d of %d bytes)", len(exc.partial), n)
             return b""
+
+
+class NotUtf8(bytes):
+    """A body that is not valid UTF-8: ``json.loads`` raises the decoding error it keeps.
+
+    ``json.loads`` decodes ``bytes`` with their ``decode`` method, so this is how a
+    read loop we do not own (pygls' ``run_async``) is made to fail on such a body
+    the way it fails on one that is not JSON (its error handler answers ``-32700``).
+    """
+
+    error: UnicodeDecodeError
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:  # noqa: ARG002 - always fails
+        """Raises the ``UnicodeDecodeError`` the strict UTF-8 decoding gave."""
+        raise self.error
+
+
+def utf8_body(body: bytes) -> str | bytes:
+    """``body`` decoded as strict UTF-8, or a :class:`NotUtf8` when it is not UTF-8.
+
+    A leading byte order mark stays in the text (``json.loads`` rejects it: "Unexpected
+    UTF-8 BOM"); UTF-16 and UTF-32 text of ASCII characters is valid UTF-8 full of NUL
+    characters, which is not JSON either.
+    """
+    if not body:
+        return body
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        wrapped = NotUtf8(body)
+        wrapped.error = exc
+        return wrapped
 
 
 def _readable_on_loop(fd: int) -> bool:
@@ -105,7 +147,7 @@ def serve_stdio(server: Any) -> None:
     """
     stdin = sys.stdin.buffer
     if not _readable_on_loop(stdin.fileno()):
-        server.start_io()
+        _serve_blocking_stdin(server, stdin)
         return
     log.debug("stdin is a pipe or a socket: read on the event loop")
     stop = threading.Event()
@@ -127,6 +169,24 @@ def serve_stdio(server: Any) -> None:
     except BrokenPipeError:
         log.error("the client closed its end of stdout; stopping")
     except (KeyboardInterrupt, SystemExit):  # ``exit``: the code is in server.protocol.exit_code
+        pass
+    finally:
+        server.shutdown()
+
+
+def _serve_blocking_stdin(server: Any, stdin: Any) -> None:
+    """pygls' ``start_io`` for a stdin the loop cannot poll (a terminal, a file): its
+    reader reads in a worker thread; bodies are checked as on the loop (:class:`FrameReader`)."""
+    stop = threading.Event()
+    server._stop_event = stop
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    reader = FrameReader(StdinAsyncReader(stdin, server.thread_pool))  # type: ignore[arg-type]
+    try:
+        asyncio.run(run_async(stop_event=stop, reader=reader, protocol=server.protocol, logger=READ_LOG,
+                              error_handler=server.report_server_error))
+    except BrokenPipeError:
+        log.error("the client closed its end of stdout; stopping")
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()
