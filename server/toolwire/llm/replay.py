@@ -12,9 +12,13 @@ A script is a JSONL file, one line per model response, in order. Each line is on
   JSON or not. ``"usage": {"prompt_tokens": N, "completion_tokens": M}`` sets the
   token counts the stream's last chunk reports (default 0 and 0).
 
-Optional keys on any line: ``"delay": seconds`` between frames (for tests of
-cancellation while a response streams), ``"cut_after": K`` to end the stream
-after K frames as if the connection dropped (raises :class:`ModelError`).
+Optional keys on any line: ``"delay": seconds`` between frames (0 to 3600; for
+tests of cancellation while a response streams), ``"cut_after": K`` to end the
+stream after K frames as if the connection dropped (raises :class:`ModelError`).
+
+Every line is checked when the script is loaded (:func:`load_script`): a key a line
+does not take, a value of the wrong kind, or a stream file none of whose payloads a
+known format recognizes is an error naming the line and the key.
 
 When the script runs out the model answers with a short text and stops, so a turn
 always ends. Every request received is kept in :attr:`ReplayModel.requests` and,
@@ -23,6 +27,7 @@ when ``log_path`` is given, appended to that file as one JSON line.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -32,6 +37,7 @@ import anyio
 from anyio.lowlevel import checkpoint
 
 from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.streaming.formats.registry import FORMATS, detect_format
 from toolwire.streaming.framing import Frame, frames_from_bytes
 
 #: Text the model sends once its script has no lines left.
@@ -42,24 +48,110 @@ class ReplayScriptError(ValueError):
     """The script file is missing or a line is not one of the accepted shapes."""
 
 
+#: Keys every line may carry.
+COMMON_KEYS = ("delay", "cut_after")
+#: Keys of a ``{"stream": …}`` line.
+STREAM_KEYS = ("stream", *COMMON_KEYS)
+#: Keys of a scripted line.
+SCRIPTED_KEYS = ("text", "tool_calls", "chunk_size", "usage", *COMMON_KEYS)
+#: Keys of one ``tool_calls`` entry.
+CALL_KEYS = ("name", "arguments", "id")
+#: Longest ``delay`` accepted (seconds): a turn that waits longer between chunks is a typo.
+MAX_DELAY = 3600.0
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _unknown_keys(where: str, given: dict[str, Any], accepted: tuple[str, ...], what: str) -> None:
+    """Raise naming the first key of ``given`` not in ``accepted`` (with a close match, if any)."""
+    for key in given:
+        if key not in accepted:
+            close = difflib.get_close_matches(str(key), accepted, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ReplayScriptError(f"{where}: unknown key {str(key)[:80]!r}{hint}; {what} takes "
+                                    f"{', '.join(accepted)}")
+
+
+def _check_stream(where: str, target: Path) -> None:
+    """Raise unless some payload of the recorded stream at ``target`` is one a known format recognizes."""
+    try:
+        body = target.read_bytes()
+    except OSError as exc:
+        raise ReplayScriptError(f"{where}: stream: cannot read {target}: {exc.strerror or exc}") from None
+    for frame in frames_from_bytes(body):
+        if frame.error is None and not frame.done and detect_format(frame.payload, frame.event) is not None:
+            return
+        if frame.fatal:
+            break
+    raise ReplayScriptError(f"{where}: stream: no format matched the payloads of {target} "
+                            f"(known: {', '.join(sorted(FORMATS))})")
+
+
+def _check_line(where: str, line: dict[str, Any]) -> None:
+    """Raise :class:`ReplayScriptError` naming ``where`` and the key for anything a line may not hold."""
+    if "delay" in line:
+        delay = line["delay"]
+        if not _number(delay) or not 0 <= delay <= MAX_DELAY:
+            raise ReplayScriptError(f"{where}: delay must be a number of seconds from 0 to {MAX_DELAY:g} "
+                                    f"(got {json.dumps(delay)[:80]})")
+    if "cut_after" in line:
+        cut = line["cut_after"]
+        if type(cut) is not int or cut < 0:
+            raise ReplayScriptError(f"{where}: cut_after must be a non-negative integer (got {json.dumps(cut)[:80]})")
+    if "stream" in line:
+        _unknown_keys(where, line, STREAM_KEYS, "a stream line")
+        if not isinstance(line["stream"], str) or not line["stream"]:
+            raise ReplayScriptError(f"{where}: stream must be the path of a recorded stream file")
+        return
+    _unknown_keys(where, line, SCRIPTED_KEYS, "a scripted line")
+    if line.get("text") is not None and not isinstance(line["text"], str):
+        raise ReplayScriptError(f"{where}: text must be a string")
+    calls = line.get("tool_calls", [])
+    if not isinstance(calls, list):
+        raise ReplayScriptError(f"{where}: tool_calls must be a list of objects with a string name")
+    for index, call in enumerate(calls):
+        at = f"{where}: tool_calls[{index}]"
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
+            raise ReplayScriptError(f"{at}: must be an object with a string name")
+        _unknown_keys(at, call, CALL_KEYS, "a tool call")
+        if "id" in call and not isinstance(call["id"], str):
+            raise ReplayScriptError(f"{at}: id must be a string")
+    size = line.get("chunk_size", 16)
+    if type(size) is not int or size < 1:
+        raise ReplayScriptError(f"{where}: chunk_size must be a positive integer")
+    usage = line.get("usage", {})
+    if not isinstance(usage, dict) or not all(
+            k in ("prompt_tokens", "completion_tokens") and type(v) is int and v >= 0 for k, v in usage.items()):
+        raise ReplayScriptError(f"{where}: usage must be an object of non-negative integer "
+                                "prompt_tokens and completion_tokens")
+
+
 def load_script(path: Path) -> list[dict[str, Any]]:
-    """Read and check a replay script.
+    """Read and check a replay script: every line is checked here, so a script that
+    loads plays without surprises.
 
     Args:
         path: The JSONL script.
 
     Returns:
-        One dict per non-blank line.
+        One dict per non-blank line (a ``stream`` path made absolute).
 
     Raises:
-        ReplayScriptError: unreadable file, a line that is not a JSON object, a
-            ``stream`` file that does not exist, or a malformed ``tool_calls`` entry;
-            the message names the line number.
+        ReplayScriptError: unreadable file, a line that is not a JSON object, a key a
+            line (or a ``tool_calls`` entry) does not take, a value of the wrong kind
+            (``delay`` outside 0–3600 s, ``cut_after`` or ``chunk_size`` not a
+            non-negative/positive integer, malformed ``usage``), a ``stream`` file that
+            does not exist or whose payloads no known format recognizes; the message
+            names the line number and the key.
     """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ReplayScriptError(f"cannot read replay script {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReplayScriptError(f"replay script {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     lines: list[dict[str, Any]] = []
     for number, raw in enumerate(text.split("\n"), start=1):  # JSON Lines: only LF (U+2028 may be in a string)
         if not raw.strip():
@@ -71,23 +163,13 @@ def load_script(path: Path) -> list[dict[str, Any]]:
             raise ReplayScriptError(f"{where}: not valid JSON ({exc})") from None
         if not isinstance(line, dict):
             raise ReplayScriptError(f"{where}: each line must be a JSON object")
+        _check_line(where, line)
         if "stream" in line:
-            target = (path.parent / str(line["stream"])).resolve()
+            target = (path.parent / line["stream"]).resolve()
             if not target.is_file():
                 raise ReplayScriptError(f"{where}: stream file {target} does not exist")
+            _check_stream(where, target)
             line = {**line, "stream": str(target)}
-        else:
-            calls = line.get("tool_calls", [])
-            if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):
-                raise ReplayScriptError(f"{where}: tool_calls must be a list of objects with a string name")
-            size = line.get("chunk_size", 16)
-            if not isinstance(size, int) or size < 1:
-                raise ReplayScriptError(f"{where}: chunk_size must be a positive integer")
-            usage = line.get("usage", {})
-            if not isinstance(usage, dict) or not all(
-                    k in ("prompt_tokens", "completion_tokens") and type(v) is int and v >= 0 for k, v in usage.items()):
-                raise ReplayScriptError(f"{where}: usage must be an object of non-negative integer "
-                                        "prompt_tokens and completion_tokens")
         lines.append(line)
     return lines
 
