@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
+from toolwire.lsp.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
 
 SESSION_NEW = "toolwire/session/new"
 SESSION_PROMPT = "toolwire/session/prompt"
@@ -423,12 +424,3 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     if type(event) is WorkspaceChange:
         return {"sessionUpdate": "workspace_change", "paths": list(event.paths)}
     raise TypeError(f"not an agent event: {event!r}")
-
-
-def describe_validation_error(method: str, exc: ValidationError) -> str:
-    """One sentence naming every bad field, e.g. ``toolwire/session/prompt: sessionId: Field required``."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(to_camel(str(p)) if isinstance(p, str) else str(p) for p in err["loc"]) or "(params)"
-        parts.append(f"{loc}: {err['msg']}")
-    return f"{method}: invalid params: " + "; ".join(parts)
