@@ -4,8 +4,9 @@ The file list comes from ``--numstat -z`` and the text from ``--patch`` with the
 same options, so both list the same files in the same order. Both run with
 ``--relative`` in the workspace folder: a workspace inside a larger repository
 sees only its own files, with workspace-relative paths. File names in the
-file list are in display form (:mod:`toolwire.workspace.names`); the patch
-text is decoded as UTF-8 with U+FFFD for bytes that are not. Binary files and
+file list are in display form (:mod:`toolwire.workspace.names`), and so are
+the names in the patch's header lines (:func:`_quote_headers`); the patch text
+is decoded as UTF-8 with U+FFFD for bytes that are not. Binary files and
 lockfiles are summarized in one line; a long file patch is cut with a marker;
 once the total budget is spent the remaining files are only named.
 """
@@ -93,6 +94,45 @@ def _blocks(patch: str) -> list[str]:
     return ["".join(b) for b in blocks if b]
 
 
+_OLD_SIDE: Final = ("--- ", "rename from ", "copy from ")
+_NEW_SIDE: Final = ("+++ ", "rename to ", "copy to ")
+
+
+def _with_prefix(prefix: str, shown: str) -> str:
+    """``a/`` + a name in display form as git prints it: inside the quotes when quoted."""
+    return f'"{prefix}{shown[1:]}' if shown.startswith('"') else prefix + shown
+
+
+def _quote_headers(block: str, item: dict[str, Any]) -> str:
+    """``block`` with its header lines naming the file in display form.
+
+    git runs with ``core.quotePath=false`` (UTF-8 names print as they are), so it
+    quotes only control characters: a name holding U+202E, U+200B or U+2028 would
+    reach the model raw in ``diff --git``, ``---``/``+++`` and ``rename``/``copy``
+    lines. For a file whose display name is quoted (:func:`display_name`), those
+    lines are written again from the names of ``--numstat -z``, in git's quoted
+    form (``diff --git "a/evil\\342\\200\\256txt.exe" "b/…"``); other blocks are
+    kept byte for byte. Lines from the first hunk (``@@``) on are file content.
+    """
+    new = item["path"]
+    old = item.get("from", new)
+    if not (new.startswith('"') or old.startswith('"')):
+        return block
+    lines = _lines(block)
+    for index, line in enumerate(lines):
+        if line.startswith("@@"):
+            break
+        if line.startswith("diff --git "):
+            lines[index] = f"diff --git {_with_prefix('a/', old)} {_with_prefix('b/', new)}\n"
+        elif line.startswith(("--- ", "+++ ")) and line.rstrip("\n")[4:] != "/dev/null":
+            side = ("a/", old) if line.startswith("--- ") else ("b/", new)
+            lines[index] = f"{line[:4]}{_with_prefix(*side)}\n"
+        elif line.startswith(_OLD_SIDE[1:] + _NEW_SIDE[1:]):
+            head = next(h for h in _OLD_SIDE[1:] + _NEW_SIDE[1:] if line.startswith(h))
+            lines[index] = f"{head}{old if head in _OLD_SIDE else new}\n"
+    return "".join(lines)
+
+
 def _cut(block: str, path: str, limit: int) -> tuple[str, bool]:
     if len(block) <= limit:
         return block, False
@@ -143,7 +183,8 @@ async def capped_patch(ctx: ToolContext, args: list[str], pathspec: list[str]) -
         elif item["lockfile"]:
             piece = f"Lockfile {label} changed (diff omitted)\n"
         else:
-            piece, item["truncated"] = _cut(block, item["path"], min(PER_FILE_CHARS, TOTAL_CHARS - used))
+            piece, item["truncated"] = _cut(_quote_headers(block, item), item["path"],
+                                            min(PER_FILE_CHARS, TOTAL_CHARS - used))
         any_cut |= item["truncated"]
         out.append(piece)
         used += len(piece)
