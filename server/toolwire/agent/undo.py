@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import stat
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -33,7 +34,7 @@ from toolwire.agent.checkpoints import BufferState, FileState, GitAction, PathCh
 from toolwire.agent.undo_git import GitUndo
 from toolwire.tools.base import ToolContext
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.fs import TEMP_MARKER
+from toolwire.workspace.fs import TEMP_MARKER, keep_metadata
 from toolwire.workspace.paths import is_inside, resolve_path
 from toolwire.workspace.text import unified_diff
 
@@ -86,8 +87,14 @@ def _write_entry(entry: Path, state: FileState, data: bytes | None, listener: Ca
         if state.kind == "symlink":
             os.symlink(os.fsdecode(data), temp)
         else:
+            try:
+                now = os.lstat(entry)
+            except OSError:
+                now = None
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
             try:
+                if now is not None and stat.S_ISREG(now.st_mode):  # owner, group, xattrs of the file replaced
+                    keep_metadata(fd, now, entry)
                 os.fchmod(fd, state.mode if state.mode is not None else 0o644)
                 view = memoryview(data)
                 while view:

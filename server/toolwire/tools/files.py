@@ -26,7 +26,7 @@ from toolwire.tools.target import (
 )
 from toolwire.workspace.positions import newline_counts, split_lines
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.fs import MAX_FILE_BYTES, read_bytes
+from toolwire.workspace.fs import MAX_FILE_BYTES, check_writable, read_bytes
 from toolwire.workspace.paths import resolve_path
 from toolwire.workspace.text import decode_text, unified_diff
 
@@ -184,6 +184,7 @@ class DeleteFile(FileTool):
         elif os.path.isdir(entry):
             raise ToolError("is_directory", f"{rel} is a folder; delete_file only deletes files")
         else:
+            check_writable(entry, label=rel)  # like rm, which asks before removing a write-protected file
             old, summary = _old_text_for_diff(entry, rel)
             diff = unified_diff(old, None, rel) if old is not None else f"deleted {summary}\n"
         before = os.lstat(entry)

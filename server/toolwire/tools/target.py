@@ -18,7 +18,7 @@ from typing import Any
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.fs import ABSENT, MAX_EDIT_BYTES, atomic_write, read_bytes
+from toolwire.workspace.fs import ABSENT, MAX_EDIT_BYTES, atomic_write, check_writable, read_bytes
 from toolwire.workspace.lookalike import check_new_path
 from toolwire.workspace.paths import WorkspacePath, resolve_path
 from toolwire.workspace.text import decode_text, dominant_newline, encode_text
@@ -138,16 +138,19 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
     """Write ``new_text`` where ``target`` was read from.
 
     An open buffer is replaced through the editor; a disk file is written
-    atomically (BOM and permission bits kept, parent folders created for a
+    atomically (BOM, permission bits, owner and extended attributes kept, parent folders created for a
     new file), refused if the disk changed since :func:`load_target`.
 
     Raises:
         ToolError: ``stale`` (the buffer moved on, or the disk changed),
             ``editor_refused`` / ``editor_unsupported`` / ``editor_disconnected`` (from the editor, see
             :meth:`~toolwire.workspace.documents.Documents.replace`), ``exists``,
+            ``read_only`` (the file on disk is read-only, open in the editor or not; nothing changes),
             ``io_error``; ``invalid_name`` / ``lookalike`` for a new name (:func:`check_creatable`).
     """
     if target.doc is not None:
+        if target.exists:  # the editor could not save it either
+            check_writable(target.path.resolved, label=target.path.rel)
         _expect_editor_save(ctx, target, new_text)
         # While the editor has not answered, a timeout or cancel leaves the edit's
         # fate to the editor: the runner reads this note to say so.

@@ -2,8 +2,11 @@
 
 A write never leaves a half-written file: the new bytes go to a temporary file
 in the same folder, are flushed and fsynced, and then replace the target with
-:func:`os.replace` (atomic on POSIX within one file system). The file's
-permission bits are kept. Right before the replace, the target's bytes are
+:func:`os.replace` (atomic on POSIX within one file system). The replacement
+keeps the file's permission bits, its owner and group (when the process may set
+them: as root, or when it owns the file and is in the group) and its extended
+attributes (POSIX ACLs included) where the file system lets them be copied.
+A read-only file (:func:`check_writable`) is never replaced. Right before the replace, the target's bytes are
 compared with what the caller read; if something else changed the file in
 between, the write is refused as stale. The temporary file is removed on any
 failure.
@@ -32,6 +35,8 @@ __all__ = [
     "WriteListener",
     "read_bytes",
     "atomic_write",
+    "check_writable",
+    "keep_metadata",
     "is_temp_name",
 ]
 
@@ -148,6 +153,69 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def check_writable(path: Path, st: os.stat_result | None = None, *, label: str | None = None) -> None:
+    """Refuse to change a read-only regular file (the rule an editor follows).
+
+    A file is read-only when it has no write permission bit at all (``chmod a-w``,
+    e.g. mode 0444: read-only even for root, who could otherwise write anything),
+    or when the user the server runs as may not write it (:func:`os.access`
+    ``W_OK``: owner, group and other bits, ACLs, a read-only mount).
+
+    Args:
+        path: Absolute path of an existing file.
+        st: Its ``os.stat`` result, when already taken.
+        label: Name used in the error (defaults to ``path``).
+
+    Raises:
+        ToolError: ``read_only`` with ``{"mode": "0444"}`` (octal permission bits).
+    """
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return  # absent or unreadable: the write itself reports it
+    if not stat.S_ISREG(st.st_mode):
+        return
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o222 and os.access(path, os.W_OK):
+        return
+    why = "has no write permission" if not mode & 0o222 else "is not writable by the user the server runs as"
+    raise ToolError("read_only", f"{label or path} is read-only (mode {mode:04o}: it {why}); nothing was written. "
+                    "Make it writable first if it should change (e.g. chmod u+w)", {"mode": f"{mode:04o}"})
+
+
+def keep_metadata(fd: int, st: os.stat_result, source: Path | None = None) -> None:
+    """Give the new file open as ``fd`` the owner, group, permission bits and extended
+    attributes of the file it replaces (``st``, ``source``), as far as allowed.
+
+    Owner and group are set when the process may (root; or its own file and a group
+    it is in); a refusal is ignored (the new file keeps the process's ids). Extended
+    attributes of ``source`` (``user.*``, POSIX ACLs as ``system.posix_acl_access``,
+    ``security.*`` as root) are copied one by one; any the file system or the
+    process's rights refuse are skipped. The mode is set last (``chown`` clears the
+    set-user-ID and set-group-ID bits).
+    """
+    if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        except OSError:
+            try:  # at least the group, when the process is in it
+                os.fchown(fd, -1, st.st_gid)
+            except OSError:
+                pass
+    if source is not None and hasattr(os, "listxattr"):
+        try:
+            names = os.listxattr(source)
+        except OSError:
+            names = []
+        for attr in names:
+            try:
+                os.setxattr(fd, attr, os.getxattr(source, attr))
+            except OSError:
+                pass
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+
+
 def atomic_write(
     path: Path,
     data: bytes,
@@ -171,17 +239,20 @@ def atomic_write(
     Raises:
         ToolError: ``stale`` when the file changed since it was read,
             ``exists`` when ``expected`` is ABSENT and the file exists,
+            ``read_only`` (:func:`check_writable`),
             ``is_directory``, or ``io_error`` on any OS failure. In every case
             the target is untouched and no temporary file is left behind.
     """
     name = label or str(path)
     folder = path.parent
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        old: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
-        mode = None
+        old = None
     except OSError as exc:
         raise ToolError("io_error", f"cannot write {name}: {exc.strerror or exc}") from None
+    if old is not None:
+        check_writable(path, old, label=name)
     temp = folder / f".{path.name[:80]}{TEMP_MARKER}{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -189,8 +260,8 @@ def atomic_write(
         raise ToolError("io_error", f"cannot write {name}: {exc.strerror or exc}") from None
     try:
         try:
-            if mode is not None:
-                os.fchmod(fd, mode)
+            if old is not None:
+                keep_metadata(fd, old, path)
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
