@@ -38,8 +38,9 @@ def check_cwd(cwd: str | Path) -> Path:
 
     Raises:
         SessionSpecError: (field ``cwd``) longer than :data:`MAX_CWD`, holding a NUL,
-            not absolute, missing, not a folder, or not readable and searchable by
-            this process. The message quotes at most 80 characters of ``cwd``.
+            not absolute, missing, not a folder, not readable and searchable by
+            this process, or a git directory or inside one (:func:`git_dir_holding`).
+            The message quotes at most 80 characters of ``cwd``.
     """
     text = str(cwd)
     shown = repr(text) if len(text) <= 80 else f"{text[:80]!r}… ({len(text)} characters)"
@@ -58,7 +59,38 @@ def check_cwd(cwd: str | Path) -> Path:
         raise SessionSpecError("cwd", f"{shown} cannot be used: {exc.strerror or exc}") from None
     if not os.access(root, os.R_OK | os.X_OK):
         raise SessionSpecError("cwd", f"{shown} is not readable by the server")
+    gitdir = git_dir_holding(root)
+    if gitdir is not None:
+        where = "is a git directory" if gitdir == root.resolve() else f"is inside the git directory {str(gitdir)!r}"
+        raise SessionSpecError("cwd", f"{shown} {where}: the tools would write git's own files (hooks, config) "
+                               "unguarded; open the repository's work tree instead")
     return root
+
+
+def looks_like_git_dir(folder: Path) -> bool:
+    """True when ``folder`` has what git requires of a git directory (``HEAD`` file,
+    ``objects/`` and ``refs/`` folders): a repository's ``.git``, a bare repository,
+    a submodule's or a linked worktree's git directory."""
+    try:
+        return (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+    except OSError:
+        return False
+
+
+def git_dir_holding(folder: Path) -> Path | None:
+    """The git directory that ``folder`` is, or is inside, else None.
+
+    ``folder`` is resolved (links followed); it and each folder above it count when
+    named ``.git`` (any case, like the tools' guard) or when they look like a git directory (:func:`looks_like_git_dir`).
+    The ``.git`` guard of the tools (never write under a ``.git`` component of a
+    workspace path) does not cover a workspace that is itself such a folder, so a
+    session is not opened there (see protocol.md, ``toolwire/session/new``).
+    """
+    real = folder.resolve()
+    for candidate in (real, *real.parents):
+        if candidate.name.casefold() == ".git" or looks_like_git_dir(candidate):
+            return candidate
+    return None
 
 
 def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Documents) -> Session:
