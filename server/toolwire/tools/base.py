@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, bounded_message
 
 __all__ = [
     "ToolError",
@@ -52,8 +52,9 @@ class ToolResult:
 
     @classmethod
     def failure(cls, code: str, message: str, data: dict[str, Any] | None = None) -> "ToolResult":
-        """A failed result whose content tells the model what went wrong."""
-        return cls(ok=False, content=f"Error ({code}): {message}", data=data, error_code=code)
+        """A failed result whose content tells the model what went wrong (``message`` kept
+        bounded: :func:`toolwire.workspace.errors.bounded_message`)."""
+        return cls(ok=False, content=f"Error ({code}): {bounded_message(message)}", data=data, error_code=code)
 
     def to_wire(self) -> dict[str, Any]:
         """``{"ok", "content", "data", "errorCode"}`` for the client."""

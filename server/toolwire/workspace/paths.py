@@ -39,7 +39,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.names import display_name, parse_quoted
 
 __all__ = ["WorkspacePath", "resolve_path", "is_inside", "GIT_DIR_NAME"]
@@ -155,6 +155,48 @@ def _canonical(root: Path, parts: tuple[str, ...], notes: list[str]) -> list[str
     return out
 
 
+#: Longest path (bytes) and longest name in a path (bytes) the file system takes, when it cannot say.
+PATH_MAX = 4096
+NAME_MAX = 255
+
+
+def _shown(written: str) -> str:
+    """A path the model wrote as error messages quote it: display form, clipped to about 80 characters."""
+    return clip_quote(display_name(written))
+
+
+def _size(text: str) -> int:
+    """Bytes of ``text`` as the file system spells it."""
+    try:
+        return len(os.fsencode(text))
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_lengths(root: Path, written: str, parts: list[str]) -> None:
+    """Refuse a path no file system entry can have: one longer than ``PATH_MAX`` bytes,
+    or with a name longer than the file system's ``NAME_MAX`` (the OS would answer
+    "File name too long" with the whole absolute path in its message).
+
+    Args:
+        root: The workspace folder (asked for its ``NAME_MAX``).
+        written: The path as the model wrote it (quoted in the message).
+        parts: The components relative to ``root``, as the file system spells them.
+    """
+    try:
+        name_max = os.pathconf(root, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = NAME_MAX
+    size = sum(_size(part) + 1 for part in parts)
+    if size > PATH_MAX:
+        raise ToolError("invalid_path", f"{_shown(written)} is {size} bytes long, over the {PATH_MAX}-byte limit of paths")
+    for part in parts:
+        length = _size(part)
+        if length > name_max:
+            raise ToolError("invalid_path", f"{_shown(written)} holds a name of {length} bytes, over the file "
+                                            f"system's {name_max}-byte limit: {clip_quote(part, 40)}")
+
+
 def resolve_path(root: Path, path: str, *, allow_git: bool = False) -> WorkspacePath:
     """Check that ``path`` lies inside ``root`` as given and as resolved.
 
@@ -179,7 +221,7 @@ def resolve_path(root: Path, path: str, *, allow_git: bool = False) -> Workspace
             ``allow_git`` is False. Nothing is created or changed.
     """
     if not path or "\x00" in path:
-        raise ToolError("invalid_path", f"invalid path {display_name(path)}")
+        raise ToolError("invalid_path", f"invalid path {_shown(path)}")
     written = path
     real_root = Path(os.path.realpath(root))
     notes: list[str] = []
@@ -189,11 +231,12 @@ def resolve_path(root: Path, path: str, *, allow_git: bool = False) -> Workspace
     lexical = Path(os.path.normpath(joined))
     if not is_inside(lexical, real_root):
         if home is not None:
-            raise ToolError("outside_workspace", f"{display_name(written)}: ~ is the home folder {home}, outside the "
+            raise ToolError("outside_workspace", f"{_shown(written)}: ~ is the home folder {home}, outside the "
                                                  "workspace; paths are relative to the workspace folder")
-        raise ToolError("outside_workspace", f"{display_name(written)} is outside the workspace")
+        raise ToolError("outside_workspace", f"{_shown(written)} is outside the workspace")
     parts = lexical.relative_to(real_root).parts
     fixed = _canonical(real_root, parts, notes)
+    _check_lengths(real_root, written, fixed)
     if list(parts) != fixed:
         lexical = real_root.joinpath(*fixed)
         # Keep ".." for the OS only when nothing was renamed; a renamed path is taken as corrected.
@@ -208,16 +251,19 @@ def resolve_path(root: Path, path: str, *, allow_git: bool = False) -> Workspace
         else:
             entry = Path(os.path.realpath(joined.parent)) / last
     except (OSError, RuntimeError, ValueError) as exc:
-        raise ToolError("invalid_path", f"cannot resolve {display_name(written)}: {exc}") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        if isinstance(exc, RuntimeError):
+            reason = "a symbolic link loop"
+        raise ToolError("invalid_path", f"cannot resolve {_shown(written)}: {reason}") from None
     for candidate in (resolved, entry):
         if not is_inside(candidate, real_root):
             raise ToolError(
                 "outside_workspace",
-                f"{display_name(written)} resolves to {display_name(str(candidate))}, outside the workspace "
+                f"{_shown(written)} resolves to {clip_quote(display_name(str(candidate)))}, outside the workspace "
                 "(through a symlink)",
             )
     rels = [p.relative_to(real_root) for p in (lexical, entry, resolved)]
     if not allow_git and any(_touches_git(rel.parts) for rel in rels):
-        raise ToolError("outside_workspace", f"{display_name(written)} is inside .git, which tools never touch")
+        raise ToolError("outside_workspace", f"{_shown(written)} is inside .git, which tools never touch")
     name = rels[0].as_posix()
     return WorkspacePath(rel=display_name(name), entry=entry, resolved=resolved, name=name, notes=tuple(notes))
