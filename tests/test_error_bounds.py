@@ -21,6 +21,8 @@ ODD = {
     "name with spaces": "a b " * 200,
     "path over 4096 bytes": "/".join(["d" * 200] * 30),
     "deep but valid": "/".join(["e" * 100] * 8) + "/f.txt",
+    "spaced and deep": "/".join(["a b c d e"] * 120),
+    "ref with spaces": "HEAD " * 300,
     "newlines": "a\n" * 300,
     "bidi": "\u202e\u200b" * 200 + ".txt",
     "absolute outside": "/etc/" + "z" * 500,

@@ -23,6 +23,7 @@ from toolwire.tools.target import (
     still_reads,
     write_target,
 )
+from toolwire.workspace.errors import clip_quote
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["EditFile", "MultiEdit", "plan_file_edit"]
@@ -91,7 +92,7 @@ async def plan_file_edit(ctx: ToolContext, path: str, edits: list[Replacement]) 
         return kept
     ctx.plans.drop(key)
     target = load_target(ctx, path)
-    plan = plan_edit(target.text, edits, label=target.path.rel)
+    plan = plan_edit(target.text, edits, label=clip_quote(target.path.rel))
     check_creatable(ctx, target)
     planned = (target, plan, unified_diff(plan.old_text, plan.new_text, target.path.rel))
     ctx.plans.put(key, planned, len(target.raw or b"") + len(plan.old_text or "") + len(plan.new_text))

@@ -25,7 +25,7 @@ from toolwire.tools.target import (
     write_target,
 )
 from toolwire.workspace.positions import newline_counts, split_lines
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.fs import MAX_FILE_BYTES, check_writable, read_bytes
 from toolwire.workspace.paths import resolve_path
 from toolwire.workspace.text import decode_text, unified_diff
@@ -68,7 +68,7 @@ class ReadFile(Tool):
         target = load_target(ctx, args.path)
         rel = target.path.rel
         if target.text is None:
-            raise ToolError("not_found", f"{rel} does not exist")
+            raise ToolError("not_found", f"{clip_quote(rel)} does not exist")
         text = target.text
         lines = split_lines(text)  # CRLF, CR and LF end a line (LSP, editors); U+2028 & co. do not
         kinds = [kind for kind, n in newline_counts(text).items() if n]
@@ -84,12 +84,12 @@ class ReadFile(Tool):
             data["path_notes"] = list(target.path.notes)
         if args.start_line is None and args.end_line is None:
             if len(text) > MAX_FILE_BYTES and len(text.encode("utf-8")) > MAX_FILE_BYTES:
-                raise ToolError("too_large", f"{rel} is over {MAX_FILE_BYTES} bytes ({len(lines)} lines): read it "
+                raise ToolError("too_large", f"{clip_quote(rel)} is over {MAX_FILE_BYTES} bytes ({len(lines)} lines): read it "
                                              "in ranges with start_line and end_line")
             return ToolResult(ok=True, content=text, data=data)
         start = args.start_line or 1
         if start > max(len(lines), 1):
-            raise ToolError("out_of_range", f"{rel} has {len(lines)} lines; start_line {start} is past the end")
+            raise ToolError("out_of_range", f"{clip_quote(rel)} has {len(lines)} lines; start_line {start} is past the end")
         end = min(args.end_line or len(lines), len(lines))
         width = len(str(end))
         shown, size = [], 0
@@ -128,7 +128,7 @@ class CreateFile(FileTool):
         target = load_target(ctx, args.path)
         rel = target.path.rel
         if target.exists and not args.overwrite:
-            raise ToolError("exists", f"{rel} already exists; use edit_file, or set overwrite to replace it")
+            raise ToolError("exists", f"{clip_quote(rel)} already exists; use edit_file, or set overwrite to replace it")
         check_creatable(ctx, target)
         new_text = match_style(target.text, args.content)
         diff = unified_diff(target.text, new_text, rel)
@@ -157,7 +157,7 @@ class DeleteFileArgs(BaseModel):
 def _old_text_for_diff(path: os.PathLike[str], rel: str) -> tuple[str | None, str]:
     """The text to show as removed, or None with a one-line summary for binary/large files."""
     try:
-        return decode_text(read_bytes(path, label=rel), rel).text, ""
+        return decode_text(read_bytes(path, label=clip_quote(rel)), rel).text, ""
     except ToolError as exc:
         return None, f"{rel}: {exc.message}"
 
@@ -180,11 +180,11 @@ class DeleteFile(FileTool):
         if os.path.islink(entry):
             diff = f"deleted symlink {rel} -> {os.readlink(entry)}\n"
         elif not os.path.exists(entry):
-            raise ToolError("not_found", f"{rel} does not exist")
+            raise ToolError("not_found", f"{clip_quote(rel)} does not exist")
         elif os.path.isdir(entry):
-            raise ToolError("is_directory", f"{rel} is a folder; delete_file only deletes files")
+            raise ToolError("is_directory", f"{clip_quote(rel)} is a folder; delete_file only deletes files")
         else:
-            check_writable(entry, label=rel)  # like rm, which asks before removing a write-protected file
+            check_writable(entry, label=clip_quote(rel))  # like rm, which asks before removing a write-protected file
             old, summary = _old_text_for_diff(entry, rel)
             diff = unified_diff(old, None, rel) if old is not None else f"deleted {summary}\n"
         before = os.lstat(entry)
@@ -193,15 +193,15 @@ class DeleteFile(FileTool):
             try:
                 now = os.lstat(entry)
             except FileNotFoundError:
-                raise ToolError("stale", f"{rel} was removed since it was read") from None
+                raise ToolError("stale", f"{clip_quote(rel)} was removed since it was read") from None
             if (now.st_ino, now.st_mtime_ns, now.st_size) != (before.st_ino, before.st_mtime_ns, before.st_size):
-                raise ToolError("stale", f"{rel}: file changed since it was read")
+                raise ToolError("stale", f"{clip_quote(rel)}: file changed since it was read")
             if ctx.write_listener is not None:
                 ctx.write_listener(entry, None)
             try:
                 os.unlink(entry)
             except OSError as exc:
-                raise ToolError("io_error", f"cannot delete {rel}: {exc.strerror}") from None
+                raise ToolError("io_error", f"cannot delete {clip_quote(rel)}: {exc.strerror}") from None
             return ToolResult(ok=True, content=f"Deleted {rel}", data=result_data(rel, diff, "disk"))
 
         return FileChange(rel=rel, diff=diff, apply=apply, data={}, before=old, after="" if old is not None else None)
@@ -217,7 +217,7 @@ def _refuse_if_open(ctx: ToolContext, wp: Any, verb: str) -> None:
     for path in {Path(wp.entry), Path(wp.resolved)}:
         if ctx.documents.get(path) is not None:
             raise ToolError("open_in_editor",
-                            f"{wp.rel} is open in the editor; cannot {verb} it (ask the user to close it first)")
+                            f"{clip_quote(wp.rel)} is open in the editor; cannot {verb} it (ask the user to close it first)")
 
 
 def _move_no_replace(src: Path, dst: Path, dst_rel: str) -> None:
@@ -232,12 +232,12 @@ def _move_no_replace(src: Path, dst: Path, dst_rel: str) -> None:
     try:
         os.link(src, dst, follow_symlinks=False)
     except FileExistsError:
-        raise ToolError("exists", f"{dst_rel} already exists") from None
+        raise ToolError("exists", f"{clip_quote(dst_rel)} already exists") from None
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.EOPNOTSUPP):
             raise
         if os.path.lexists(dst):
-            raise ToolError("exists", f"{dst_rel} already exists") from None
+            raise ToolError("exists", f"{clip_quote(dst_rel)} already exists") from None
         os.rename(src, dst)
         return
     os.unlink(src)
@@ -279,27 +279,27 @@ class RenameFile(FileTool):
         _refuse_if_open(ctx, src, "rename")
         _refuse_if_open(ctx, dst, "rename onto")
         if not os.path.lexists(src.entry):
-            raise ToolError("not_found", f"{src.rel} does not exist")
+            raise ToolError("not_found", f"{clip_quote(src.rel)} does not exist")
         if os.path.isdir(src.entry) and not os.path.islink(src.entry):
-            raise ToolError("is_directory", f"{src.rel} is a folder; rename_file only moves files")
+            raise ToolError("is_directory", f"{clip_quote(src.rel)} is a folder; rename_file only moves files")
         if os.path.lexists(dst.entry):
-            raise ToolError("exists", f"{dst.rel} already exists")
+            raise ToolError("exists", f"{clip_quote(dst.rel)} already exists")
         check_creatable(ctx, dst)
         diff = f"rename from {src.rel}\nrename to {dst.rel}\n"
         text = None if os.path.islink(src.entry) else _old_text_for_diff(src.entry, src.rel)[0]
 
         async def apply() -> ToolResult:
             if os.path.lexists(dst.entry):
-                raise ToolError("exists", f"{dst.rel} already exists")
+                raise ToolError("exists", f"{clip_quote(dst.rel)} already exists")
             try:
                 dst.entry.parent.mkdir(parents=True, exist_ok=True)
                 if ctx.write_listener is not None:
                     _announce_move(ctx, src.entry, dst.entry)
                 _move_no_replace(src.entry, dst.entry, dst.rel)
             except FileNotFoundError:
-                raise ToolError("stale", f"{src.rel} was removed since it was read") from None
+                raise ToolError("stale", f"{clip_quote(src.rel)} was removed since it was read") from None
             except OSError as exc:
-                raise ToolError("io_error", f"cannot rename {src.rel}: {exc.strerror}") from None
+                raise ToolError("io_error", f"cannot rename {clip_quote(src.rel)}: {exc.strerror}") from None
             data = result_data(src.rel, diff, "disk", new_path=dst.rel)
             return ToolResult(ok=True, content=f"Renamed {src.rel} to {dst.rel}", data=data)
 

@@ -34,7 +34,7 @@ from toolwire.tools.gitinfo import (
 )
 from toolwire.tools.gitrepo import git, in_progress
 from toolwire.tools.gitrun import GitOutput, git_argv
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.names import display_name
 
 __all__ = ["GitStatus", "GitLog", "GitAdd", "GitRestore", "GitCommit", "GitBranch", "FALLBACK_NAME", "FALLBACK_EMAIL"]
@@ -283,7 +283,7 @@ class GitBranch(GitTool):
         name = str(args.name)
         check = await git(ctx, ["check-ref-format", "--branch", name], read_only=True, check=False, filters=())
         if check.returncode != 0:
-            raise ToolError("invalid_branch", f"{name!r} is not a valid branch name")
+            raise ToolError("invalid_branch", f"{clip_quote(repr(name))} is not a valid branch name")
         exists = await git(ctx, ["rev-parse", "-q", "--verify", "--end-of-options", f"refs/heads/{name}"],
                            read_only=True, check=False, filters=())
         if args.action == "create" and exists.returncode == 0:

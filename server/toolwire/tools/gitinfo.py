@@ -25,7 +25,7 @@ from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.gitrun import count_processes
 from toolwire.tools.gitrepo import RepoFacts, RepoState, git, in_progress, repo_state
 from toolwire.workspace.documents import unsaved_in_editor
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.names import display_name, has_unusual, valid_text
 from toolwire.workspace.paths import resolve_path
 
@@ -74,7 +74,7 @@ async def verify_rev(ctx: ToolContext, rev: str) -> str:
             ``unknown_revision`` when it names no commit.
     """
     if not rev or rev.startswith("-") or _BAD_REV.search(rev):
-        raise ToolError("invalid_revision", f"{rev!r} is not a valid revision")
+        raise ToolError("invalid_revision", f"{clip_quote(repr(rev))} is not a valid revision")
     out = await git(ctx, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
                     read_only=True, check=False, filters=())
     if out.returncode != 0:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -34,7 +35,7 @@ from typing import Final
 
 import anyio
 
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, clip_quote
 
 __all__ = ["GitOutput", "git_argv", "git_env", "run_git", "blank_filters", "filter_settings", "count_processes", "MAX_OUTPUT_BYTES"]
 
@@ -106,6 +107,10 @@ def count_processes() -> Iterator[list[int]]:
             outer[0] += box[0]
 
 
+#: A single-quoted piece of git's error text long enough to be cut (git quotes its input so).
+_LONG_QUOTE: Final = re.compile(r"'([^'\n]{120,})'")
+
+
 @dataclass(frozen=True, slots=True)
 class GitOutput:
     """What one git run produced.
@@ -116,6 +121,8 @@ class GitOutput:
         stdout: Raw output (at most :data:`MAX_OUTPUT_BYTES`).
         stderr: Raw error output (at most 64 KiB).
         truncated: stdout was longer than the cap.
+        root: The folder git ran in (the workspace); :attr:`error` names paths under
+            it relative to it.
     """
 
     argv: list[str]
@@ -123,6 +130,7 @@ class GitOutput:
     stdout: bytes
     stderr: bytes
     truncated: bool = False
+    root: str = ""
 
     @property
     def text(self) -> str:
@@ -131,8 +139,16 @@ class GitOutput:
 
     @property
     def error(self) -> str:
-        """stderr decoded and stripped."""
-        return self.stderr.decode("utf-8", "replace").strip()
+        """stderr decoded and stripped, paths under :attr:`root` made relative to it
+        (git names files by absolute path in some messages, e.g. "Unable to create
+        '/…/ws/.git/refs/heads/x.lock'"; error messages never carry the workspace's
+        absolute path)."""
+        text = self.stderr.decode("utf-8", "replace").strip()
+        if self.root:
+            for root in sorted({self.root, os.path.realpath(self.root)}, key=len, reverse=True):
+                text = text.replace(root + "/", "").replace(root, ".")
+        # git quotes what it was given ('pathspec', 'ref') in single quotes: a long one is cut
+        return _LONG_QUOTE.sub(lambda m: f"'{clip_quote(m.group(1))}'", text)
 
 
 def git_argv(args: Sequence[str], *, read_only: bool, config: Sequence[str] = (),
@@ -270,7 +286,7 @@ async def run_git(
     except BaseException:
         await _stop_group(proc)
         raise
-    result = GitOutput(argv, returncode, b"".join(out), b"".join(err), truncated)
+    result = GitOutput(argv, returncode, b"".join(out), b"".join(err), truncated, str(root))
     if check and returncode != 0:
         raise ToolError(
             "git_failed",

@@ -17,7 +17,7 @@ from typing import Any
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.workspace.documents import OpenDocument
-from toolwire.workspace.errors import ToolError
+from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.fs import ABSENT, MAX_EDIT_BYTES, atomic_write, check_writable, read_bytes
 from toolwire.workspace.lookalike import check_new_path
 from toolwire.workspace.paths import WorkspacePath, resolve_path
@@ -89,7 +89,7 @@ def load_target(ctx: ToolContext, path: str) -> Target:
         return Target(path=wp, doc=doc, text=doc.text)
     if not os.path.lexists(wp.resolved):  # missing (or a dangling link: writing creates its target)
         return Target(path=wp, doc=None, text=None)
-    raw = read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=wp.rel)
+    raw = read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=clip_quote(wp.rel))
     decoded = decode_text(raw, wp.rel)
     return Target(path=wp, doc=None, text=decoded.text, bom=decoded.bom, raw=raw)
 
@@ -116,7 +116,7 @@ def still_reads(ctx: ToolContext, target: Target, path: str) -> bool:
     if target.raw is None:  # missing when read
         return target.text is None and not os.path.lexists(wp.resolved)
     try:
-        return read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=wp.rel) == target.raw
+        return read_bytes(wp.resolved, limit=MAX_EDIT_BYTES, label=clip_quote(wp.rel)) == target.raw
     except ToolError:
         return False
 
@@ -150,7 +150,7 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
     """
     if target.doc is not None:
         if target.exists:  # the editor could not save it either
-            check_writable(target.path.resolved, label=target.path.rel)
+            check_writable(target.path.resolved, label=clip_quote(target.path.rel))
         _expect_editor_save(ctx, target, new_text)
         # While the editor has not answered, a timeout or cancel leaves the edit's
         # fate to the editor: the runner reads this note to say so.
@@ -162,7 +162,7 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
             raise
         ctx.extra.pop(EDITOR_WAIT, None)
         if not applied:
-            raise ToolError("stale", f"{target.path.rel}: the editor buffer changed since it was read")
+            raise ToolError("stale", f"{clip_quote(target.path.rel)}: the editor buffer changed since it was read")
         return
     dest = target.path.resolved
     if not target.exists:
@@ -170,10 +170,10 @@ async def write_target(ctx: ToolContext, target: Target, new_text: str) -> None:
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ToolError("io_error", f"cannot create folders for {target.path.rel}: {exc.strerror}") from None
+            raise ToolError("io_error", f"cannot create folders for {clip_quote(target.path.rel)}: {exc.strerror}") from None
     data = encode_text(new_text, bom=target.bom)
     expected: bytes | Any = target.raw if target.raw is not None else ABSENT
-    atomic_write(dest, data, expected=expected, label=target.path.rel, listener=ctx.write_listener)
+    atomic_write(dest, data, expected=expected, label=clip_quote(target.path.rel), listener=ctx.write_listener)
 
 
 def _expect_editor_save(ctx: ToolContext, target: Target, new_text: str) -> None:
@@ -188,7 +188,7 @@ def _expect_editor_save(ctx: ToolContext, target: Target, new_text: str) -> None
     if ctx.write_listener is None or target.doc is None:
         return
     try:
-        raw = read_bytes(target.path.resolved, limit=MAX_EDIT_BYTES, label=target.path.rel)
+        raw = read_bytes(target.path.resolved, limit=MAX_EDIT_BYTES, label=clip_quote(target.path.rel))
         decoded = decode_text(raw, target.path.rel)
     except ToolError:  # missing, too large, not text: the editor has its own unsaved copy
         return
