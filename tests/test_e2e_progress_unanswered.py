@@ -21,7 +21,8 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
 from conftest import make_client, write_script
-from test_e2e_actions import CAPS, PokingClient, kinds, run_action, summaries, until, watch_notifications
+from test_e2e_actions import (CAPS, EditorClient, PokingClient, kinds, make_editor, run_action, summaries, until,
+                              watch_notifications)
 from toolwire.lsp.progress import CREATE_TIMEOUT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -167,3 +168,55 @@ async def test_a_late_accepted_token_reports_the_steps_taken_before_it(slow, ws,
     wanted = ["asking the model…", "running read_file a.txt", "read_file a.txt: done", "asking the model…"]
     assert [m for m in messages if m in wanted] == wanted, messages
     assert slow.messages and started["turnId"] == "t1"
+
+
+# --------------------------------------- an approval the editor never answers
+
+def make_silent_editor() -> EditorClient:
+    """An editor without the panel (approvals come as window/showMessageRequest) that never answers them."""
+    client = make_editor()
+    client.protocol.fm.features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST, None)
+    client.pending_questions = []  # type: ignore[attr-defined]
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def ask(params: types.ShowMessageRequestParams):
+        record = {"message": params.message, "fate": "pending"}
+        client.pending_questions.append(record)  # type: ignore[attr-defined]
+        client.poked.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            record["fate"] = "withdrawn"
+            client.poked.set()
+            raise
+
+    return client
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
+    server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+    client_factory=make_silent_editor))
+async def silent(lsp_client: EditorClient):
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=CAPS))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_cancel_ends_a_turn_waiting_on_an_unanswered_show_message_request(silent, ws, tmp_path):
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "a.txt", "old_string": "hello", "new_string": "bye"}, "id": "e1"}]},
+        {"text": "never"},
+    ])
+    sid = (await silent.call("toolwire/session/new", {"cwd": str(ws), "model": f"replay:{script}"}))["sessionId"]
+    turn = asyncio.ensure_future(silent.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "edit"}))
+    await until(silent, lambda: silent.pending_questions, "the approval question")
+    [question] = silent.pending_questions
+    assert "edit_file on a.txt" in question["message"]
+    silent.protocol.notify("toolwire/session/cancel", {"sessionId": sid})
+    result = await asyncio.wait_for(turn, 30)
+    assert result["stopReason"] == "cancelled"
+    await until(silent, lambda: question["fate"] == "withdrawn", "the question withdrawn ($/cancelRequest)")
+    snap = await silent.call("toolwire/session/snapshot", {"sessionId": sid})
+    assert snap["running"] is False and [c["status"] for c in snap["toolCalls"]] == ["canceled"]
+    assert (ws / "a.txt").read_text() == "hello world\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -54,9 +55,13 @@ async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning, message=subject_text(call, subject),
         actions=[types.MessageActionItem(title=title) for title in _ACTIONS])
+    protocol = server.protocol
+    msg_id = f"ask-{uuid.uuid4().hex[:12]}"
     try:
-        answer = await server.window_show_message_request_async(params)
-    except anyio.get_cancelled_exc_class():
+        answer = await protocol.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
+    except anyio.get_cancelled_exc_class():  # the call or turn was cancelled: withdraw the question
+        if protocol._request_futures.pop(msg_id, None) is not None and not getattr(protocol, "closed", False):
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
         raise
     except Exception as exc:  # noqa: BLE001 - the client could not answer: not approved
         log.warning("window/showMessageRequest failed: %s", exc)
