@@ -14,14 +14,25 @@ import sys
 from pathlib import Path
 
 
-def _setup_logging(level: str, log_file: str | None) -> None:
-    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+def _setup_logging(level: str, log_file: str | None, command: str = "") -> bool:
+    """Send the root logger to ``log_file`` (appended to) or stderr.
+
+    Returns:
+        False, after printing one line saying why on stderr, when ``log_file``
+        cannot be opened for writing (a missing folder, a folder, no permission).
+    """
+    try:
+        handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    except OSError as exc:
+        print(f"toolwire {command}: cannot write the log file {log_file}: {exc.strerror or exc}", file=sys.stderr)
+        return False
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     if level.upper() != "DEBUG":
         logging.getLogger("pygls").setLevel(logging.WARNING)
+    return True
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -42,7 +53,8 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"toolwire serve: {exc}", file=sys.stderr)
             return 2
-    _setup_logging(args.log_level, args.log_file)
+    if not _setup_logging(args.log_level, args.log_file, "serve"):
+        return 2
     from toolwire.lsp.boot import server
 
     if args.socket:
@@ -81,6 +93,13 @@ def _run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         print(f"toolwire run: --workspace {workspace} is not a folder", file=sys.stderr)
         return 2
+    if args.server_log:
+        try:  # the server appends to it; checked here so a bad path is one line, not a dead server
+            with open(args.server_log, "a"):
+                pass
+        except OSError as exc:
+            print(f"toolwire run: cannot write --server-log {args.server_log}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     if args.approve == "ask" and not sys.stdin.isatty():
         print("toolwire run: --approve ask needs a terminal on stdin to ask on; use --approve yes or --approve no",
               file=sys.stderr)
@@ -131,7 +150,8 @@ def _model_spec(spec: str) -> str:
 
 
 def _acp(args: argparse.Namespace) -> int:
-    _setup_logging(args.log_level, args.log_file)
+    if not _setup_logging(args.log_level, args.log_file, "acp"):
+        return 2
     from toolwire.settings import parse_settings
 
     raw = _settings_json("acp", args.settings)
