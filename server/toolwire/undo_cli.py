@@ -88,7 +88,7 @@ def _print_list(records: "list[TurnCheckpoint]") -> None:
 
 
 def _print_result(result: dict[str, Any]) -> None:
-    from toolwire.workspace.names import display_text
+    from toolwire.workspace.names import display_name, display_text
 
     print(display_text(result["message"]))
     for item in result["paths"]:
@@ -99,6 +99,10 @@ def _print_result(result: dict[str, Any]) -> None:
     for item in result["git"]:
         reason = f" ({item['reason']})" if item.get("reason") else ""
         print(display_text(f"  {item['outcome']}: {item['action']}{reason}"))
+    for entry in result.get("unmatchedForce", []):
+        print(f"toolwire undo: --force {display_text(display_name(entry) or chr(34) * 2)} matched no path of turn "
+              f"{result['turnId'] or '(none)'}; nothing was forced for it (give a path as printed above)",
+              file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     if record is None:
         what = "undone turn to redo" if args.redo else "saved turn with something to undo"
         result: dict[str, Any] = {"turnId": None, "status": "nothing_to_do", "paths": [], "git": [],
-                                  "message": f"There is no {what} for {root}."}
+                                  "message": f"There is no {what} for {root}.",
+                                  "unmatchedForce": list(dict.fromkeys(args.force))}
     else:
         restorer = Restorer(record, ToolContext(root=root), store)
         result = asyncio.run(restorer.run(redo=args.redo, force=args.force))

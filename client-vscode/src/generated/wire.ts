@@ -525,6 +525,9 @@ export interface UndoTurnParams {
 /**
  * ``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on).
  *
+ * ``unmatched_force``: the params' ``force`` entries (as sent, duplicates once)
+ * that name no path and no index entry of the turn; nothing was forced for them.
+ *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "UndoTurnResult".
  */
@@ -534,6 +537,7 @@ export interface UndoTurnResult {
   message: string;
   paths: UndoPathOutcome[];
   git: UndoGitOutcome[];
+  unmatchedForce?: string[];
 }
 /**
  * What an undo or redo did to one path (``diff``: what a ``kept`` path's restore would change).

@@ -35,6 +35,7 @@ from toolwire.agent.undo_git import GitUndo
 from toolwire.tools.base import ToolContext
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import TEMP_MARKER, keep_metadata
+from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import is_inside, resolve_path
 from toolwire.workspace.text import unified_diff
 
@@ -147,6 +148,7 @@ class Restorer:
         self.store = store
         self.redo = False
         self.force: set[str] = set()  # record keys (PathChange.fs_name) to restore even if changed since
+        self.unmatched: list[str] = []  # force entries that name no recorded path or index entry
         self.paths: list[dict[str, Any]] = []
         self.git: list[dict[str, Any]] = []
         self.gitundo = GitUndo(ctx, record.turn_id, tree_write)
@@ -162,12 +164,15 @@ class Restorer:
 
         Returns:
             ``{turnId, status, message, paths: [{path, outcome, reason?, diff?}],
-            git: [{action, outcome, reason?}]}`` with status ``undone`` /
-            ``redone`` / ``partial`` / ``nothing_to_do``.
+            git: [{action, outcome, reason?}], unmatchedForce: [entry]}`` with
+            status ``undone`` / ``redone`` / ``partial`` / ``nothing_to_do``;
+            ``unmatchedForce`` lists the ``force`` entries (as given) that name
+            no path and no index entry of the turn (the message says so too).
         """
         record = self.record
         self.redo, self.force = redo, self._forced(force or [])
         self.gitundo.redo, self.gitundo.force = self.redo, self._forced_git(force or [])
+        self.unmatched = self._unmatched(force or [])
         files = [c for c in record.changes() if c.undone == redo]
         actions = [g for g in record.git if g.undone == redo]
         if not files and not actions:
@@ -230,6 +235,23 @@ class Restorer:
             except ToolError:
                 pass
         return out | self.force
+
+    def _unmatched(self, force: list[str]) -> list[str]:
+        """The ``force`` entries that name neither a recorded path (:meth:`_forced`) nor
+        an index entry of the turn's ``index`` git actions (:meth:`_forced_git`), in order."""
+        index_names = {n for g in self.record.git if g.action == "index" for n in (*g.before, *g.after)}
+        out: list[str] = []
+        for entry in dict.fromkeys(force):
+            if self._forced([entry]):
+                continue
+            names = {entry}
+            try:
+                names.add(resolve_path(self.ctx.root, entry).name)
+            except ToolError:
+                pass
+            if not names & index_names:
+                out.append(entry)
+        return out
 
     # --------------------------------------------------------------- files
     async def _path(self, change: PathChange) -> None:
@@ -365,4 +387,10 @@ class Restorer:
                 g["action"] for g in self.git if g["outcome"] != "restored"]
             if blocked:
                 message += f" Not done: {', '.join(blocked)} (see the reasons)."
-        return {"turnId": record.turn_id, "status": status, "message": message, "paths": self.paths, "git": self.git}
+        if self.unmatched:
+            shown = ", ".join(display_name(e) if e else '""' for e in self.unmatched)
+            them = "it" if len(self.unmatched) == 1 else "them"
+            message += (f" Force entries that name no path of turn {record.turn_id}: {shown} "
+                        f"(nothing was forced for {them}).")
+        return {"turnId": record.turn_id, "status": status, "message": message, "paths": self.paths, "git": self.git,
+                "unmatchedForce": self.unmatched}

@@ -352,7 +352,11 @@ class UndoGitOutcome(Wire):
 
 
 class UndoTurnResult(Wire):
-    """``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on)."""
+    """``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on).
+
+    ``unmatched_force``: the params' ``force`` entries (as sent, duplicates once)
+    that name no path and no index entry of the turn; nothing was forced for them.
+    """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -361,6 +365,7 @@ class UndoTurnResult(Wire):
     message: str
     paths: list[UndoPathOutcome]
     git: list[UndoGitOutcome]
+    unmatched_force: list[str] = Field(default_factory=list)
 
 
 class PermissionOptionModel(Wire):

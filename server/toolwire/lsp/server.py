@@ -316,7 +316,8 @@ async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: b
             raise JsonRpcInvalidParams(f"{method}: invalid params: turnId: no turn {req.turn_id!r} in this session")
         what = "undone turn to redo" if redo else "turn with changes to undo"
         return P.UndoTurnResult(turn_id=None, status="nothing_to_do", message=f"There is no {what} in this session.",
-                                paths=[], git=[]).model_dump(by_alias=True, mode="json")
+                                paths=[], git=[], unmatched_force=list(dict.fromkeys(req.force))
+                                ).model_dump(by_alias=True, mode="json")
     store = session.checkpoint_store()
     refresh(record, store)
     paths = [str(session.root / c.path) for c in record.changes()]
