@@ -163,3 +163,53 @@ def test_undo_shows_a_kept_files_diff_in_display_form(repo, tmp_path):
     assert undo.returncode == 1, undo.stdout + undo.stderr
     assert_inert(undo.stdout)
     assert "kept: b.txt" in undo.stdout and "mine\\x1b[1A\\x1b[2K\\u202e" in undo.stdout, undo.stdout
+
+
+def test_a_call_is_named_as_soon_as_its_name_arrives(repo):
+    """``?`` only while the name is unknown: a provider that sends the call's id first, then its name."""
+    from endpoint import FakeEndpoint, Stall
+
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        payload = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+    stall = Stall([chunk({"role": "assistant", "content": ""}),
+                   chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function",
+                                          "function": {"arguments": ""}}]})],
+                  tail=[chunk({"tool_calls": [{"index": 0, "function": {"name": "read_file", "arguments": '{"pa'}}]}),
+                        chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'th": "hello.txt"}'}}]}),
+                        chunk({}, "tool_calls"), b"data: [DONE]\n\n"])
+    with FakeEndpoint([stall]) as endpoint:
+        proc = subprocess.Popen(
+            [*TOOLWIRE, "run", "--workspace", str(repo), "--model", "openai:m", "--approve", "no",
+             "--settings", json.dumps({"baseUrl": endpoint.base_url, "modelRetries": 0}), "go"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        try:
+            first = proc.stdout.readline()
+            assert first == "[generating] ? call_a\n", first  # the id came, the name not yet
+            stall.release()
+            out, err = proc.communicate(timeout=60)
+        finally:
+            stall.release()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    # the next line about the call names it (here the name came with the rest of the call)
+    assert lines[0] in ("[generating] read_file call_a", "[generated] read_file call_a hello.txt"), out
+    assert "?" not in out and "[done] read_file call_a hello.txt — hello" in lines, out
+
+
+def test_text_mode_names_the_call_when_its_block_is_complete(repo, tmp_path):
+    """``toolCalling: "text"``: a block's name arrives with the whole block, at its closing tag."""
+    script = write_script(tmp_path / "s.jsonl", [
+        {"text": 'Reading.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "hello.txt"}}\n</tool_call>\n'}])
+    done = subprocess.run([*TOOLWIRE, "run", "--workspace", str(repo), "--model", f"replay:{script}", "--settings",
+                           '{"toolCalling": "text"}', "go"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # no blank line is added after text that already ended its line
+    assert lines[:2] == ["Reading.", "[generating] ? call_text_1"], done.stdout
+    assert "[generated] read_file call_text_1 hello.txt" in lines and "[done] read_file call_text_1 hello.txt — hello" in lines

@@ -95,28 +95,36 @@ class _Client(JsonRPCClient):
 
 
 class _Printer:
-    """Human-readable progress: one line per status change, text as it streams."""
+    """Human-readable progress: one line per status change, text as it streams.
+
+    A call whose name has not arrived yet shows ``?`` (in ``toolCalling: "text"``
+    mode a block's name arrives with the whole block, at its closing tag); the
+    line is printed again, named, when the name arrives while the status stays.
+    """
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.status: dict[str, str] = {}
+        self.status: dict[str, tuple[str, bool]] = {}
         self.rev: dict[str, int] = {}
-        self.in_text = False
+        self.in_text = False  # the last thing written is text not ending with a newline
 
     def update(self, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
         if kind == "agent_message_chunk":
-            self.out.write(display_text(update["content"]["text"], keep="\n\t"))
-            self.in_text = True
+            text = display_text(update["content"]["text"], keep="\n\t")
+            if text:
+                self.out.write(text)
+                self.in_text = not text.endswith("\n")
         elif kind == "tool_call":
             call = update["toolCall"]
             key = call.get("toolCallId") or f"#{call.get('index')}"
             if call.get("rev", 0) <= self.rev.get(key, -1):
                 return
             self.rev[key] = call.get("rev", 0)
-            if self.status.get(key) == call["status"]:
+            seen = (call["status"], bool(call.get("name")))
+            if self.status.get(key) == seen:
                 return
-            self.status[key] = call["status"]
+            self.status[key] = seen
             self._newline()
             line = f"[{call['status']}] {call.get('name') or '?'} {key}"
             if call.get("path"):
