@@ -213,3 +213,32 @@ def test_text_mode_names_the_call_when_its_block_is_complete(repo, tmp_path):
     # no blank line is added after text that already ended its line
     assert lines[:2] == ["Reading.", "[generating] ? call_text_1"], done.stdout
     assert "[generated] read_file call_text_1 hello.txt" in lines and "[done] read_file call_text_1 hello.txt — hello" in lines
+
+
+def test_merge_of_a_stream_cut_with_no_finish_reason(tmp_path):
+    """protocol.md, "When a streamed call leaves generating": text that stops early is truncated; text
+    that parses (empty text is {}) stays generated, and the summary says the arguments may be incomplete."""
+    def header(arguments: str) -> bytes:
+        payload = {"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {
+            "role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                                 "function": {"name": "read_file", "arguments": arguments}}]},
+            "finish_reason": None}]}
+        return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+    def merge(body: bytes, *flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*TOOLWIRE, "merge", *flags, "-"], input=body, capture_output=True, timeout=60)
+
+    empty = merge(header(""))
+    assert empty.returncode == 0, empty.stderr
+    assert (b"1. read_file id=call_1 generated (the stream ended with no finish reason: the arguments may be "
+            b"incomplete)\n     arguments: {}\n") in empty.stdout, empty.stdout
+    assert b"note: stream ended with no finish reason" in empty.stdout
+    call = json.loads(merge(header(""), "--json").stdout)["calls"][0]
+    assert (call["status"], call["arguments"], call["argumentsText"]) == ("generated", {}, "")
+
+    early = merge(header('{"pa'))
+    assert b"1. read_file id=call_1 errored\n" in early.stdout and b"error (truncated)" in early.stdout, early.stdout
+
+    finished = merge(header("") + b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,'
+                                  b'"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n')
+    assert b"1. read_file id=call_1 generated\n" in finished.stdout, finished.stdout

@@ -142,11 +142,18 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 
 def summary(merger: StreamMerger, fmt: str | None, source: str) -> str:
-    """A readable summary of what the stream holds."""
+    """A readable summary of what the stream holds.
+
+    A ``generated`` call of a stream that ended with no finish reason (and no
+    error) is marked: nothing tells whether its arguments were complete.
+    """
     lines = [f"{source}: format {fmt or '?'}, {len(merger.calls)} tool call(s)"]
+    unfinished = not merger.finish_reasons and not merger.errors
     for call in merger.calls:
         kind = "" if call.kind == "function" else f" [{call.kind}, run by the provider]"
-        lines.append(f"  {call.index + 1}. {call.name or '(no name)'} id={call.id or '-'} {call.status.value}{kind}")
+        doubt = (" (the stream ended with no finish reason: the arguments may be incomplete)"
+                 if unfinished and call.status.value == "generated" else "")
+        lines.append(f"  {call.index + 1}. {call.name or '(no name)'} id={call.id or '-'} {call.status.value}{kind}{doubt}")
         if call.arguments is not None:
             lines.append(f"     arguments: {_shorten(json.dumps(call.arguments, ensure_ascii=False))}")
         else:

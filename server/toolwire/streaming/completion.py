@@ -11,9 +11,13 @@ or when the stream finishes. Then, in this order:
 3. The text is parsed strictly (``json.loads``); empty text means ``{}``.
 
    * The text stops early (a correct beginning of JSON) and the stream was
-     cut (error event, dropped connection, a max-tokens finish, or a call
-     never closed in a format that closes calls): ``truncated``, retryable,
-     with the cause, the length received and the last characters.
+     cut (error event, dropped connection, a max-tokens finish, a call
+     never closed in a format that closes calls, or no finish reason at all
+     in a format that does not: :func:`stream_cut`): ``truncated``, retryable,
+     with the cause, the length received and the last characters. Empty
+     text is ``{}``, not an early stop, also in a cut stream (an OpenAI
+     stream without a finish reason cannot tell a call with no arguments
+     from one cut right after its name; the stream's anomaly says so).
    * The text stops early although the call was closed: ``incomplete_json``.
    * Any other syntax error: ``invalid_json``; valid JSON that is not an
      object: ``not_object``.
