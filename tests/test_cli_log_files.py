@@ -22,8 +22,10 @@ def bad_logs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     readonly.chmod(0o444)
     out = {"missing folder": (tmp_path / "nope" / "x.log", "No such file or directory"),
            "a folder": (tmp_path, "Is a directory")}
-    if os.geteuid() != 0:  # root writes a 0444 file anyway
+    if os.geteuid() != 0:
         out["read-only"] = (readonly, "Permission denied")
+    else:  # root writes a 0444 file anyway; no one may append to a file of /proc
+        out["not writable"] = (Path("/proc/version"), "Invalid argument")
     return out
 
 
