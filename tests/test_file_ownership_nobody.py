@@ -1,9 +1,10 @@
 """A file the server's user may not write is refused, even in a folder it may write.
 
-The server runs as ``nobody`` (``setpriv``; the tests run as root, as in CI) over stdio;
-the workspace folder belongs to nobody, the file to root with mode 0644. Replacing the
-file by rename would succeed (the folder is writable), so only the writability check
-stops the edit.
+The server runs over stdio as root without any capability (``setpriv`` empties its
+bounding set; the tests run as root, as in CI), so file permissions apply to it as to
+any user: the workspace folder is root's, the file belongs to ``nobody`` with mode
+0644. Replacing the file by rename would succeed (the folder is writable), so only the
+writability check stops the edit.
 """
 
 from __future__ import annotations
@@ -25,31 +26,32 @@ from conftest import ToolwireTestClient, make_client, write_script
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NOBODY = 65534
-BASE = Path(tempfile.gettempdir()) / f"toolwire-nobody-{os.getpid()}"  # tmp_path is private to root
+BASE = Path(tempfile.gettempdir()) / f"toolwire-nocaps-{os.getpid()}"
 SETPRIV = shutil.which("setpriv") or "setpriv"
 
 
 def make_nobody_client() -> ToolwireTestClient:
-    """The client; first makes the folders the server (as nobody) works in."""
+    """The client; first makes the folders the server works in (root's, as the server is)."""
     if os.geteuid() != 0:
-        pytest.fail("this test runs the server as another user: run it as root (CI does)")
+        pytest.fail("this test runs the server as root without capabilities: run it as root (CI does)")
     if not shutil.which("setpriv"):
         pytest.fail("setpriv (util-linux) is needed: apt-get install util-linux")
-    probe = subprocess.run([SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                            sys.executable, "-c", "import toolwire"], capture_output=True, timeout=30)
-    if probe.returncode != 0:  # e.g. a checkout under /root (mode 0700)
-        pytest.skip(f"user {NOBODY} cannot run {sys.executable} with toolwire: the checkout and its .venv must be "
-                    "readable by other users for this test")
     for folder in (BASE, BASE / "state", BASE / "ws"):
         folder.mkdir(exist_ok=True)
-    os.chmod(BASE, 0o755)
-    for folder in (BASE / "state", BASE / "ws"):
-        os.chown(folder, NOBODY, NOBODY)
+    secret = BASE / "probe"
+    secret.write_text("x")
+    os.chown(secret, NOBODY, NOBODY)
+    os.chmod(secret, 0o600)
+    probe = subprocess.run([SETPRIV, "--bounding-set=-all", "--inh-caps=-all", sys.executable, "-c",
+                            f"import os, sys; sys.exit(os.access({str(secret)!r}, os.R_OK))"], timeout=30)
+    secret.unlink()
+    if probe.returncode != 0:
+        pytest.fail("setpriv could not drop the capabilities of root: this test cannot run here")
     return make_client()
 
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+    server_command=[SETPRIV, "--bounding-set=-all", "--inh-caps=-all",
                     sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
     server_env={**os.environ, "TOOLWIRE_STATE_DIR": str(BASE / "state"), "HOME": str(BASE / "state")},
     client_factory=make_nobody_client))
@@ -63,7 +65,8 @@ async def nobody(lsp_client: ToolwireTestClient):
 async def test_a_file_the_server_user_may_not_write_is_refused(nobody):
     ws = BASE / "ws"
     target = ws / "a.txt"
-    target.write_text("one\ntwo\n")  # root's, 0644: nobody may read it, not write it
+    target.write_text("one\ntwo\n")
+    os.chown(target, NOBODY, NOBODY)  # nobody's, 0644: root without capabilities may read it, not write it
     os.chmod(target, 0o644)
     script = write_script(BASE / "s.jsonl", [
         {"tool_calls": [{"name": "edit_file", "arguments": {"path": "a.txt", "old_string": "two",
@@ -78,5 +81,5 @@ async def test_a_file_the_server_user_may_not_write_is_refused(nobody):
     assert call["status"] == "errored" and call["error"]["code"] == "read_only", call
     assert "not writable by the user the server runs as" in call["error"]["message"]
     st = os.stat(target)
-    assert target.read_text() == "one\ntwo\n" and (st.st_uid, st.st_gid) == (0, 0)
+    assert target.read_text() == "one\ntwo\n" and (st.st_uid, st.st_gid) == (NOBODY, NOBODY)
     assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]  # no temporary file left
