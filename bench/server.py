@@ -16,7 +16,8 @@ size: lower is better; ``target`` says which bound the issue sets).
 Figures:
 
 * ``cold_start_s``: process start to the ``initialize`` answer (per round, the median
-  of ``COLD_SAMPLES`` starts of each server, alternating).
+  of ``COLD_SAMPLES`` starts of each server, alternating). The ``toolwire`` package is
+  byte-compiled first, as an installed package is.
 * ``fed_chunks_per_s`` (batch 1, 16, 256): one call whose ~100 KB of arguments
   arrive in 8-byte Chat Completions deltas, fed with ``toolwire/toolCalls/merge``
   ``batch`` chunks per request; the baseline gets the same params as
@@ -158,6 +159,16 @@ class Bench:
         if pythonpath:
             self.env["PYTHONPATH"] = pythonpath + os.pathsep + self.env.get("PYTHONPATH", "")
         self.workdir = workdir
+
+    def precompile(self) -> None:
+        """Byte-compile the ``toolwire`` package the servers will import, as an installed
+        package is (pip compiles at install time). An editable install run with
+        ``PYTHONDONTWRITEBYTECODE=1`` (as on these machines) would otherwise compile every
+        changed module at every start, while the bare server's pygls is compiled."""
+        where = subprocess.run([sys.executable, "-c", "import os, toolwire; print(os.path.dirname(toolwire.__file__))"],
+                               env=self.env, capture_output=True, text=True, check=True).stdout.strip()
+        subprocess.run([sys.executable, "-m", "compileall", "-q", where], env=self.env, check=True,
+                       stdout=subprocess.DEVNULL)
 
     def toolwire_cmd(self) -> list[str]:
         return [sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"]
@@ -417,6 +428,7 @@ async def run(opts: argparse.Namespace) -> list[dict[str, Any]]:
     only = set(opts.only.split(",")) if opts.only else {"cold", "fed", "bytes", "latency", "edit", "git"}
     work = Path(tempfile.mkdtemp(prefix="toolwire-bench-"))
     bench = Bench(opts.pythonpath, work)
+    bench.precompile()
     rounds: list[dict[str, Any]] = []
     args = argument_text()
     small = json.dumps({"path": "hello.txt"})
