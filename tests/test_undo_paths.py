@@ -135,7 +135,7 @@ async def test_deleted_files_whose_names_read_as_other_spellings_come_back(ed, r
     assert state(repo) == before
 
 
-def test_a_record_saved_with_file_system_names_still_answers_in_display_form(repo, tmp_path):
+async def test_a_record_saved_with_file_system_names_still_answers_in_display_form(repo, tmp_path):
     """Records saved before paths were kept in display form hold the file-system name in
     ``path`` (a lone surrogate for a Latin-1 byte): ``toolwire undo`` still restores the
     file and prints valid UTF-8 JSON with the quoted form."""
