@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 import subprocess
 import sys
 from pathlib import Path
@@ -69,36 +71,37 @@ def test_a_pipe_is_read_on_the_event_loop_even_one_byte_at_a_time(tmp_path):
     assert "stdin is a pipe or a socket: read on the event loop" in log.read_text()
 
 
-def test_an_overlong_header_line_is_dropped_and_the_next_message_served(tmp_path):
-    log = tmp_path / "server.log"
+@contextmanager
+def initialized(log: Path) -> Iterator[subprocess.Popen]:
+    """The server over a stdin pipe, ``initialize`` answered; killed at the end."""
     proc = serve(log)
-    assert proc.stdin is not None
     try:
         send(proc, frame(INIT))
         assert read(proc)["id"] == 0
+        yield proc
+    finally:
+        proc.kill()
+
+
+def test_an_overlong_header_line_is_dropped_and_the_next_message_served(tmp_path):
+    log = tmp_path / "server.log"
+    with initialized(log) as proc:
         junk = b"X-Junk: " + b"j" * (3 * HEADER_LINE_LIMIT) + b"\r\n"
         send(proc, junk + frame(TOOLS))  # the junk line is read as a header nobody knows
         assert read(proc)["id"] == 1
         stop(proc)
-    finally:
-        proc.kill()
     text = log.read_text()
     assert f"dropped a header line longer than {HEADER_LINE_LIMIT} bytes" in text and "Traceback" not in text
 
 
 def test_a_stream_that_ends_inside_a_body_stops_the_server_cleanly(tmp_path):
     log = tmp_path / "server.log"
-    proc = serve(log)
-    assert proc.stdin is not None
-    try:
-        send(proc, frame(INIT))
-        assert read(proc)["id"] == 0
+    with initialized(log) as proc:
         send(proc, frame(TOOLS)[:-10])  # the client dies mid-message
+        assert proc.stdin is not None
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0  # no exit notification: like a client that just closes the stream
         assert proc.stdout is not None and proc.stdout.read() == b""  # nothing answered for half a message
-    finally:
-        proc.kill()
     text = log.read_text()
     assert "the stream ended inside a message" in text and "Traceback" not in text
 
