@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from toolwire.lsp.transport import HEADER_LINE_LIMIT
