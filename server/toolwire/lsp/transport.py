@@ -4,8 +4,8 @@
 starting the server), it is read on the event loop (``loop.connect_read_pipe``
 and an :class:`asyncio.StreamReader`): a message that arrives whole is handled
 without leaving the loop. pygls' own stdio reader hands every header line and
-every body to a worker thread and back, three thread round trips per message.
-Other stdins (a terminal, a file) keep pygls' reader.
+every body to a worker thread and back, three thread round trips per message;
+other stdins (a terminal, a file) still use it.
 
 **TCP** (:func:`serve_tcp`): one client per server process, others refused clearly.
 
@@ -43,7 +43,8 @@ HEADER_LINE_LIMIT = 1 << 16
 
 
 class FrameReader:
-    """An :class:`asyncio.StreamReader` as pygls' ``run_async`` reads it (``readline``, ``readexactly``).
+    """A reader (an :class:`asyncio.StreamReader`, or pygls' threaded stdin reader) as
+    pygls' ``run_async`` reads it (``readline``, ``readexactly``).
 
     A header line longer than the reader's limit makes ``StreamReader.readline``
     raise ``ValueError``, which would end the read loop and the connection; here it is
@@ -65,7 +66,7 @@ class FrameReader:
     request that follows it is handled, so that request sees what it changed.
     """
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(self, reader: Any) -> None:
         self._reader = reader
         self._after_body = False
 
@@ -141,52 +142,41 @@ def _readable_on_loop(fd: int) -> bool:
 def serve_stdio(server: Any) -> None:
     """Serve one client over stdin/stdout until the stream ends or ``exit``.
 
+    A pipe or a socket is read on the event loop; any other stdin (a terminal, a
+    file) by pygls' reader, in a worker thread. Either way through :class:`FrameReader`.
+
     Args:
         server: The pygls server (its ``protocol`` serves the client; ``shutdown``
             runs at the end as pygls' ``start_io`` does).
     """
     stdin = sys.stdin.buffer
-    if not _readable_on_loop(stdin.fileno()):
-        _serve_blocking_stdin(server, stdin)
-        return
-    log.debug("stdin is a pipe or a socket: read on the event loop")
+    on_loop = _readable_on_loop(stdin.fileno())
+    if on_loop:
+        log.debug("stdin is a pipe or a socket: read on the event loop")
     stop = threading.Event()
     server._stop_event = stop
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
 
     async def main() -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        transport = None
+        if on_loop:
+            reader: Any = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        else:
+            reader = StdinAsyncReader(stdin, server.thread_pool)
         try:
             await run_async(stop_event=stop, reader=FrameReader(reader), protocol=server.protocol, logger=READ_LOG,
                             error_handler=server.report_server_error)
         finally:
-            transport.close()
+            if transport is not None:
+                transport.close()
 
     try:
         asyncio.run(main())
     except BrokenPipeError:
         log.error("the client closed its end of stdout; stopping")
     except (KeyboardInterrupt, SystemExit):  # ``exit``: the code is in server.protocol.exit_code
-        pass
-    finally:
-        server.shutdown()
-
-
-def _serve_blocking_stdin(server: Any, stdin: Any) -> None:
-    """pygls' ``start_io`` for a stdin the loop cannot poll (a terminal, a file): its
-    reader reads in a worker thread; bodies are checked as on the loop (:class:`FrameReader`)."""
-    stop = threading.Event()
-    server._stop_event = stop
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    reader = FrameReader(StdinAsyncReader(stdin, server.thread_pool))  # type: ignore[arg-type]
-    try:
-        asyncio.run(run_async(stop_event=stop, reader=reader, protocol=server.protocol, logger=READ_LOG,
-                              error_handler=server.report_server_error))
-    except BrokenPipeError:
-        log.error("the client closed its end of stdout; stopping")
-    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()
