@@ -228,10 +228,15 @@ def _crlf_only(text: str) -> bool:
     return pairs == text.count("\n") and pairs == text.count("\r")
 
 
-def _line_at(text: str, offset: int) -> int:
-    """1-based line of ``text`` at ``offset`` under the LSP rule (CRLF, bare CR and LF each end a
-    line), for an offset that is not inside a CRLF."""
-    return text.count("\n", 0, offset) + text.count("\r", 0, offset) - text.count("\r\n", 0, offset) + 1
+def _lines_at(text: str, offsets: list[int]) -> list[int]:
+    """1-based lines of ``text`` at ascending ``offsets`` (none inside a CRLF) under the LSP
+    rule (CRLF, bare CR and LF each end a line), counted in one pass through the text."""
+    lines, line, pos = [], 1, 0
+    for offset in offsets:
+        line += text.count("\n", pos, offset) + text.count("\r", pos, offset) - text.count("\r\n", pos, offset)
+        lines.append(line)
+        pos = offset
+    return lines
 
 
 def _exact_without_view(text: str, old: str, new: str, replace_all: bool,
@@ -259,11 +264,11 @@ def _exact_without_view(text: str, old: str, new: str, replace_all: bool,
     if not hits:
         return None
     if len(hits) > 1 and not replace_all:
-        _ambiguous(label, [_line_at(text, i) for i in hits])
+        _ambiguous(label, _lines_at(text, hits))
     starts = _non_overlapping(text, needle) if replace_all else hits
     inserted = new.replace("\n", dominant_newline(text)) if "\n" in new else new
     return (_splice(text, [(i, i + len(needle)) for i in starts], inserted),
-            [_line_at(text, i) for i in starts], False)
+            _lines_at(text, starts), False)
 
 
 def _ambiguous(label: str, lines: list[int]) -> None:

@@ -213,7 +213,7 @@ class WorkspaceWatcher:
                         # watchfiles' backend gives up on a path it cannot decode (a file name that
                         # is not UTF-8) and drops that batch: watch again, and say so.
                         now = time.monotonic()
-                        restarts[:] = [t for t in restarts if now - t < RESTART_WINDOW] + [now]
+                        restarts = [t for t in restarts if now - t < RESTART_WINDOW] + [now]
                         reason = str(group.exceptions[0])
                         if len(restarts) > MAX_RESTARTS:
                             raise OSError(f"the watcher failed {len(restarts)} times within {RESTART_WINDOW:g} s "
