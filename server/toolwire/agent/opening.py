@@ -12,6 +12,7 @@ from toolwire.llm.replay import ReplayScriptError
 from toolwire.settings import Settings
 from toolwire.tools import default_registry
 from toolwire.workspace.documents import Documents
+from toolwire.workspace.paths import GIT_DIR_NAME
 
 
 class SessionSpecError(ValueError):
@@ -88,7 +89,7 @@ def git_dir_holding(folder: Path) -> Path | None:
     """
     real = folder.resolve()
     for candidate in (real, *real.parents):
-        if candidate.name.casefold() == ".git" or looks_like_git_dir(candidate):
+        if candidate.name.casefold() == GIT_DIR_NAME or looks_like_git_dir(candidate):
             return candidate
     return None
 
