@@ -14,7 +14,6 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from lsprotocol import types
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
 
@@ -100,10 +99,7 @@ class LspApprover:
                         return PermissionAnswer("cancelled")
                     log.info("permission request %s sent again to the reconnected client", msg_id)
         except anyio.get_cancelled_exc_class():
-            # typed params: pygls cannot serialize a plain dict for this LSP method
-            protocol = self._server.protocol
-            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            protocol._request_futures.pop(msg_id, None)
+            self._server.protocol.withdraw(msg_id)
             raise
         except JsonRpcMethodNotFound:  # an LSP client without Toolwire's panel
             open_requests.pop(msg_id, None)

@@ -353,8 +353,7 @@ class LspDocuments:
         try:
             raw = await protocol.send_request_async(types.WORKSPACE_APPLY_EDIT, params, msg_id=msg_id)
         except anyio.get_cancelled_exc_class():
-            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            protocol._request_futures.pop(msg_id, None)
+            protocol.withdraw(msg_id)
             raise
         except ClientGone:  # no answer will come: settle it with the next client's buffer
             return await settle_lost_edit(self, doc, new_text)

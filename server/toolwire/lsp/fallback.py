@@ -60,8 +60,7 @@ async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any
     try:
         answer = await protocol.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
     except anyio.get_cancelled_exc_class():  # the call or turn was cancelled: withdraw the question
-        if protocol._request_futures.pop(msg_id, None) is not None and not getattr(protocol, "closed", False):
-            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        protocol.withdraw(msg_id)
         raise
     except Exception as exc:  # noqa: BLE001 - the client could not answer: not approved
         log.warning("window/showMessageRequest failed: %s", exc)

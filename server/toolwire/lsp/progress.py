@@ -111,14 +111,7 @@ class WorkProgress:
 
     def _withdraw(self, msg_id: str) -> None:
         """Forget an unanswered create request and tell the client (a late answer is ignored)."""
-        protocol = self._server.protocol
-        future = protocol._request_futures.pop(msg_id, None)
-        protocol._result_types.pop(msg_id, None)
-        if future is None:
-            return
-        future.cancel()
-        if not getattr(protocol, "closed", False):
-            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        self._server.protocol.withdraw(msg_id)
 
     def report(self, message: str) -> None:
         """Send ``report`` with ``message``."""

@@ -47,6 +47,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from cattrs import transform_error
+from lsprotocol import types
 from lsprotocol.types import ResponseErrorMessage
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, LanguageServerProtocol
@@ -177,6 +178,23 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         future = super().send_request(method, params, callback, msg_id)
         future.add_done_callback(lambda _f: self._outgoing.discard(msg_id))
         return future
+
+    def withdraw(self, msg_id: Any) -> bool:
+        """Withdraw a request sent to the client that is still unanswered: forget it (a
+        late answer is ignored) and send ``$/cancelRequest`` (LSP "Cancellation Support").
+
+        Returns:
+            True when the request was still pending.
+        """
+        future = self._request_futures.pop(msg_id, None)
+        self._result_types.pop(msg_id, None)
+        if future is None:
+            return False
+        future.cancel()
+        if not self.closed:
+            # typed params: pygls cannot serialize a plain dict for this LSP method
+            self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        return True
 
     def _finish_start(self) -> None:
         """Run the server's ``after_initialize()`` once (errors are logged; the server goes on)."""

@@ -33,6 +33,7 @@ New names are checked separately (:mod:`toolwire.workspace.lookalike`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -173,6 +174,15 @@ def _size(text: str) -> int:
         return len(text.encode("utf-8", "surrogatepass"))
 
 
+@functools.lru_cache(maxsize=64)
+def _name_max(root: str) -> int:
+    """The file system's ``NAME_MAX`` at ``root`` (asked once per workspace folder)."""
+    try:
+        return os.pathconf(root, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return NAME_MAX
+
+
 def _check_lengths(root: Path, written: str, parts: list[str]) -> None:
     """Refuse a path no file system entry can have: one longer than ``PATH_MAX`` bytes,
     or with a name longer than the file system's ``NAME_MAX`` (the OS would answer
@@ -183,10 +193,7 @@ def _check_lengths(root: Path, written: str, parts: list[str]) -> None:
         written: The path as the model wrote it (quoted in the message).
         parts: The components relative to ``root``, as the file system spells them.
     """
-    try:
-        name_max = os.pathconf(root, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = NAME_MAX
+    name_max = _name_max(str(root))
     size = sum(_size(part) + 1 for part in parts)
     if size > PATH_MAX:
         raise ToolError("invalid_path", f"{_shown(written)} is {size} bytes long, over the {PATH_MAX}-byte limit of paths")
