@@ -1,4 +1,4 @@
-"""Dependencies point one way: {lsp, acp} → agent → {llm, streaming, tools} → workspace (DESIGN.md, "Layers")."""
+"""Dependencies point one way: {lsp, acp} → agent → {llm, streaming, tools} → workspace (docs/design.md, "Layers")."""
 
 from __future__ import annotations
 
