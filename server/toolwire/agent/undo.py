@@ -7,7 +7,9 @@ changed since (by the user, another session, a later turn) is ``kept`` and
 reported with the diff the undo would make; naming it in ``force`` restores it
 anyway. Open buffers are restored through the editor (versioned
 ``workspace/applyEdit``), other files atomically (temporary file, then rename,
-with the recorded permission bits).
+with the recorded permission bits). A buffer the turn edited that the editor has
+closed since is restored on disk, when the file holds what the turn left
+(:meth:`Restorer._closed_buffer`).
 
 Git actions are undone in reverse order after the files (and redone in order
 before them), each only when the repository is still where the turn left it
@@ -153,6 +155,7 @@ class Restorer:
         self.git: list[dict[str, Any]] = []
         self.gitundo = GitUndo(ctx, record.turn_id, tree_write)
         self.blocked = self.gitundo.blocked  # path → why: it is in a commit that stays
+        self.dry = False  # while planning: decide every outcome, change nothing
 
     async def run(self, *, redo: bool = False, force: list[str] | None = None) -> dict[str, Any]:
         """Undo (or redo) what is not undone (or is undone) yet.
@@ -288,6 +291,9 @@ class Restorer:
         disk_todo = not _same(src, dst)
         buffer_todo = src_buf is not None and (dst_buf is None or src_buf.digest != dst_buf.digest)
         doc = self.ctx.documents.get(Path(os.path.realpath(entry)))
+        if buffer_todo and doc is None:
+            assert src_buf is not None
+            return self._closed_buffer(change, entry, (src, dst), (src_buf, dst_buf), forced)
         now, now_data = probe(entry)
         want = self.store.get(dst.digest) if dst.digest else None
         write = disk_todo and not _same(now, dst)
@@ -308,6 +314,49 @@ class Restorer:
             return "not_undoable", "the editor refused the edit (the buffer changed meanwhile)", None
         return "restored", None, None
 
+    def _closed_buffer(self, change: PathChange, entry: Path, disk: tuple[FileState, FileState],
+                       buffers: tuple[BufferState, BufferState | None], forced: bool) -> tuple[str, str | None, str | None]:
+        """The editor buffer the turn edited is closed now: the file on disk is what is left.
+
+        The disk holds what the turn left when it holds the buffer's text as the turn
+        left it (the editor saved it) or the file as the turn left it on disk (the
+        buffer was closed without saving); it then goes back to the buffer's text
+        before the turn (the file's exact bytes and mode when that was also the
+        disk's text). A disk that already holds that text is ``restored`` as it is;
+        anything else is ``kept`` with the diff, unless forced.
+
+        Args:
+            disk: ``(src, dst)``: the file on disk as the turn left it and as it is to become.
+            buffers: ``(src_buf, dst_buf)``: the buffer the same way (``dst_buf`` None:
+                it was opened during the turn, so its earlier text is the file's).
+        """
+        rel = change.path
+        src, dst = disk
+        src_buf, dst_buf = buffers
+        dst_data = self.store.get(dst.digest) if dst.digest else None
+        now, now_data = probe(entry)
+        now_text = _text(now_data) if now.kind == "file" else None
+        state: FileState = dst
+        want = dst_data
+        if dst_buf is None:  # opened during the turn: back to the entry as it was on disk
+            back = _same(now, dst) or (dst.kind == "file" and now_text is not None and now_text == _text(dst_data))
+        else:
+            target = self.store.get(dst_buf.digest).decode("utf-8", "surrogatepass")
+            back = now_text == target
+            if dst.kind != "file" or _text(dst_data) != target:  # the buffer had text of its own before the turn
+                bom = now.kind == "file" and now_data is not None and now_data.startswith(b"\xef\xbb\xbf")
+                state = FileState(kind="file", mode=now.mode if now.kind == "file" else dst.mode)
+                want = (b"\xef\xbb\xbf" if bom else b"") + target.encode("utf-8", "surrogatepass")
+        if back:
+            return "restored", None, None  # closed without saving what the turn left, or undone by hand
+        left = self.store.get(src_buf.digest).decode("utf-8", "surrogatepass")
+        if now_text != left and not _same(now, src) and not forced:
+            return "kept", "changed since the turn (its editor buffer is closed)", describe_change(
+                rel, now_data, want, now.mode, state.mode)
+        if not self.dry:
+            _write_entry(entry, state, want, self.ctx.write_listener)
+        return "restored", None, None
+
     def _check_buffer(self, change: PathChange, doc: Any, src_buf: BufferState, dst_buf: BufferState | None,
                       dst: FileState, forced: bool) -> tuple[str, str | None, str | None] | str | None:
         """For the buffer of an open file: the text to put in it, None when it already
@@ -319,8 +368,6 @@ class Restorer:
             target = _text(self.store.get(dst.digest)) if dst.digest else ""
             if target is None:
                 return "not_undoable", "its earlier content is not text", None
-        if doc is None:
-            return "not_undoable", "the editor buffer the turn edited is closed", None
         current = doc.text.encode("utf-8", "surrogatepass")
         if current == target.encode("utf-8", "surrogatepass"):
             return None
