@@ -1,7 +1,12 @@
 """A test editor: keeps its own buffers, applies ``workspace/applyEdit`` the way VS Code
 does (versioned, ranges in the negotiated position encoding, computed with the
 reference model of ``lsp_text.py``), and reports every change with an incremental
-``didChange``. It can refuse edits, hold them unanswered, and record ``$/cancelRequest``."""
+``didChange``. It can refuse edits, hold them unanswered, and record ``$/cancelRequest``.
+
+Plain ``WorkspaceEdit.changes`` (sent to a client without ``documentChanges``) are
+applied the way Neovim applies them: to whatever the buffer holds, last range first,
+all of them reported in one ``didChange`` (Neovim debounces its reports), optionally
+after a change the user typed while the edit was on its way."""
 
 from __future__ import annotations
 
@@ -44,6 +49,9 @@ class EditorClient(ToolwireTestClient):
         self.edits: list[types.ApplyWorkspaceEditParams] = []
         self.cancelled: list[Any] = []
         self.report_late = False  # report applied edits with didChange only after answering (a slow editor)
+        #: A change ``(start, end, text)`` the user types right before the next plain ``changes``
+        #: edit is applied (reported in the same didChange, as a debouncing editor does).
+        self.typed_before_edit: tuple[tuple[int, int], tuple[int, int], str] | None = None
 
     def open(self, path: Path | str, text: str, version: int = 1) -> str:
         uri = path if isinstance(path, str) else path.as_uri()
@@ -87,6 +95,8 @@ class EditorClient(ToolwireTestClient):
             await self.hold_edits.wait()
         if self.refuse_edits is not None:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason=self.refuse_edits)
+        if params.edit.changes:
+            return self._apply_changes(params.edit.changes)
         for change in params.edit.document_changes or []:
             uri = change.text_document.uri
             if uri not in self.buffers:
@@ -98,6 +108,37 @@ class EditorClient(ToolwireTestClient):
                 rng = edit.range
                 self.change(uri, (rng.start.line, rng.start.character), (rng.end.line, rng.end.character),
                             edit.new_text, report_after=0.3 if self.report_late else None)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+
+    def _apply_changes(self, changes: dict[str, list[types.TextEdit]]) -> types.ApplyWorkspaceEditResult:
+        """Plain ``changes``: no version to check, ranges applied to the buffer as it is now."""
+        for uri, edits in changes.items():
+            if uri not in self.buffers:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason=f"{uri} is not open")
+            text, version = self.buffers[uri]
+            reported = []
+            if self.typed_before_edit is not None:
+                start, end, typed = self.typed_before_edit
+                self.typed_before_edit = None
+                text = ref.apply(text, start, end, typed, self.encoding)
+                reported.append((start, end, typed))
+            ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
+            for edit in ordered:  # the last first: the earlier ranges still name the same places
+                start = (edit.range.start.line, edit.range.start.character)
+                end = (edit.range.end.line, edit.range.end.character)
+                text = ref.apply(text, start, end, edit.new_text, self.encoding)
+                reported.append((start, end, edit.new_text))
+            self.buffers[uri] = (text, version + 1)
+            report = types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+                content_changes=[types.TextDocumentContentChangePartial(
+                    range=types.Range(start=types.Position(*a), end=types.Position(*b)), text=t)
+                    for a, b, t in reported])
+            if self.report_late:
+                asyncio.get_running_loop().call_later(0.3, self.text_document_did_change, report)
+            else:
+                self.text_document_did_change(report)
         return types.ApplyWorkspaceEditResult(applied=True)
 
 

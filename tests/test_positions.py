@@ -10,7 +10,8 @@ from lsprotocol import types
 
 import lsp_text as ref
 from toolwire.lsp.documents import BufferStore
-from toolwire.workspace.positions import LineIndex, PositionError, apply_change, minimal_edit, units
+from toolwire.workspace.positions import (LineIndex, PositionError, apply_change, changed_lines, minimal_edit,
+                                         narrow_edits, units)
 
 ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
@@ -189,3 +190,32 @@ def test_text_in_range_of_a_code_action_selection_follows_the_line_rule(enc, end
                                                   ("latin-1", "utf-16")])
 def test_the_store_reads_the_negotiated_encoding_as_enum_or_string(negotiated, used):
     assert BufferStore(lambda: negotiated).encoding == used
+
+
+# ------------------------------------------------------------------ narrowest edits (plain changes)
+
+def test_narrow_edits_leave_the_lines_between_two_changes_out():
+    old = "a = 1\nkeep\nkeep too\nb = 2\n"
+    new = "a = 10\nkeep\nkeep too\nb = 20\n"
+    assert narrow_edits(old, new) == [(5, 5, "0"), (25, 25, "0")]
+    assert minimal_edit(old, new) == (5, 25, "0\nkeep\nkeep too\nb = 20")  # the single range would span them
+    assert changed_lines(new, "a = 10\nkeep mine\nkeep too\nb = 20\n") == [(2, 2)]
+    assert changed_lines("x\ny\n", "x\n") == [(2, 2)]  # a missing line is named where it is missing
+    assert narrow_edits(old, old) == [] and changed_lines(old, old) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, texts, texts)
+def test_narrow_edits_rebuild_the_new_text_with_ranges_that_have_positions(head, old_mid, new_mid):
+    old, new = head + old_mid + head, head + new_mid + head
+    edits = narrow_edits(old, new)
+    out, last = old, -1
+    for start, end, replacement in edits:
+        assert last < start <= end or (last == -1 and 0 <= start <= end)  # sorted, apart
+        last = end
+        for offset in (start, end):  # never inside a \r\n: every bound has a position
+            LineIndex(old).position_at(offset, "utf-16")
+    for start, end, replacement in reversed(edits):
+        out = out[:start] + replacement + out[end:]
+    assert out == new
+    assert (changed_lines(old, new) == []) == (old == new)

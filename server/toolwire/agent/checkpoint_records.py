@@ -69,6 +69,11 @@ class PathChange(_Model):
             its bytes), only when it differs from ``path``.
         created_dirs: Parent folders that did not exist before (outermost first).
         undone: True once an undo restored it (a redo sets it back to False).
+        typed_lines: Set when an edit of the open buffer, sent without a version (a client
+            without ``documentChanges``), landed on text the user changed meanwhile (the
+            call ended ``stale`` with ``data.applied``): the buffer's lines that differed
+            from what the edit meant, 1-based inclusive ``[first, last]`` ranges. The
+            buffer after the turn holds the user's typing too, so undo keeps it unless forced.
     """
 
     path: str
@@ -79,6 +84,7 @@ class PathChange(_Model):
     after_buffer: BufferState | None = None
     created_dirs: list[str] = Field(default_factory=list)
     undone: bool = False
+    typed_lines: list[list[int]] | None = None
 
     @model_validator(mode="after")
     def _display(self) -> "PathChange":

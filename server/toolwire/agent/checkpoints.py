@@ -35,7 +35,7 @@ from typing import Any, Final
 from toolwire.agent.checkpoint_records import (BufferState, FileState, GitAction, PathChange, TurnCheckpoint,
                                                TurnUsage)
 from toolwire.agent.checkpoint_store import CheckpointStore
-from toolwire.tools.base import Tool, ToolContext
+from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.digest import sha256_hex
@@ -133,6 +133,14 @@ async def index_entries(ctx: ToolContext, paths: list[str]) -> dict[str, str]:
     return entries
 
 
+def _typed_lines(result: ToolResult | None) -> list[list[int]] | None:
+    """The ``lines`` of a ``stale`` result whose editor edit was applied all the same, else None."""
+    data = result.data if result is not None and not result.ok and result.error_code == "stale" else None
+    if not isinstance(data, dict) or data.get("applied") is not True:
+        return None
+    return [list(r) for r in data.get("lines") or [] if isinstance(r, list | tuple)]
+
+
 class _Step:
     """What :meth:`Checkpointer.before` took for one tool call, for :meth:`Checkpointer.after`."""
 
@@ -192,9 +200,17 @@ class Checkpointer:
             step.tree = await self._quiet(self._hooks.before(), None)
         return step
 
-    async def after(self, step: _Step) -> None:
-        """Take the state the tool left and save the record (call shielded)."""
+    async def after(self, step: _Step, result: ToolResult | None = None) -> None:
+        """Take the state the tool left and save the record (call shielded).
+
+        Args:
+            step: What :meth:`before` took.
+            result: The tool's result (None when it was cancelled): an editor edit that
+                landed on text the user changed meanwhile (``stale`` with ``data.applied``)
+                marks the path's buffer (:attr:`PathChange.typed_lines`).
+        """
         self._unshare()
+        typed = _typed_lines(result)
         hooked = await self._quiet(self._hooks.after(step), None) if step.tree is not None else None
         staged: set[str] = set()
         for rel in step.paths:
@@ -202,6 +218,8 @@ class Checkpointer:
             change.after = self._quiet_probe(rel)
             change.after_buffer = self._quiet_buffer(rel)
             change.undone = False
+            if typed is not None and change.after_buffer is not None:
+                change.typed_lines = (change.typed_lines or []) + typed
         if step.index_paths is not None:
             after = await self._quiet(index_entries(self.ctx, step.index_paths), None)
             if after is not None:

@@ -397,11 +397,13 @@ class Scheduler:
         if checkpointer is None or tool.read_only:
             return await self._invoke(tool, args)
         step = await checkpointer.before(tool, args)
+        result: ToolResult | None = None
         try:
-            return await self._invoke(tool, args)
+            result = await self._invoke(tool, args)
+            return result
         finally:
             with anyio.CancelScope(shield=True):
-                await checkpointer.after(step)
+                await checkpointer.after(step, result)
 
     async def _invoke(self, tool: Tool, args: Any) -> ToolResult:
         """Run the tool under its timeout; every failure becomes a result."""

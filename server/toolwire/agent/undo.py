@@ -373,6 +373,11 @@ class Restorer:
             return None
         if not forced and hashlib.sha256(current).hexdigest() != src_buf.digest:
             return "kept", "changed in the editor since the turn", unified_diff(doc.text, target, rel)
+        if not forced and not self.redo and change.typed_lines is not None:
+            where = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in change.typed_lines) or "?"
+            return "kept", (f"text was typed in the editor while the turn edited it (lines {where}); putting the "
+                            "buffer back would remove that too: undo the edit with the editor's undo, or force it"), \
+                unified_diff(doc.text, target, rel)
         return target
 
     def _folders(self) -> None:

@@ -8,8 +8,10 @@ feed or U+2028 starts a new line) and is bypassed: :class:`BufferStore` applies
 :class:`LspDocuments` is the :class:`~toolwire.workspace.documents.Documents`
 the tools use: it finds the buffer of a file under whatever URI the editor
 opened it (symlinks, ``..``, another spelling of the same file), and edits it with
-a versioned ``workspace/applyEdit`` whose range is computed in the negotiated
-encoding on the buffer's own text.
+a ``workspace/applyEdit`` whose ranges are computed in the negotiated encoding on the
+buffer's own text: versioned when the client declares ``documentChanges``, else plain
+``changes`` checked against the ``didChange`` the editor sends back
+(:mod:`toolwire.lsp.editor_edits`).
 
 The code-action / diagnostic code uses the same store: :meth:`BufferStore.text_in_range`
 gives the text of an LSP range of a buffer, :meth:`BufferStore.offsets` its code-point
@@ -31,20 +33,18 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
+from toolwire.lsp.editor_edits import CHANGE_REPORT_WAIT, build_edit, confirm_unversioned, edit_form
 from toolwire.lsp.persist import ClientGone, settle_lost_edit
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.positions import ENCODINGS, LineIndex, PositionError, apply_change, minimal_edit
+from toolwire.workspace.positions import ENCODINGS, LineIndex, PositionError, apply_change
 
 if TYPE_CHECKING:
     from toolwire.lsp.server import ToolwireServer
 
 log = logging.getLogger(__name__)
 
-#: Seconds an applied edit waits for the editor's ``didChange`` before the call goes on.
-CHANGE_REPORT_WAIT = 5.0
-
-__all__ = ["EditorBuffer", "BufferStore", "LspDocuments", "DocumentSyncMixin", "missing_edit_capabilities",
+__all__ = ["EditorBuffer", "BufferStore", "LspDocuments", "DocumentSyncMixin", "CHANGE_REPORT_WAIT",
            "negotiated_encoding"]
 
 
@@ -221,22 +221,6 @@ def negotiated_encoding(server: "ToolwireServer") -> str:
     return str(getattr(encoding, "value", encoding))  # PositionEncodingKind or str
 
 
-def missing_edit_capabilities(caps: types.ClientCapabilities | None) -> list[str]:
-    """The client capabilities an editor edit needs that ``caps`` does not declare.
-
-    Returns:
-        A subset of ``["workspace.applyEdit", "workspace.workspaceEdit.documentChanges"]``,
-        empty when editor edits may be sent.
-    """
-    workspace = getattr(caps, "workspace", None)
-    missing = []
-    if not getattr(workspace, "apply_edit", None):
-        missing.append("workspace.applyEdit")
-    if not getattr(getattr(workspace, "workspace_edit", None), "document_changes", None):
-        missing.append("workspace.workspaceEdit.documentChanges")
-    return missing
-
-
 def _designates(uri: str, path: Path) -> bool:
     """True when the file URI ``uri`` names the file at ``path`` (absolute, resolved):
     the same path once links and ``..`` are resolved, or the same file on disk
@@ -309,9 +293,11 @@ class LspDocuments:
         return out
 
     async def replace(self, doc: OpenDocument, new_text: str) -> bool:
-        """Change the buffer from ``doc.text`` to ``new_text`` with one versioned
-        ``workspace/applyEdit`` (the smallest single range, in the negotiated encoding),
-        sent to the URI the editor opened.
+        """Change the buffer from ``doc.text`` to ``new_text`` with one ``workspace/applyEdit``
+        sent to the URI the editor opened (:mod:`toolwire.lsp.editor_edits`): versioned
+        (one smallest range on ``doc.version``) for a client that declares
+        ``documentChanges``, else plain ``changes`` (the narrowest ranges) whose result is
+        checked against the editor's ``didChange``.
 
         Waiting for the answer is cancellable: a cancelled call or a tool timeout
         withdraws the request with ``$/cancelRequest`` (the editor may still apply it).
@@ -322,31 +308,29 @@ class LspDocuments:
             False when the buffer moved on since ``doc`` was read (stale: nothing is sent).
 
         Raises:
-            ToolError: ``editor_unsupported`` (the client lacks the capabilities;
+            ToolError: ``editor_unsupported`` (the client lacks ``workspace.applyEdit``;
                 nothing is sent), ``editor_refused`` (``applied: false``, with the
                 editor's ``failureReason``, or an error answer);
                 ``editor_disconnected`` (the client left before answering and the
-                edit's fate could not be settled, see :func:`~toolwire.lsp.persist.settle_lost_edit`).
+                edit's fate could not be settled, see :func:`~toolwire.lsp.persist.settle_lost_edit`);
+                ``stale`` with ``data.applied`` (an unversioned edit landed on text the
+                user changed meanwhile: it stays in the buffer), ``out_of_sync``
+                (:func:`~toolwire.lsp.editor_edits.confirm_unversioned`).
         """
-        missing = missing_edit_capabilities(self._server.client_capabilities)
-        if missing:
+        form = edit_form(self._server.client_capabilities)
+        if form is None:
             raise ToolError("editor_unsupported",
                             f"{doc.path.name} is open in the editor, but the client did not declare "
-                            f"{' and '.join(missing)}, so the server cannot change the open buffer; nothing was "
+                            "workspace.applyEdit, so the server cannot change the open buffer; nothing was "
                             "written (close the file in the editor to let the tool write it on disk)",
-                            {"missing": missing})
+                            {"missing": ["workspace.applyEdit"]})
         uri = doc.uri
         buf = self._store.get(uri) if uri else None
         if buf is None or buf.version != doc.version or buf.text != doc.text or buf.out_of_sync:
             return False
         if new_text == doc.text:
             return True  # nothing to change: nothing is sent
-        start, end, replacement = minimal_edit(doc.text, new_text)
-        rng = self._store.range_of(doc.text, start, end)
-        edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-            edits=[types.TextEdit(range=rng, new_text=replacement)],
-        )])
+        edit = build_edit(self._store, doc, new_text, form)
         params = types.ApplyWorkspaceEditParams(edit=edit, label="Toolwire edit")
         protocol = self._server.protocol
         msg_id = f"edit-{uuid.uuid4().hex[:12]}"
@@ -365,6 +349,9 @@ class LspDocuments:
             why = f": {reason}" if reason else " (it gave no reason)"
             raise ToolError("editor_refused", f"the editor refused the edit of {doc.path.name}{why}; "
                             "nothing was written", {"failureReason": reason})
+        if form == "changes":  # applied to whatever the buffer held: check what it holds now
+            await confirm_unversioned(self._store, doc, new_text)
+            return True
         # The editor reports the change with didChange; wait for it (briefly) so the
         # next tool that reads this buffer sees the edited text, not the old one.
         await self._store.wait_moved(uri, doc.version, CHANGE_REPORT_WAIT)

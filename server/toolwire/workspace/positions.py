@@ -24,6 +24,7 @@ Rules, from the LSP 3.17 specification ("Text Documents", "Position"):
 
 from __future__ import annotations
 
+import difflib
 import re
 from bisect import bisect_right
 from itertools import accumulate, repeat
@@ -43,6 +44,8 @@ __all__ = [
     "newline_counts",
     "apply_change",
     "minimal_edit",
+    "narrow_edits",
+    "changed_lines",
 ]
 
 #: The position encodings of LSP 3.17, in the server's order of preference.
@@ -249,3 +252,71 @@ def minimal_edit(old: str, new: str) -> tuple[int, int, str]:
         end += 1
         suffix -= 1
     return prefix, end, new[prefix : len(new) - suffix]
+
+
+def narrow_edits(old: str, new: str) -> list[tuple[int, int, str]]:
+    """The replacements, each as small as it can be, that turn ``old`` into ``new``.
+
+    The region :func:`minimal_edit` finds is compared line by line (the LSP line rule,
+    ``difflib`` over its lines only); each run of differing lines becomes one
+    replacement narrowed to the characters that differ. Text between two changes is
+    not part of any replacement, so an edit sent without a document version (plain
+    ``WorkspaceEdit.changes``) rewrites nothing but what it changes.
+
+    Returns:
+        ``[(start, end, replacement)]``: code-point offsets into ``old``, sorted, not
+        overlapping, none between the ``\\r`` and ``\\n`` of a line ending; applying
+        them all gives ``new``. Empty when the texts are equal.
+    """
+    start, end, replacement = minimal_edit(old, new)
+    if start == end and not replacement:
+        return []
+    first = _line_start(old, start)
+    stop = _line_after(old, end)
+    stop_new = stop - len(old) + len(new)
+    a = _WITH_ENDS.findall(old[first:stop])
+    b = _WITH_ENDS.findall(new[first:stop_new])
+    if len(a) <= 1 and len(b) <= 1:
+        return [(start, end, replacement)]
+    a_at = list(accumulate(map(len, a), initial=first))  # where each line starts, and the end
+    b_at = list(accumulate(map(len, b), initial=first))
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        s, e, r = minimal_edit(old[a_at[i1]:a_at[i2]], new[b_at[j1]:b_at[j2]])
+        out.append((a_at[i1] + s, a_at[i1] + e, r))
+    return out
+
+
+def _line_start(text: str, offset: int) -> int:
+    """Start of the line holding ``offset`` (not between a ``\\r`` and its ``\\n``)."""
+    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+
+
+def _line_after(text: str, offset: int) -> int:
+    """Start of the line after the one holding ``offset`` (past its ending), or the end."""
+    match = _EOL.search(text, offset)
+    return match.end() if match else len(text)
+
+
+def changed_lines(meant: str, actual: str) -> list[tuple[int, int]]:
+    """The lines of ``actual`` that differ from ``meant``, as 1-based inclusive ranges.
+
+    A run of lines ``meant`` has and ``actual`` lacks is named by the line of
+    ``actual`` where it is missing.
+    """
+    index = LineIndex(actual)
+    out: list[tuple[int, int]] = []
+    shift = 0
+    for start, end, replacement in narrow_edits(meant, actual):
+        a = start + shift
+        b = a + len(replacement)
+        shift += len(replacement) - (end - start)
+        first = bisect_right(index.starts, a)
+        last = bisect_right(index.starts, b - 1) if b > a else first
+        if out and out[-1][1] >= first - 1:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return out
