@@ -173,10 +173,36 @@ async def test_undo_keeps_a_buffer_the_user_typed_into_while_the_turn_edited_it(
     assert editor.buffers[uri][0] == "a = 9\nb = 2  # mine\n"
     kept = await undo(editor, sid)
     assert outcomes(kept) == {"k.py": "kept"}, kept
-    assert "typed in the editor while the turn edited it (lines 2)" in kept["paths"][0]["reason"]
+    assert "typed in the editor while the turn edited it (line 2)" in kept["paths"][0]["reason"]
     assert "-b = 2  # mine" in kept["paths"][0]["diff"]
     assert editor.buffers[uri][0] == "a = 9\nb = 2  # mine\n"  # nothing changed
     forced = await undo(editor, sid, force=["k.py"])
     assert outcomes(forced) == {"k.py": "restored"}, forced
     assert editor.buffers[uri][0] == text
     editor.close(uri)
+
+
+async def test_undo_keeps_such_a_buffer_saved_and_closed_too(plain16, repo, tmp_path):
+    editor = plain16
+    text = "a = 1\nb = 2\n"
+    (repo / "w.py").write_text(text)
+    uri = editor.open(repo / "w.py", text)
+    editor.typed_before_edit = ((0, 0), (0, 0), "# mine\n")
+    try:
+        sid, finals = await turn(editor, repo, tmp_path, ("e", "edit_file", {
+            "path": "w.py", "old_string": "b = 2", "new_string": "b = 3"}))
+    finally:
+        editor.typed_before_edit = None
+    # the line the user added moved the text: the edit's range landed on the line above its own
+    assert editor.buffers[uri][0] == "# mine\na = 3\nb = 2\n"
+    assert finals["e"]["error"]["code"] == "stale" and finals["e"]["result"]["data"]["lines"] == [[1, 3]], finals
+    assert "lines 1-3 of the buffer" in finals["e"]["error"]["message"]
+    (repo / "w.py").write_text(editor.buffers[uri][0])  # :w, then :bd
+    editor.close(uri)
+    kept = await undo(editor, sid)
+    assert outcomes(kept) == {"w.py": "kept"}, kept
+    assert "typed in the editor while the turn edited it (lines 1-3)" in kept["paths"][0]["reason"]
+    assert (repo / "w.py").read_text() == "# mine\na = 3\nb = 2\n"
+    forced = await undo(editor, sid, force=["w.py"])
+    assert outcomes(forced) == {"w.py": "restored"}, forced
+    assert (repo / "w.py").read_text() == text

@@ -353,6 +353,8 @@ class Restorer:
         if now_text != left and not _same(now, src) and not forced:
             return "kept", "changed since the turn (its editor buffer is closed)", describe_change(
                 rel, now_data, want, now.mode, state.mode)
+        if now_text == left and not forced and (typed := self._typed(change)):  # saved with the typing
+            return "kept", typed, describe_change(rel, now_data, want, now.mode, state.mode)
         if not self.dry:
             _write_entry(entry, state, want, self.ctx.write_listener)
         return "restored", None, None
@@ -373,12 +375,19 @@ class Restorer:
             return None
         if not forced and hashlib.sha256(current).hexdigest() != src_buf.digest:
             return "kept", "changed in the editor since the turn", unified_diff(doc.text, target, rel)
-        if not forced and not self.redo and change.typed_lines is not None:
-            where = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in change.typed_lines) or "?"
-            return "kept", (f"text was typed in the editor while the turn edited it (lines {where}); putting the "
-                            "buffer back would remove that too: undo the edit with the editor's undo, or force it"), \
-                unified_diff(doc.text, target, rel)
+        if not forced and (typed := self._typed(change)):
+            return "kept", typed, unified_diff(doc.text, target, rel)
         return target
+
+    def _typed(self, change: PathChange) -> str | None:
+        """Why undo keeps a buffer the user typed into while an unversioned edit of the turn
+        landed (:attr:`PathChange.typed_lines`): putting it back would remove that typing."""
+        if self.redo or change.typed_lines is None:
+            return None
+        parts = [str(a) if a == b else f"{a}-{b}" for a, b in change.typed_lines]
+        where = ("line " if len(parts) == 1 and "-" not in parts[0] else "lines ") + (", ".join(parts) or "unknown")
+        return (f"text was typed in the editor while the turn edited it ({where}); putting the buffer back "
+                "would remove that too: undo the edit with the editor's undo, or force it")
 
     def _folders(self) -> None:
         """Undo: remove the folders the turn created once nothing is left in them (deepest
