@@ -1,0 +1,146 @@
+"""The client's lines before the ACP SDK reads them (``toolwire acp``).
+
+The SDK (``agent-client-protocol`` 0.12, ``acp/_transport.py`` ``NdjsonTransport``
+and ``acp/connection.py``) reads one JSON value a line and, on its own:
+
+- logs and drops a line that is not JSON, with no answer to the client;
+- stops reading for good on JSON that is not an object (a batch, a number), and on
+  a line longer than its buffer;
+- logs an ERROR with a traceback for every notification it has no route for
+  (``Unhandled error while handling notification``: the router raises
+  method-not-found), and for a known notification whose params do not validate.
+
+So :func:`guard` copies the lines from stdin to the SDK's reader and keeps back
+every line the SDK would mishandle: a line that is not UTF-8 or not JSON is
+answered ``-32700``, JSON that is not an object and a line over the limit
+``-32600`` (JSON-RPC 2.0, section 5: ``id`` null); a notification Toolwire does
+not handle (an unknown method, an ``_``-prefixed extension it does not know,
+``$/cancel_request``) is ignored with one DEBUG line, and one of
+:data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
+notification has no answer). Nothing the guard refuses stops it: the agent keeps
+serving every session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from acp.meta import AGENT_METHODS
+from acp.schema import CancelNotification
+from pydantic import BaseModel, ValidationError
+
+log = logging.getLogger(__name__)
+
+#: The longest piece of a refused line (or method name) quoted in an error or a log line.
+ECHO_LIMIT = 80
+
+#: The notifications the agent handles (routed by the SDK to :class:`ToolwireAcpAgent`),
+#: with the model their params must validate against. Every other notification is
+#: ignored here: ``$/cancel_request`` too, until the agent implements it.
+NOTIFICATIONS: dict[str, type[BaseModel]] = {AGENT_METHODS["session_cancel"]: CancelNotification}
+
+
+def _error(code: int, message: str) -> bytes:
+    """A JSON-RPC error response with ``id: null`` (JSON-RPC 2.0, section 5)."""
+    return (json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}) + "\n").encode()
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= ECHO_LIMIT else text[:ECHO_LIMIT] + "…"
+
+
+def check_line(line: bytes) -> bytes | None:
+    """What to do with one line from the client.
+
+    Returns:
+        None when the line goes to the SDK; else the bytes to answer (an error
+        response ending in a newline), or ``b""`` to drop it without an answer (a
+        blank line, a notification the agent does not handle).
+    """
+    stripped = line.strip()
+    if not stripped:
+        return b""
+    try:
+        text = stripped.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _error(-32700, f"Parse error: the line is not UTF-8 (byte 0x{stripped[exc.start]:02x} at offset "
+                              f"{exc.start}) in {stripped[:ECHO_LIMIT]!r}")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:  # json.JSONDecodeError
+        return _error(-32700, f"Parse error: {getattr(exc, 'msg', exc)} in {stripped[:ECHO_LIMIT]!r}")
+    if not isinstance(value, dict):
+        kind = "a batch (array)" if isinstance(value, list) else f"a JSON {type(value).__name__}"
+        return _error(-32600, f"Invalid Request: expected one JSON object per line, got {kind}")
+    if "method" in value and "id" not in value and not _handled_notification(value):
+        return b""
+    return None
+
+
+def _handled_notification(message: dict[str, Any]) -> bool:
+    """True when the SDK routes this notification to the agent and its params validate;
+    else one log line says why it is ignored."""
+    method = message["method"]
+    name = _clip(method) if isinstance(method, str) else repr(method)[:ECHO_LIMIT]
+    model = NOTIFICATIONS.get(method) if isinstance(method, str) else None
+    if model is None:
+        log.debug("ignored the notification %r: Toolwire does not handle it", name)
+        return False
+    try:
+        model.model_validate(message.get("params"))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in exc.errors()[:3])
+        log.warning("ignored the notification %r: invalid params (%s)", name, problems)
+        return False
+    return True
+
+
+async def read_line(source: asyncio.StreamReader) -> bytes | None:
+    """The next line of ``source`` (with its newline; the last one may lack it), None
+    at the end of the stream.
+
+    Raises:
+        ValueError: for a line longer than the stream's limit; the whole line has
+            been read and dropped, the next call reads the line after it.
+    """
+    too_long = False
+    while True:
+        try:
+            line = await source.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the stream ended
+            if too_long:
+                raise ValueError("the line is longer than the limit") from None
+            return exc.partial or None
+        except asyncio.LimitOverrunError as exc:
+            await source.readexactly(exc.consumed)  # drop the head of the line, then look for its end
+            too_long = True
+            continue
+        if too_long:
+            raise ValueError("the line is longer than the limit")
+        return line
+
+
+async def guard(source: asyncio.StreamReader, target: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy lines from ``source`` to ``target`` (the SDK's reader) until ``source``
+    ends, answering or dropping the ones :func:`check_line` keeps back."""
+    try:
+        while True:
+            try:
+                line = await read_line(source)
+            except ValueError:
+                refusal = _error(-32600, "Invalid Request: the line is longer than the agent accepts")
+            else:
+                if line is None:
+                    break
+                refusal = check_line(line)
+            if refusal is None:
+                target.feed_data(line if line.endswith(b"\n") else line + b"\n")
+            elif refusal:
+                log.warning("refused a malformed message from the client")
+                writer.write(refusal)
+                await writer.drain()
+    finally:
+        target.feed_eof()
