@@ -1,7 +1,8 @@
 """A scriptable OpenAI-compatible endpoint on 127.0.0.1 for tests.
 
 Each POST gets the next scripted reply, in order: a whole HTTP response
-(:class:`Reply`, or a ``(status, body)`` tuple), a connection reset before any
+(:class:`Reply`, or a ``(status, body)`` tuple; :func:`refusal` builds an HTTP 400 with
+an OpenAI-shaped error body), a connection reset before any
 response (:class:`Reset`), a chunked SSE body cut off mid-stream (:class:`Truncated`),
 or a stream that sends a few chunks and then stalls until the test releases it
 while watching for the client to hang up (:class:`Stall`). When the script runs
@@ -59,6 +60,17 @@ class Reply:
     status: int = 200
     body: bytes = TEXT_ONLY
     headers: dict[str, str] = field(default_factory=dict)
+
+
+def error_body(message: str, *, type: str = "invalid_request_error", param: str | None = None,
+               code: str | int | None = None, **extra: Any) -> bytes:
+    """An OpenAI-shaped error body: ``{"error": {"message", "type", "param", "code", …extra}}``."""
+    return json.dumps({"error": {"message": message, "type": type, "param": param, "code": code, **extra}}).encode()
+
+
+def refusal(message: str, *, status: int = 400, **fields: Any) -> "Reply":
+    """An HTTP 400 (or ``status``) with :func:`error_body` (``type``, ``param``, ``code``, extra fields)."""
+    return Reply(status, error_body(message, **fields))
 
 
 @dataclass
@@ -122,6 +134,10 @@ class FakeEndpoint:
 
     Args:
         replies: In order; ``(status, body)`` tuples are :class:`Reply` shorthand.
+        check: A rule the endpoint enforces on every request before the script:
+            ``body -> None`` (accepted: the next reply is sent), or a refusal: a
+            message (an HTTP 400 with that message) or a :class:`Reply` (sent as is);
+            a refused request does not use up a scripted reply.
 
     Attributes:
         requests: Every request body received (parsed JSON), in order.
@@ -130,7 +146,7 @@ class FakeEndpoint:
     """
 
     def __init__(self, replies: list[Any] | None = None, check: Any = None) -> None:
-        self.check = check  # body -> None, or the message of an HTTP 400 (the rule the endpoint enforces)
+        self.check = check
         self.replies: list[Any] = [Reply(*r) if isinstance(r, tuple) else r for r in (replies or [])]
         self._stalls = [r for r in self.replies if isinstance(r, Stall)]
         self.requests: list[dict] = []
@@ -150,8 +166,10 @@ class FakeEndpoint:
                     endpoint.request_times.append(time.monotonic())
                     endpoint.authorizations.append(self.headers.get("Authorization", ""))
                     problem = endpoint.check(body) if endpoint.check is not None else None
-                    if problem:
-                        reply = Reply(400, json.dumps({"error": {"message": problem, "type": "invalid_request_error"}}).encode())
+                    if isinstance(problem, Reply):
+                        reply = problem
+                    elif problem:
+                        reply = refusal(problem)
                     else:
                         reply = endpoint.replies.pop(0) if endpoint.replies else Reply()
                     endpoint._arrived.notify_all()

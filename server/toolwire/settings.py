@@ -26,7 +26,11 @@ class Settings(BaseModel):
     model: str = Field("replay", description="Model spec: replay, replay:SCRIPT or openai:MODEL.")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for openai: models.")
     api_key: str | None = Field(None, repr=False, description="API key; default from TOOLWIRE_API_KEY or OPENAI_API_KEY.")
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    temperature: float | None = Field(0.0, ge=0.0, le=2.0, description=(
+        "Sampling temperature, sent as the request's temperature; null: not sent (the endpoint's default applies)."))
+    stream_usage: bool | None = Field(True, description=(
+        "Ask for token usage at the end of each streamed response (stream_options.include_usage); "
+        "false or null: stream_options is not sent."))
     max_model_requests: int = Field(15, ge=1, le=200, description="Model requests per turn before the turn stops.")
     tool_timeout: float = Field(60.0, gt=0, description="Seconds a tool call may run.")
     git_timeout: float = Field(30.0, gt=0, description="Seconds a git subprocess may run.")

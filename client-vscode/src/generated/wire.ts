@@ -776,9 +776,13 @@ export interface Settings {
    */
   apiKey?: string | null;
   /**
-   * Sampling temperature.
+   * Sampling temperature, sent as the request's temperature; null: not sent (the endpoint's default applies).
    */
-  temperature?: number;
+  temperature?: number | null;
+  /**
+   * Ask for token usage at the end of each streamed response (stream_options.include_usage); false or null: stream_options is not sent.
+   */
+  streamUsage?: boolean | null;
   /**
    * Model requests per turn before the turn stops.
    */

@@ -15,21 +15,22 @@ in call order; after a cancel nothing new starts and every open call ends
 
 from __future__ import annotations
 
-import difflib
-import json
 import logging
-import random
 import time
 from dataclasses import dataclass
 
 import anyio
 
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
+from toolwire.agent.failure_streak import FailureStreak
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
+from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
+                                          lowered_window, retry_delay, too_large_message)
 from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
-from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.llm import endpoints
+from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
 from toolwire.streaming.completion import stream_error_sentence
 from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.decoding import BrokenStream, PayloadDecoder
@@ -43,36 +44,7 @@ log = logging.getLogger(__name__)
 PUSH_INTERVAL = 0.05
 # Retries of a model request that failed before any of its response arrived: the
 # ``modelRetries`` setting. The turn is the only retry layer (the openai SDK's own
-# retries are off).
-#: Longest ``Retry-After`` the turn waits for; an endpoint asking for more ends the turn.
-MAX_RETRY_AFTER = 60.0
-#: Rough characters per token, for the context budget (OpenAI's rule of thumb for English and code).
-CHARS_PER_TOKEN = 4
-#: Fraction of the context window the history may fill before old tool results are dropped.
-CONTEXT_FILL = 0.8
-#: The same tool failing this many times in a row with similar arguments stops the turn.
-FAILURE_STREAK = 3
-#: Arguments at least this similar (difflib ratio of their sorted JSON) count as "similar".
-SIMILAR_ARGUMENTS = 0.9
-
-
-def retry_delay(error: ModelError, attempt: int) -> float | None:
-    """Seconds to wait before retry number ``attempt`` (1-based), or None not to retry.
-
-    The endpoint's ``Retry-After`` wins when it gave one (None when it is over
-    :data:`MAX_RETRY_AFTER`); otherwise exponential backoff from 1 s, capped at
-    8 s, with jitter (a random 50-100 % of it) so clients do not retry in step.
-    """
-    if error.retry_after is not None:
-        return error.retry_after if error.retry_after <= MAX_RETRY_AFTER else None
-    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
-
-
-def similar_arguments(a: str, b: str) -> bool:
-    """True when two argument JSON texts are equal or nearly so (:data:`SIMILAR_ARGUMENTS`)."""
-    return a == b or difflib.SequenceMatcher(None, a, b).ratio() >= SIMILAR_ARGUMENTS
-
-
+# retries are off). The rules for one request: :mod:`toolwire.agent.request_rules`.
 @dataclass(slots=True)
 class TurnOutcome:
     """How a turn ended: ``stop_reason`` (``end_turn``, ``max_tokens``,
@@ -134,7 +106,7 @@ class Turn:
         self._output_tokens: int | None = None
         self._started = time.monotonic()
         self._last_push: dict[int, float] = {}
-        self._failures: list[tuple[str, str]] = []
+        self._failures = FailureStreak()
         self._response_usage: list[int | None] = [None, None]
 
     # ----------------------------------------------------------- control
@@ -241,9 +213,7 @@ class Turn:
         session = self.session
         for _ in range(session.settings.max_model_requests):
             session.conversation.repair()
-            budget = int(session.settings.context_window * CHARS_PER_TOKEN * CONTEXT_FILL)
-            if shrunk := session.conversation.fit(budget):
-                log.info("dropped %d old tool results to fit the context window", shrunk)
+            self._fit()
             run = self.scheduler.open_response()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run.dispatch)
@@ -262,40 +232,66 @@ class Turn:
                 if any(r in TRUNCATING_FINISH for r in merger.finish_reasons):
                     return TurnOutcome("max_tokens")
                 return TurnOutcome("end_turn")
-            repeated = self._failure_streak(client_calls)
+            repeated = self._failures.check(client_calls)
             if repeated is not None:
                 return TurnOutcome("repeated_tool_failure", message=repeated)
         return TurnOutcome("max_turn_requests")
 
-    def _failure_streak(self, calls: list[ToolCallState]) -> str | None:
-        """Track failures in call order; a message when one tool failed
-        :data:`FAILURE_STREAK` times in a row with similar arguments."""
-        for call in calls:
-            if call.status is not Status.ERRORED:
-                self._failures.clear()
-                continue
-            signature = json.dumps(call.arguments, sort_keys=True) if call.arguments is not None else call.arguments_text
-            if self._failures and (self._failures[-1][0] != call.name or not similar_arguments(self._failures[-1][1], signature)):
-                self._failures.clear()
-            self._failures.append((call.name, signature))
-            if len(self._failures) >= FAILURE_STREAK:
-                code = call.error.code if call.error else "errored"
-                return f"{call.name} failed {len(self._failures)} times in a row with similar arguments ({code}); stopping"
-        return None
-
     # ---------------------------------------------------------- streaming
-    async def _request(self, run: ResponseRun) -> _Response:
+    def _window(self) -> int:
+        """The effective context window: the setting, or less if the endpoint said so."""
+        return endpoints.context_window(endpoints.endpoint_key(self.session.model), self.session.settings.context_window)
+
+    def _fit(self) -> None:
+        """The shrinking rule: old tool results give way until the history fits its budget."""
+        budget = history_budget(self._window(), self.session.registry.definitions())
+        if shrunk := self.session.conversation.fit(budget):
+            log.info("dropped %d old tool results to fit the context window", shrunk)
+
+    def _build_request(self) -> ModelRequest:
         session = self.session
         messages = [dict(m) for m in session.conversation.messages]
         tools = session.registry.definitions()
         if session.settings.tool_calling == "text":
             messages, tools = to_text_messages(messages, tools), []
-        request = ModelRequest(messages=messages, tools=tools, temperature=session.settings.temperature)
+        settings = session.settings
+        return ModelRequest(messages=messages, tools=tools, temperature=settings.temperature,
+                            stream_usage=bool(settings.stream_usage))
+
+    def _refit(self, error: ContextLengthError, request: ModelRequest) -> ModelRequest:
+        """A context-length error: lower the window (remembered for the endpoint and model),
+        apply the shrinking rule, and build the request again."""
+        estimated = estimate_tokens(request.messages, request.tools)
+        window = endpoints.remember_context_window(endpoints.endpoint_key(self.session.model),
+                                                   lowered_window(error, estimated))
+        log.warning("the request (about %d tokens) is over the model's context window; the window is now %d tokens "
+                    "for this endpoint and model, and the request is sent again smaller (%s)", estimated, window, error)
+        self._fit()
+        return self._build_request()
+
+    async def _request(self, run: ResponseRun) -> _Response:
+        session = self.session
+        request = self._build_request()
         self.sink.emit(TurnUpdate("model_request", turn_id=self.id))
         self._tools_running = False
         attempt = 0
+        refitted = asked_again = False
         while True:
             merger, received, error = await self._stream_once(request, run)
+            if isinstance(error, ContextLengthError) and not received:
+                if not refitted:  # the shrinking rule, once
+                    refitted = True
+                    request = self._refit(error, request)
+                    continue
+                error = ModelError(too_large_message(error, estimate_tokens(request.messages, request.tools),
+                                                     self._window()))
+                break
+            if error is None and is_empty(merger):
+                if asked_again or attempt >= session.settings.model_retries:
+                    break
+                asked_again, attempt = True, attempt + 1  # an empty answer is asked again once
+                log.warning("the model returned an empty answer; asking again (retry %d)", attempt)
+                continue
             if error is None or received or not error.retryable or attempt >= session.settings.model_retries:
                 break
             delay = retry_delay(error, attempt + 1)
@@ -308,6 +304,8 @@ class Turn:
         failure = str(error) if error is not None else None
         if failure is not None and attempt:
             failure += f" (after {attempt} {'retry' if attempt == 1 else 'retries'}: the modelRetries setting)"
+        if failure is None and is_empty(merger):
+            failure = empty_answer_message(merger, int(asked_again))
         if failure is not None:
             run.break_off(failure)
         for call in merger.finish(stream_error=failure):

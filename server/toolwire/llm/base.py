@@ -17,12 +17,18 @@ class ModelRequest:
         messages: The conversation in OpenAI Chat Completions message shape
             (``{"role", "content", "tool_calls"?, "tool_call_id"?}``).
         tools: OpenAI-style tool definitions (``{"type": "function", "function": {...}}``).
-        temperature: Sampling temperature; 0 by default for repeatable runs.
+        temperature: Sampling temperature; 0 by default for repeatable runs; None
+            leaves the field out (the endpoint's default applies).
+        stream_usage: Ask for token usage at the end of the stream
+            (``stream_options: {"include_usage": true}``); False leaves it out.
+
+    Optional fields and the rule for them: :mod:`toolwire.llm.request_params`.
     """
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
-    temperature: float = 0.0
+    temperature: float | None = 0.0
+    stream_usage: bool = True
 
 
 class ModelError(Exception):
@@ -42,6 +48,21 @@ class ModelError(Exception):
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+
+
+class ContextLengthError(ModelError):
+    """The endpoint refused the request as larger than the model's context window (HTTP 400).
+
+    Attributes:
+        limit: The context window the endpoint stated, in tokens, when it said.
+        requested: The request's size by the endpoint's own count, in tokens, when it said.
+    """
+
+    def __init__(self, message: str, *, limit: int | None = None, requested: int | None = None,
+                 status: int | None = 400) -> None:
+        super().__init__(message, retryable=False, status=status)
+        self.limit = limit
+        self.requested = requested
 
 
 class Model(Protocol):

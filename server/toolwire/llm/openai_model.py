@@ -1,7 +1,11 @@
 """Any OpenAI-compatible endpoint through the ``openai`` SDK (the only module importing it).
 
-Streams Chat Completions with tools (``stream=True``,
-``stream_options={"include_usage": true}``). The SDK makes the request (auth,
+Streams Chat Completions with tools (``stream=True``, and the optional fields of
+:mod:`toolwire.llm.request_params`: ``temperature``, ``stream_options={"include_usage":
+true}``). An HTTP 400 naming an optional field is sent again once without it, and
+the endpoint is remembered as refusing it (:mod:`toolwire.llm.endpoints`); a
+context-length 400 becomes :class:`~toolwire.llm.base.ContextLengthError` with the
+sizes it states (:mod:`toolwire.llm.context_errors`). The SDK makes the request (auth,
 base URL, HTTP errors); the body is read as raw SSE and decoded by Toolwire's own
 framing, so each payload reaches the normalizer exactly as the server sent it,
 and ``[DONE]`` tells a complete stream from a dropped one. Closing the generator
@@ -10,6 +14,8 @@ closes the HTTP response.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import os
 from collections.abc import AsyncIterator
@@ -19,8 +25,16 @@ import anyio
 import httpx2 as httpx  # the openai SDK's HTTP library
 import openai
 
-from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.llm import endpoints
+from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
+from toolwire.llm.context_errors import context_sizes
+from toolwire.llm.request_params import optional_fields, refused_param
 from toolwire.streaming.framing import Frame, SSEDecoder, decode_data
+
+log = logging.getLogger(__name__)
+
+#: HTTP statuses whose error may refuse an optional field (422: FastAPI-based servers).
+_REFUSING = (400, 422)
 
 #: Environment variables read for the API key, in order.
 API_KEY_ENV = ("TOOLWIRE_API_KEY", "OPENAI_API_KEY")
@@ -67,14 +81,32 @@ def _has_finish(payload: Any) -> bool:
     return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
 
 
+def _error_text(exc: "openai.APIStatusError") -> tuple[Any, str]:
+    """The error object of a refused request (``body["error"]``: a dict, or Ollama's
+    string) and its message (the object's ``message``, else the SDK's)."""
+    error = exc.body
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error, error["message"]
+    if isinstance(error, str):
+        return error, error
+    return error, exc.message
+
+
 def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
     """Map SDK errors to :class:`ModelError` (429 and 5xx and connection failures retryable).
 
     Every message names the endpoint, and says which setting or variable to
-    look at where one applies (a 401 names the API key variables).
+    look at where one applies (a 401 names the API key variables). A 400 over
+    the context window is a :class:`ContextLengthError`.
     """
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
+        if status in _REFUSING:
+            error, text = _error_text(exc)
+            sizes = context_sizes(error, text)
+            if sizes is not None:
+                return ContextLengthError(f"the model endpoint {url} answered HTTP {status}: {text}",
+                                          limit=sizes[0], requested=sizes[1], status=status)
         hint = ""
         if status in (401, 403):
             hint = " (the API key was refused: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting)"
@@ -123,6 +155,7 @@ class OpenAIModel:
             max_retries=max_retries,
         )
         self.url = str(self._client.base_url).rstrip("/")
+        self.endpoint_key = f"{self.url} {model}"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Frame]:
         """Yield the response's SSE events as ``openai-chat`` frames, payloads exactly as sent.
@@ -136,18 +169,10 @@ class OpenAIModel:
             ModelError: HTTP or connection failure before the response, a read
                 failure or stall during it, or a body cut off as above.
         """
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": request.messages,
-            "temperature": request.temperature,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.tools:
-            params["tools"] = request.tools
         received = done = finished = False
         try:
-            async with self._client.chat.completions.with_streaming_response.create(**params) as response:
+            async with contextlib.AsyncExitStack() as stack:
+                response = await self._open(stack, request)
                 kind = response.headers.get("content-type", "")
                 if "text/event-stream" not in kind:
                     body = (await response.read())[:200].decode("utf-8", "replace")
@@ -177,6 +202,43 @@ class OpenAIModel:
         if not (done or finished):
             raise ModelError(f"the stream from {self.url} ended before the response was complete "
                              "(no [DONE], no finish_reason: the connection was cut)", retryable=True)
+
+    def _body(self, request: ModelRequest, left_out: set[str]) -> dict[str, Any]:
+        """The request body: model, messages, the optional fields not left out, tools."""
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages, "stream": True,
+                                **optional_fields(request, left_out)}
+        if request.tools:
+            body["tools"] = request.tools
+        return body
+
+    async def _open(self, stack: contextlib.AsyncExitStack, request: ModelRequest) -> Any:
+        """Send the request and return the streaming response (entered on ``stack``).
+
+        An HTTP 400/422 whose error names an optional field that was sent (its
+        ``param``, else its message) is sent again without that field, once per
+        field; the endpoint and model are remembered as refusing it, logged the
+        first time. Any other failure propagates (the SDK's exception).
+        """
+        left_out = set(endpoints.refused(self.endpoint_key))
+        while True:
+            body = self._body(request, left_out)
+            try:
+                return await stack.enter_async_context(
+                    self._client.chat.completions.with_streaming_response.create(**body))
+            except openai.APIStatusError as exc:
+                if exc.status_code not in _REFUSING:
+                    raise
+                error, text = _error_text(exc)
+                if context_sizes(error, text) is not None:
+                    raise
+                row = refused_param(body, exc.param if isinstance(exc.param, str) else None, text)
+                if row is None or row.name in left_out:
+                    raise
+                left_out.add(row.name)
+                if endpoints.remember_refused(self.endpoint_key, row.name):
+                    log.warning("the model endpoint %s refused %s for model %s (HTTP %d: %s); sending requests "
+                                "to it without %s from now on (the %s setting: null leaves it out)",
+                                self.url, row.name, self.model, exc.status_code, text[:200], row.name, row.setting)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

@@ -279,6 +279,11 @@ def advice(message: str) -> str:
         return "the endpoint stalled: try again, or raise the readTimeout setting for a slow model"
     if "mid-response" in low or "mid-stream" in low or "ended before" in low or "dropped" in low:
         return "the connection to the endpoint dropped mid-response: try again"
+    if "empty answer" in low:
+        return "send the prompt again or rephrase it; if the model keeps answering nothing, try another model"
+    if "context window" in low:
+        return ("start a new session or shorten the prompt, or give the model a larger context and set the "
+                "contextWindow setting to it")
     if "cannot reach" in low:
         return "check that the endpoint is running and the URL is right (OPENAI_BASE_URL or the baseUrl setting)"
     return "see the server log (--server-log FILE --log-level DEBUG) for details"

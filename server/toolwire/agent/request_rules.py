@@ -1,0 +1,99 @@
+"""The turn's rules for one model request: retries, the context budget, empty answers.
+
+Plain functions the turn (:mod:`toolwire.agent.turn`) applies around each request:
+
+* :func:`retry_delay`: how long to wait before retrying a failed request
+  (the ``modelRetries`` setting);
+* :func:`history_budget`, :func:`estimate_tokens`, :func:`lowered_window` and
+  :func:`too_large_message`: the shrinking rule (old tool results give way when
+  the history passes :data:`CONTEXT_FILL` of the window) and what happens when
+  the endpoint still answers that the request is over its context window;
+* :func:`is_empty` and :func:`empty_answer_message`: a response with no text,
+  no reasoning and no tool call is not a successful answer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+from toolwire.llm.base import ContextLengthError, ModelError
+from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
+
+#: Longest ``Retry-After`` the turn waits for; an endpoint asking for more ends the turn.
+MAX_RETRY_AFTER = 60.0
+#: Rough characters per token, for the context budget (OpenAI's rule of thumb for English and code).
+CHARS_PER_TOKEN = 4
+#: Fraction of the context window the history may fill before old tool results are dropped.
+CONTEXT_FILL = 0.8
+#: Without a window stated in a context-length error, the window is lowered to this
+#: fraction of the request's estimated size.
+UNSTATED_WINDOW = 0.75
+
+#: Start of the turn's message for a response with nothing in it.
+EMPTY_ANSWER = "the model returned an empty answer"
+
+
+def retry_delay(error: ModelError, attempt: int) -> float | None:
+    """Seconds to wait before retry number ``attempt`` (1-based), or None not to retry.
+
+    The endpoint's ``Retry-After`` wins when it gave one (None when it is over
+    :data:`MAX_RETRY_AFTER`); otherwise exponential backoff from 1 s, capped at
+    8 s, with jitter (a random 50-100 % of it) so clients do not retry in step.
+    """
+    if error.retry_after is not None:
+        return error.retry_after if error.retry_after <= MAX_RETRY_AFTER else None
+    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
+
+
+def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """A request's size in tokens, estimated at :data:`CHARS_PER_TOKEN` characters of
+    its JSON (messages and tool definitions) a token."""
+    chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) + len(json.dumps(tools, ensure_ascii=False))
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def history_budget(window: int, tools: list[dict[str, Any]]) -> int:
+    """Characters the history may hold: :data:`CONTEXT_FILL` of ``window`` tokens, less
+    what the tool definitions take (they are sent with every request)."""
+    tool_chars = len(json.dumps(tools, ensure_ascii=False)) if tools else 0
+    return max(0, int(window * CHARS_PER_TOKEN * CONTEXT_FILL) - tool_chars)
+
+
+def lowered_window(error: ContextLengthError, estimated: int) -> int:
+    """The context window to use after ``error``: the one it states, else
+    :data:`UNSTATED_WINDOW` of the request's estimated size (``estimated`` tokens,
+    or the endpoint's own count when it gave one)."""
+    if error.limit:
+        return error.limit
+    return max(1, int(UNSTATED_WINDOW * (error.requested or estimated)))
+
+
+def too_large_message(error: ContextLengthError, estimated: int, window: int) -> str:
+    """The turn's message when a request is still over the context window after the
+    shrinking rule: how large it was, the limit, and what to do."""
+    counted = f"; {error.requested} by the endpoint's count" if error.requested else ""
+    return (f"the request does not fit the model's context window: about {estimated} tokens (estimated{counted}) "
+            f"against a window of {window} tokens, even after dropping old tool results. Start a new session or "
+            "shorten the prompt, or give the model a larger context (llama.cpp --ctx-size, Ollama num_ctx, "
+            f"vLLM --max-model-len) and set the contextWindow setting to it. The endpoint said: {error}")
+
+
+def is_empty(merger: StreamMerger) -> bool:
+    """True for a response with no text (white space counts as none), no reasoning and
+    no tool call, that was not cut short by a token limit (that is ``max_tokens``)."""
+    if merger.calls or merger.errors or merger.text.strip() or merger.reasoning.strip():
+        return False
+    return not any(reason in TRUNCATING_FINISH for reason in merger.finish_reasons)
+
+
+def empty_answer_message(merger: StreamMerger, retries: int) -> str:
+    """The turn's message for an empty answer, after ``retries`` retries of it."""
+    reasons = [r for r in merger.finish_reasons if r and r != "stop"]
+    why = f" (finish reason {reasons[0]!r})" if reasons else ""
+    again = ", also when asked again" if retries else " (not asked again: the modelRetries setting is 0)"
+    return (f"{EMPTY_ANSWER}: no text and no tool call{why}{again}. Send the prompt again or rephrase it; "
+            "if this model keeps answering nothing, check the model setting, or try toolCalling: \"text\" "
+            "for a model without native tool calls")

@@ -1,0 +1,82 @@
+"""Telling a context-length-exceeded error from other HTTP 400s, and reading the sizes it states.
+
+Wordings (each is a test input in ``tests/test_context_errors.py``):
+
+* OpenAI: ``code: "context_length_exceeded"``, ``This model's maximum context length
+  is 8192 tokens. However, your messages resulted in 9000 tokens. …``
+* vLLM: ``This model's maximum context length is 4096 tokens. However, you requested
+  5000 tokens (4000 in the messages, 1000 in the completion). …``; newer
+  releases ``… maximum context length is 4096 tokens and your request has 5000 input
+  tokens …``; ``The decoder prompt (length 5000) is longer than the maximum model
+  length of 4096``.
+* llama.cpp server: ``type: "exceed_context_size_error"`` with ``n_prompt_tokens``
+  and ``n_ctx``; ``request (5000 tokens) exceeds the available context size (4096
+  tokens), try increasing it``; older builds ``the request exceeds the available
+  context size, try increasing it``.
+* Ollama: ``the input length exceeds the context length``; ``prompt too long;
+  exceeded max context length by 1200 tokens`` (no window stated).
+* Mistral: ``Prompt contains 140000 tokens, too large for model with 131072 maximum
+  context length``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Error ``code``/``type`` values that mean the request is over the context window.
+CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "model_context_window_exceeded"})
+
+#: Message wordings that mean the same (lower-cased text is searched).
+_WORDINGS = re.compile(
+    r"context_length_exceeded|exceed_context_size|exceeds the available context size"
+    r"|maximum context length is \d+|input length exceeds the context length|prompt too long"
+    r"|longer than the maximum model length|too large for model with \d+ maximum context length"
+    r"|exceeds the context window")
+
+#: Wordings that state the window, in tokens (first group).
+_LIMITS = (
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"available context size \((\d+) tokens?\)"),
+    re.compile(r"maximum model length of (\d+)"),
+    re.compile(r"too large for model with (\d+) maximum context length"),
+)
+
+#: Wordings that state the request's size, in tokens (first group).
+_REQUESTED = (
+    re.compile(r"(?:you requested|resulted in|your request has) (\d+) (?:input )?tokens"),
+    re.compile(r"request \((\d+) tokens?\) exceeds"),
+    re.compile(r"decoder prompt \(length (\d+)\)"),
+    re.compile(r"prompt contains (\d+) tokens"),
+)
+
+
+def _number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for pattern in patterns:
+        if match := pattern.search(text):
+            return int(match.group(1))
+    return None
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int and value > 0 else None
+
+
+def context_sizes(error: Any, message: str) -> tuple[int | None, int | None] | None:
+    """``(window, requested)`` in tokens when an HTTP 400's error says the request is
+    over the model's context window (either may be None: not stated); None for any
+    other error.
+
+    Args:
+        error: The error object of the body (``body["error"]``, a dict), a string
+            (Ollama sends ``{"error": "…"}``), or None.
+        message: The error's message.
+    """
+    fields = error if isinstance(error, dict) else {}
+    text = message.replace(",", "").lower()
+    coded = any(str(fields.get(k)) in CODES for k in ("code", "type"))
+    if not coded and not _WORDINGS.search(text):
+        return None
+    window = _int(fields.get("n_ctx")) or _number(_LIMITS, text)
+    requested = _int(fields.get("n_prompt_tokens")) or _number(_REQUESTED, text)
+    return window, requested

@@ -1,0 +1,202 @@
+"""Strict endpoints: optional request fields an endpoint refuses, and the settings that
+leave them out (protocol.md, "Request parameters"). The openai SDK against a local HTTP
+server on 127.0.0.1; every assertion is on the request bodies the server received."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from endpoint import FakeEndpoint, Reply, refusal
+from toolwire.agent.events import RecordingSink
+from toolwire.agent.opening import open_session
+from toolwire.agent.turn import Turn
+from toolwire.llm import endpoints
+from toolwire.llm.base import ModelError, ModelRequest
+from toolwire.llm.openai_model import OpenAIModel
+from toolwire.settings import Settings, parse_settings
+from toolwire.workspace.documents import NoOpenDocuments
+
+STREAM_OPTIONS = "Unrecognized request argument supplied: stream_options"
+TEMPERATURE_VALUE = ("Unsupported value: 'temperature' does not support 0 with this model. "
+                     "Only the default (1) value is supported.")
+TEMPERATURE_PARAM = "Unsupported parameter: 'temperature' is not supported with this model."
+HI = [{"role": "user", "content": "hi"}]
+LOGGER = "toolwire.llm.openai_model"
+
+
+def refuse_stream_options(body: dict):
+    """An older Ollama / gateway: every request carrying stream_options is refused."""
+    return STREAM_OPTIONS if "stream_options" in body else None
+
+
+def refuse_temperature(message: str, code: str):
+    """An OpenAI reasoning model: any temperature field is refused, naming it in ``param``."""
+    def check(body: dict):
+        if "temperature" in body:
+            return refusal(message, param="temperature", code=code)
+        return None
+    return check
+
+
+async def collect(model: OpenAIModel, request: ModelRequest) -> list:
+    return [frame async for frame in model.stream(request)]
+
+
+def refused_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == LOGGER and "refused" in r.getMessage()]
+
+
+@pytest.mark.asyncio
+async def test_a_refused_stream_options_is_sent_again_without_it_and_never_again(caplog):
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    with FakeEndpoint([Reply(), Reply(), Reply()], check=refuse_stream_options) as endpoint:
+        first = OpenAIModel("gpt-4o", base_url=endpoint.base_url, api_key="k")
+        frames = await collect(first, ModelRequest(messages=HI))
+        await collect(first, ModelRequest(messages=HI))  # the next turn of the session
+        second = OpenAIModel("gpt-4o", base_url=endpoint.base_url, api_key="k")  # another session, same endpoint
+        await collect(second, ModelRequest(messages=HI))
+        other = OpenAIModel("other-model", base_url=endpoint.base_url, api_key="k")  # another model: not known
+        await collect(other, ModelRequest(messages=HI))
+        for model in (first, second, other):
+            await model.aclose()
+    assert frames and frames[0].payload["choices"][0]["delta"] == {"content": "ok"}
+    sent = [("stream_options" in body, body["model"]) for body in endpoint.requests]
+    assert sent == [(True, "gpt-4o"), (False, "gpt-4o"), (False, "gpt-4o"), (False, "gpt-4o"),
+                    (True, "other-model"), (False, "other-model")]
+    assert all(body["temperature"] == 0.0 and body["stream"] is True for body in endpoint.requests)
+    warnings = refused_warnings(caplog)
+    assert len(warnings) == 2  # once per endpoint and model
+    assert "stream_options" in warnings[0] and "streamUsage" in warnings[0] and "gpt-4o" in warnings[0]
+
+
+@pytest.mark.parametrize("message, code", [(TEMPERATURE_VALUE, "unsupported_value"),
+                                           (TEMPERATURE_PARAM, "unsupported_parameter")])
+@pytest.mark.asyncio
+async def test_a_reasoning_model_refusing_temperature_gets_it_left_out(caplog, message, code):
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    with FakeEndpoint([Reply(), Reply()], check=refuse_temperature(message, code)) as endpoint:
+        model = OpenAIModel("o3-mini", base_url=endpoint.base_url, api_key="k")
+        await collect(model, ModelRequest(messages=HI))
+        await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert [body.get("temperature", "absent") for body in endpoint.requests] == [0.0, "absent", "absent"]
+    assert all(body["stream_options"] == {"include_usage": True} for body in endpoint.requests)
+    [warning] = refused_warnings(caplog)
+    assert "temperature" in warning and "o3-mini" in warning
+
+
+@pytest.mark.asyncio
+async def test_both_fields_refused_one_after_the_other_are_both_left_out():
+    def strict(body: dict):
+        return refuse_temperature(TEMPERATURE_VALUE, "unsupported_value")(body) or refuse_stream_options(body)
+
+    with FakeEndpoint([Reply()], check=strict) as endpoint:
+        model = OpenAIModel("o1", base_url=endpoint.base_url, api_key="k")
+        await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert [sorted(k for k in body if k in ("temperature", "stream_options")) for body in endpoint.requests] == [
+        ["stream_options", "temperature"], ["stream_options"], []]
+
+
+@pytest.mark.asyncio
+async def test_a_400_that_names_no_optional_field_is_not_retried():
+    with FakeEndpoint([refusal("'messages' must contain the word 'json'", param="messages"), Reply()]) as endpoint:
+        model = OpenAIModel("gpt-4o", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError) as info:
+            await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert len(endpoint.requests) == 1 and info.value.status == 400 and not info.value.retryable
+
+
+@pytest.mark.asyncio
+async def test_a_field_refused_again_after_it_was_left_out_ends_the_request():
+    """An endpoint that keeps naming temperature although it is gone: no loop."""
+    with FakeEndpoint([refusal(TEMPERATURE_VALUE, param="temperature")] * 3) as endpoint:
+        model = OpenAIModel("o3", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError, match="HTTP 400"):
+            await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert [("temperature" in body) for body in endpoint.requests] == [True, False]
+
+
+@pytest.mark.asyncio
+async def test_null_settings_leave_the_fields_out_from_the_first_request():
+    with FakeEndpoint([Reply()]) as endpoint:
+        model = OpenAIModel("m", base_url=endpoint.base_url, api_key="k")
+        await collect(model, ModelRequest(messages=HI, temperature=None, stream_usage=False))
+        await model.aclose()
+    [body] = endpoint.requests
+    assert "temperature" not in body and "stream_options" not in body
+    assert body["stream"] is True and body["model"] == "m"
+
+
+@pytest.mark.parametrize("raw, temperature, stream_usage", [
+    ({"temperature": None}, None, True), ({"streamUsage": None}, 0.0, None), ({"streamUsage": False}, 0.0, False),
+    ({"temperature": 1, "streamUsage": True}, 1.0, True), ({}, 0.0, True),
+])
+def test_the_settings_accept_null(raw, temperature, stream_usage):
+    settings, problems = parse_settings(raw)
+    assert problems == [] and settings.temperature == temperature and settings.stream_usage == stream_usage
+
+
+def test_a_bad_stream_usage_is_refused():
+    _, problems = parse_settings({"streamUsage": "sometimes"})
+    assert problems and problems[0].startswith("setting streamUsage")
+
+
+def openai_session(root: Path, base_url: str, model: str = "gpt-4o", **settings):
+    values = Settings.model_validate({"baseUrl": base_url, "apiKey": "k", "modelRetries": 0, **settings})
+    return open_session(root, f"openai:{model}", values, NoOpenDocuments())
+
+
+@pytest.mark.asyncio
+async def test_turns_of_two_sessions_on_a_strict_endpoint(tmp_path, caplog):
+    """The turn's requests: the refused field is gone from the retry, from the session's
+    next turn and from another session's first turn; logged once."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    with FakeEndpoint([Reply()] * 3, check=refuse_stream_options) as endpoint:
+        one = openai_session(tmp_path, endpoint.base_url)
+        two = openai_session(tmp_path, endpoint.base_url)
+        outcomes = [await Turn(one, RecordingSink(), None).run("first"),
+                    await Turn(one, RecordingSink(), None).run("second"),
+                    await Turn(two, RecordingSink(), None).run("third")]
+        for session in (one, two):
+            await session.model.aclose()
+    assert [o.stop_reason for o in outcomes] == ["end_turn"] * 3
+    assert [("stream_options" in b, b["messages"][-1]["content"]) for b in endpoint.requests] == [
+        (True, "first"), (False, "first"), (False, "second"), (False, "third")]
+    assert len(refused_warnings(caplog)) == 1
+    assert endpoints.refused(one.model.endpoint_key) == {"stream_options"}
+
+
+def test_toolwire_run_against_a_reasoning_model_and_with_temperature_null(tmp_path):
+    """``toolwire run``: a reasoning model refusing temperature still answers; with
+    ``temperature: null`` it is never sent; the server log says it once."""
+    (tmp_path / "ws").mkdir()
+    log = tmp_path / "server.log"
+    check = refuse_temperature(TEMPERATURE_VALUE, "unsupported_value")
+    with FakeEndpoint([Reply()], check=check) as endpoint:
+        done = run(tmp_path / "ws", endpoint.base_url, {}, "--server-log", str(log))
+    assert done.returncode == 0, done.stderr
+    assert "ok" in done.stdout and "stop reason: end_turn" in done.stdout
+    assert [("temperature" in b) for b in endpoint.requests] == [True, False]
+    assert log.read_text().count("refused temperature") == 1
+    with FakeEndpoint([Reply()], check=check) as endpoint:
+        done = run(tmp_path / "ws", endpoint.base_url, {"temperature": None, "streamUsage": None})
+    assert done.returncode == 0, done.stderr
+    [body] = endpoint.requests
+    assert "temperature" not in body and "stream_options" not in body
+
+
+def run(workspace: Path, base_url: str, settings: dict, *flags: str) -> subprocess.CompletedProcess:
+    settings = {"baseUrl": base_url, "modelRetries": 0, **settings}
+    return subprocess.run([sys.executable, "-m", "toolwire", "run", "--workspace", str(workspace), "--model",
+                           "openai:o3-mini", "--settings", json.dumps(settings), *flags, "hello"],
+                          capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL,
+                          env={"OPENAI_API_KEY": "test", "PATH": "/usr/bin:/bin"})
