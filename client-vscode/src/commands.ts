@@ -3,6 +3,7 @@
  * panel's conversation; the API key lives in SecretStorage only.
  */
 import * as vscode from "vscode";
+import { displayText } from "./display";
 import { errorText } from "./log";
 import type { PanelHost } from "./panel/host";
 import { CHAT_VIEW } from "./panel/view";
@@ -85,7 +86,7 @@ export function registerCommands(
       const outcome = await host.undoTurn(null);
       const kept = outcome.paths.filter((p) => p.outcome !== "restored");
       const detail = kept.length > 0 ? ` Not restored: ${kept.map((p) => `${p.path} (${p.reason ?? p.outcome})`).join(", ")}.` : "";
-      void vscode.window.showInformationMessage(`Toolwire: ${outcome.message}${detail}`);
+      void vscode.window.showInformationMessage(displayText(`Toolwire: ${outcome.message}${detail}`));
     }),
     run("toolwire.setApiKey", async () => {
       const key = await vscode.window.showInputBox({

@@ -2,6 +2,7 @@
  * What a permission dialog says and how its answer maps onto the offered
  * options. Pure: the dialog itself is in ask.ts.
  */
+import { displayText } from "./display";
 import type { PermissionOption, PermissionOptionKind, RequestPermissionParams, RequestPermissionResult } from "./protocol";
 import type { Approval } from "./settings";
 
@@ -63,8 +64,29 @@ export function automaticAnswer(approval: Approval, options: readonly Permission
   }
 }
 
-/** The dialog's message (one line) and detail (diff, command line or arguments). */
+/**
+ * The one line a notification shows for a request that arrives while the panel is
+ * hidden, in display form (src/display.ts): the subject's paths and argv as the
+ * server sent them (git's quoted form), the tool's name with escapes.
+ */
+export function notificationText(params: RequestPermissionParams): string {
+  const { subject } = params;
+  const target =
+    subject.kind === "edit"
+      ? ` ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`
+      : subject.kind === "git"
+        ? `: ${subject.argv.join(" ")}`
+        : "";
+  return displayText(`Toolwire wants to run ${subject.tool || params.toolCall.name || "a tool"}${target}.`);
+}
+
+/** The dialog's message (one line) and detail (diff, command line or arguments), in display form. */
 export function permissionPrompt(params: RequestPermissionParams): { message: string; detail: string } {
+  const { message, detail } = promptWords(params);
+  return { message: displayText(message), detail: displayText(detail, "\n\t") };
+}
+
+function promptWords(params: RequestPermissionParams): { message: string; detail: string } {
   const { subject } = params;
   const tool = subject.tool || params.toolCall.name || "a tool";
   switch (subject.kind) {

@@ -437,6 +437,75 @@ test("untrusted text: markup and command: links never execute", { timeout: TIMEO
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
 });
 
+/** A name that reads as "invoiceexe.pdf" (U+202E reverses what follows), and its display form (git's quoting). */
+const BIDI_NAME = "invoice\u202efdp.exe";
+const BIDI_SHOWN = '"invoice\\342\\200\\256fdp.exe"';
+/** Controls, bidirectional and invisible characters: none may reach the page raw. */
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/u;
+
+/** Every text of the page a person reads or hears: the rendered text, titles and accessible names. */
+async function everythingShown(panel: Panel): Promise<string[]> {
+  return panel.page.evaluate(() => {
+    const texts = [document.body.innerText];
+    for (const element of Array.from(document.querySelectorAll("[title], [aria-label]"))) {
+      texts.push(element.getAttribute("title") ?? "", element.getAttribute("aria-label") ?? "");
+    }
+    return texts;
+  });
+}
+
+test("a path with U+202E is shown in display form in the card, its title, the arguments, the approval and the notification", { timeout: TIMEOUT_MS }, async (t) => {
+  // The model writes the bidi control raw into its argument text (not as a JSON \u escape).
+  const rawArguments = `{"path": "${BIDI_NAME}", "old_string": "total", "new_string": "total\u200b due"}`;
+  const { panel, workspace } = await setup(
+    t,
+    [
+      { text: `Fixing [${BIDI_NAME}](https://example.com/${BIDI_NAME}) now.`, tool_calls: [{ name: "edit_file", arguments: rawArguments }] },
+      { tool_calls: [{ name: "read\u202efile", arguments: { path: "hello.txt" } }] },
+      { text: "Done." },
+    ],
+    { visible: false },
+  );
+  await writeFile(path.join(workspace, BIDI_NAME), "total\n");
+  git(workspace, "add", BIDI_NAME);
+  git(workspace, "commit", "-q", "-m", "invoice");
+  const { page } = panel;
+  await ask(panel, "Fix the invoice.");
+
+  const edit = card(panel, "edit_file");
+  const approval = edit.getByRole("region", { name: "Approval for edit_file" });
+  await approval.waitFor();
+  const button = edit.locator("button.path");
+  assert.equal(await button.innerText(), BIDI_SHOWN);
+  assert.equal(await button.getAttribute("title"), `Open ${BIDI_SHOWN}`);
+  assert.equal(await edit.getAttribute("aria-label"), `Tool call edit_file on ${BIDI_SHOWN}: waiting`);
+  const args = await edit.locator(".args pre").innerText();
+  assert.equal(args, `{"path": "invoice\\u202efdp.exe", "old_string": "total", "new_string": "total\\u200b due"}`);
+  assert.match(await approval.locator(".ask").innerText(), new RegExp(`on ${BIDI_SHOWN.replace(/\\/g, "\\\\")}:`));
+  const diff = await approval.locator("pre.diff").innerText();
+  assert.ok(diff.includes(`+++ b/${BIDI_SHOWN}`), diff);
+  assert.ok(diff.includes("+total\\u200b due"), diff);
+  assert.match((await approval.getByRole("button", { name: /^Allow always/ }).getAttribute("title")) ?? "", new RegExp(BIDI_SHOWN.replace(/\\/g, "\\\\")));
+  // The panel is hidden: the notification names the file the same way.
+  await waitFor(() => panel.ui.notificationTexts.length === 1, "the notification");
+  assert.equal(panel.ui.notificationTexts[0], `Toolwire wants to run edit_file ${BIDI_SHOWN}.`);
+  assert.doesNotMatch(panel.ui.notificationTexts[0], RAW);
+  // The follow-along editor gets the real name, not the display form.
+  assert.ok(panel.ui.opened.includes(BIDI_NAME), "the file is opened by its real name");
+
+  await approval.getByRole("button", { name: "Allow once" }).click();
+  await turnEnded(panel);
+  assert.equal(await readFile(path.join(workspace, BIDI_NAME), "utf8"), "total\u200b due\n");
+  // A tool name the model wrote with U+202E, and a link whose text holds it.
+  assert.equal(await page.locator("article.card .tool-name").nth(1).innerText(), "read\\u202efile");
+  const link = page.locator(".markdown a").first();
+  assert.equal(await link.innerText(), "invoice\\u202efdp.exe");
+  assert.equal(await link.getAttribute("href"), "https://example.com/invoice%E2%80%AEfdp.exe");
+  for (const text of await everythingShown(panel)) {
+    assert.doesNotMatch(text, RAW, `raw control reached the page: ${JSON.stringify(text)}`);
+  }
+});
+
 async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {

@@ -144,3 +144,8 @@ test("a snapshot rebuilds the transcript: history, the last turn's calls, open p
   assert.equal(state.calls.get("new")?.status, "calling");
   assert.equal(state.permissions.size, 0, "a call that moved on has no approval waiting");
 });
+
+test("the announcement of a call names its path in display form", () => {
+  const state = apply(initialState(), call({ rev: 1, status: "generated", path: "invoice\u202efdp.exe" }));
+  assert.equal(state.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');
+});

@@ -1,7 +1,7 @@
 /** Unit tests of the pure parts the Ask command uses: the transcript and the permission mapping. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { automaticAnswer, choicesFor, permissionOutcome, permissionPrompt } from "../src/permission";
+import { automaticAnswer, choicesFor, notificationText, permissionOutcome, permissionPrompt } from "../src/permission";
 import type { PermissionOption, SessionUpdate, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
 import { Transcript } from "../src/transcript";
 
@@ -95,6 +95,23 @@ test("the permission dialog shows the diff or the git command line", () => {
     message: "Toolwire wants to git_commit",
     detail: "git -c core.pager=cat commit -m 'it'\\''s done'\nin /repo",
   });
+});
+
+test("the dialog and the notification show names in display form, model text with escapes", () => {
+  const params = {
+    sessionId: "s",
+    toolCall: whole({ status: "generated" }),
+    subject: { kind: "tool" as const, tool: "run\u202etool", arguments: { note: "rm -rf ~ \u202e#\u2066 ok" } },
+    options: OPTIONS,
+  };
+  assert.deepEqual(permissionPrompt(params), {
+    message: "Toolwire wants to run\\u202etool",
+    detail: '{\n  "note": "rm -rf ~ \\u202e#\\u2066 ok"\n}',
+  });
+  assert.equal(notificationText(params), "Toolwire wants to run run\\u202etool.");
+  const edit = { ...params, subject: { kind: "edit" as const, tool: "edit_file", path: '"invoice\\342\\200\\256fdp.exe"', diff: "+x\u200by\r\n" } };
+  assert.equal(notificationText(edit), 'Toolwire wants to run edit_file "invoice\\342\\200\\256fdp.exe".');
+  assert.equal(permissionPrompt(edit).detail, "+x\\u200by\\r\n");
 });
 
 test("workspace changes are shown and unknown update kinds are ignored", () => {

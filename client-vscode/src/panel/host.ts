@@ -20,7 +20,8 @@ import type {
   ToolCallPreviewResult,
   ToolCallUpdateWire,
 } from "../protocol";
-import { automaticAnswer } from "../permission";
+import { displayText } from "../display";
+import { automaticAnswer, notificationText } from "../permission";
 import type { Approval } from "../settings";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, WebviewMessage } from "./messages";
 
@@ -53,10 +54,11 @@ export interface PanelUi {
   /** Settings read when needed (a change applies to the next use). */
   settings(): { model: string | undefined; approval: Approval; followAlong: boolean; cwd: string | undefined };
   /**
-   * Shown when a permission request arrives while the panel is hidden.
+   * Shown when a permission request arrives while the panel is hidden: `message`
+   * (permission.ts `notificationText`, in display form) is the line to show.
    * Resolves with the user's choice, or `undefined` when dismissed.
    */
-  notifyPermission(params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
+  notifyPermission(message: string, params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
   /** Opens the editor's diff view of a pending edit. */
   showDiff(preview: PreviewResult, title: string): Promise<void>;
   /** Opens a workspace-relative path in an editor. */
@@ -242,7 +244,7 @@ export class PanelHost {
         return;
       }
       if (this.port === undefined || !this.port.visible) {
-        void this.ui.notifyPermission(params).then((choice) => {
+        void this.ui.notifyPermission(notificationText(params), params).then((choice) => {
           if (!this.held.has(requestId)) {
             return; // answered in the panel or withdrawn meanwhile
           }
@@ -327,7 +329,7 @@ export class PanelHost {
     const session = this.requireSession();
     const preview = await send(session.rpc, "toolwire/toolCall/preview", { sessionId: session.id, toolCallId });
     const target = preview.newPath ? `${preview.path} → ${preview.newPath}` : preview.path;
-    await this.ui.showDiff(preview, `${target} (proposed by Toolwire)`);
+    await this.ui.showDiff(preview, displayText(`${target} (proposed by Toolwire)`));
   }
 
   /** Undoes a turn (`toolwire/session/undoTurn`; the last one when `turnId` is null) and shows the outcome. */

@@ -4,7 +4,7 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { RequestPermissionParams } from "../protocol";
+import { displayText } from "../display";
 import { readSettings } from "../settings";
 import type { PanelHost, PanelUi, PreviewResult } from "./host";
 import { makeNonce, panelHtml } from "./html";
@@ -80,10 +80,9 @@ export class VsCodePanelUi implements PanelUi, vscode.Disposable {
     };
   }
 
-  async notifyPermission(params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined> {
-    const target = params.subject.kind === "edit" ? ` ${params.subject.path}` : params.subject.kind === "git" ? `: ${params.subject.argv.join(" ")}` : "";
+  async notifyPermission(message: string): Promise<"open" | "allow_once" | "reject" | undefined> {
     const choice = await vscode.window.showInformationMessage(
-      `Toolwire wants to run ${params.subject.tool}${target}.`,
+      message,
       "Open Panel",
       "Allow Once",
       "Reject",
@@ -133,7 +132,7 @@ export class VsCodePanelUi implements PanelUi, vscode.Disposable {
 
   error(message: string): void {
     this.log.error(message);
-    void vscode.window.showErrorMessage(`Toolwire: ${message}`);
+    void vscode.window.showErrorMessage(displayText(`Toolwire: ${message}`));
   }
 
   status(state: { running: boolean; waiting: number; turnState: string | null }): void {

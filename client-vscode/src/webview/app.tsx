@@ -1,9 +1,12 @@
 /**
  * The panel's view: a function of the store's state. Every button is a real
  * <button> (keyboard-usable), cards are ARIA groups with a label, and status
- * changes are announced through a polite live region.
+ * changes are announced through a polite live region. Text from the conversation
+ * and the server is shown in display form (src/display.ts): control, bidirectional
+ * and invisible characters as escapes, so it reads as what it is.
  */
 import { Component, type ComponentChildren } from "preact";
+import { displayText } from "../display";
 import type { WebviewMessage } from "../panel/messages";
 import type { CallView, Entry, PanelState } from "../panel/reducer";
 import { CallCard } from "./card";
@@ -17,7 +20,7 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
     <div class="panel">
       <header class="toolbar" role="toolbar" aria-label="Conversation">
         <span class="model" title="Model">
-          <i class="codicon codicon-hubot" aria-hidden="true" /> {state.model ?? "Toolwire"}
+          <i class="codicon codicon-hubot" aria-hidden="true" /> {displayText(state.model ?? "Toolwire")}
         </span>
         <span class="turn-state" aria-hidden="true">
           {state.running ? (state.turnState === "running_tools" ? "running tools…" : "generating…") : ""}
@@ -31,7 +34,7 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
         ))}
       </main>
       <div class="sr-only" role="status" aria-live="polite">
-        {state.announcement}
+        {displayText(state.announcement)}
       </div>
       <Composer running={state.running} send={send} />
     </div>
@@ -57,7 +60,7 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
       return (
         <details class="thought">
           <summary>Reasoning</summary>
-          <div class="plain">{entry.text}</div>
+          <div class="plain">{displayText(entry.text, "\n\t")}</div>
         </details>
       );
     case "call": {
@@ -67,7 +70,7 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
     case "notice":
       return (
         <p class="notice">
-          <i class="codicon codicon-info" aria-hidden="true" /> {entry.text}
+          <i class="codicon codicon-info" aria-hidden="true" /> {displayText(entry.text, "\n")}
         </p>
       );
     case "turnEnd":
@@ -90,7 +93,7 @@ function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "tur
       <div class="line">
         <i class={`codicon ${failed ? "codicon-error" : entry.stopReason === "cancelled" ? "codicon-debug-stop" : "codicon-pass"}`} aria-hidden="true" />
         <span class="stop-reason">{entry.stopReason}</span>
-        {entry.message ? <span class="stop-message">{entry.message}</span> : null}
+        {entry.message ? <span class="stop-message">{displayText(entry.message, "\n")}</span> : null}
         {parts.length > 0 ? <span class="usage">{parts.join(" · ")}</span> : null}
         {undoable && entry.undo === undefined ? (
           <button class="secondary" onClick={() => send({ type: "undoTurn", turnId: entry.turnId })}>
@@ -100,18 +103,18 @@ function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "tur
       </div>
       {entry.undo ? (
         <div class="undo" role="status">
-          <div>{entry.undo.message}</div>
+          <div>{displayText(entry.undo.message, "\n")}</div>
           <ul>
             {entry.undo.paths.map((p) => (
               <li key={p.path}>
-                <span class={`outcome ${p.outcome}`}>{p.outcome}</span> {p.path}
-                {p.reason ? ` — ${p.reason}` : ""}
+                <span class={`outcome ${p.outcome}`}>{p.outcome}</span> {displayText(p.path)}
+                {p.reason ? ` — ${displayText(p.reason)}` : ""}
               </li>
             ))}
             {(entry.undo.git ?? []).map((g, i) => (
               <li key={`git${i}`}>
-                <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {g.action}
-                {g.reason ? ` — ${g.reason}` : ""}
+                <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {displayText(g.action)}
+                {g.reason ? ` — ${displayText(g.reason)}` : ""}
               </li>
             ))}
           </ul>

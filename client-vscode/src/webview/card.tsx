@@ -2,8 +2,14 @@
  * One tool call's card: name, target path (opens the file), status badge with
  * cancel reason or error, the argument text live while `generating` (only its last
  * lines unless expanded), the result, and the inline approval when one is waiting.
+ *
+ * Everything the model wrote is shown in display form (src/display.ts): the path as
+ * git quotes it (`"invoice\342\200\256fdp.exe"`, as the approval's subject and the CLI
+ * show it), the tool name, argument text, result and messages with control,
+ * bidirectional and invisible characters as escapes (`\u202e`).
  */
 import { Component } from "preact";
+import { displayName, displayText } from "../display";
 import type { PendingPermission, WebviewMessage } from "../panel/messages";
 import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
 
@@ -61,22 +67,24 @@ export class CallCard extends Component<Props, State> {
     const status = call.status ?? "history";
     const provider = call.kind !== "function";
     const detail = reasonOf(call);
-    const label = `Tool call ${call.name || "(unnamed)"}${call.path ? ` on ${call.path}` : ""}: ${STATUS_WORDS[status]}${detail ? `, ${detail}` : ""}`;
+    const name = displayText(call.name);
+    const path = call.path ? displayName(call.path) : "";
+    const label = `Tool call ${name || "(unnamed)"}${path ? ` on ${path}` : ""}: ${STATUS_WORDS[status]}${detail ? `, ${detail}` : ""}`;
     const cancellable = !provider && (status === "generated" || status === "calling") && call.toolCallId !== "";
     return (
       <article class={`card status-${status}${pending ? " asking" : ""}`} role="group" aria-label={label} data-call={call.key}>
         <div class="card-head">
           <i class={`codicon codicon-${STATUS_ICONS[status]}`} aria-hidden="true" />
-          <span class="tool-name">{call.name || "…"}</span>
+          <span class="tool-name">{name || "…"}</span>
           {call.path ? (
-            <button type="button" class="link path" title={`Open ${call.path}`} onClick={() => send({ type: "openFile", path: call.path as string })}>
-              {call.path}
+            <button type="button" class="link path" title={`Open ${path}`} onClick={() => send({ type: "openFile", path: call.path as string })}>
+              {path}
             </button>
           ) : null}
           {provider ? <span class="provider" title="Run by the model provider, not in this workspace">provider · {call.kind}</span> : null}
           <span class={`badge ${status}`}>{STATUS_WORDS[status]}</span>
           {cancellable ? (
-            <button type="button" class="icon" aria-label={`Cancel ${call.name}`} title="Cancel this call" onClick={() => send({ type: "cancelCall", toolCallId: call.toolCallId })}>
+            <button type="button" class="icon" aria-label={`Cancel ${name}`} title="Cancel this call" onClick={() => send({ type: "cancelCall", toolCallId: call.toolCallId })}>
               <i class="codicon codicon-close" aria-hidden="true" />
             </button>
           ) : null}
@@ -106,7 +114,7 @@ export class CallCard extends Component<Props, State> {
       <div class="args">
         <pre class={call.status === "generating" ? "live" : ""} aria-label="Arguments">
           {clipped ? "…" : ""}
-          {shown}
+          {displayText(shown, "\n\t")}
         </pre>
         {clipped || expanded ? (
           <button type="button" class="link" aria-expanded={expanded} onClick={() => this.setState({ expanded: !expanded })}>
@@ -123,12 +131,12 @@ export class CallCard extends Component<Props, State> {
     if (content === undefined || content === "") {
       return null;
     }
-    const first = content.split("\n", 1)[0];
+    const first = displayText(content.split("\n", 1)[0]);
     // A long turn has hundreds of results: each is rendered only once its card is expanded.
     return (
       <details class="result" onToggle={(event) => this.setState({ resultOpen: (event.currentTarget as HTMLDetailsElement).open })}>
         <summary>{first.length > 160 ? `${first.slice(0, 160)}…` : first}</summary>
-        {this.state.resultOpen ? <pre>{content}</pre> : null}
+        {this.state.resultOpen ? <pre>{displayText(content, "\n\t")}</pre> : null}
       </details>
     );
   }
@@ -141,20 +149,24 @@ export class CallCard extends Component<Props, State> {
     const always = optionOf(params.options, "allow_always");
     const reject = optionOf(params.options, "reject_once");
     const answer = (optionId: string, reason?: string) => send({ type: "answer", requestId, optionId, reason });
+    const tool = displayText(subject.tool);
+    const covers = displayText(allowAlwaysText(params));
+    // Paths and argv come in display form from the server; displayText leaves them as
+    // they are and escapes only what should not be there.
     return (
-      <div class="approval" role="region" aria-label={`Approval for ${subject.tool}`}>
+      <div class="approval" role="region" aria-label={`Approval for ${tool}`}>
         <div class="ask">
-          <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{subject.tool}</b>
-          {subject.kind === "edit" ? ` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}` : ""}:
+          <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{tool}</b>
+          {subject.kind === "edit" ? displayText(` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`) : ""}:
         </div>
         {subject.kind === "edit" ? <Diff text={subject.diff} /> : null}
         {subject.kind === "git" ? (
           <pre class="argv" aria-label="Command">
-            {subject.argv.map(quote).join(" ")}
-            {"\n"}in {subject.cwd}
+            {displayText(subject.argv.map(quote).join(" "))}
+            {"\n"}in {displayText(subject.cwd)}
           </pre>
         ) : null}
-        {subject.kind === "tool" ? <pre aria-label="Arguments">{JSON.stringify(subject.arguments ?? {}, null, 2)}</pre> : null}
+        {subject.kind === "tool" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}
         <div class="buttons">
           {once ? (
             <button type="button" class="primary" onClick={() => answer(once.optionId)}>
@@ -162,7 +174,7 @@ export class CallCard extends Component<Props, State> {
             </button>
           ) : null}
           {always ? (
-            <button type="button" class="secondary" title={allowAlwaysText(params)} aria-label={allowAlwaysText(params)} onClick={() => answer(always.optionId)}>
+            <button type="button" class="secondary" title={covers} aria-label={covers} onClick={() => answer(always.optionId)}>
               <i class="codicon codicon-check-all" aria-hidden="true" /> Allow always
             </button>
           ) : null}
@@ -177,7 +189,7 @@ export class CallCard extends Component<Props, State> {
             </button>
           ) : null}
         </div>
-        {always ? <div class="covers">{allowAlwaysText(params)}</div> : null}
+        {always ? <div class="covers">{covers}</div> : null}
         {this.state.rejecting && reject ? (
           <form
             class="reject"
@@ -211,7 +223,7 @@ function Diff({ text }: { text: string }) {
         const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
         return (
           <span key={i} class={`diff-${kind}`}>
-            {line}
+            {displayText(line, "\t")}
             {"\n"}
           </span>
         );
@@ -221,6 +233,10 @@ function Diff({ text }: { text: string }) {
 }
 
 function reasonOf(call: CallView): string {
+  return displayText(reasonWords(call));
+}
+
+function reasonWords(call: CallView): string {
   if (call.status === "errored" && call.error) {
     return `${call.error.code}: ${call.error.message}`;
   }

@@ -1,14 +1,17 @@
 /** Assistant text rendered as sanitized Markdown, with a copy button on each code block. */
 import { Component } from "preact";
 import type { WebviewMessage } from "../panel/messages";
-import { renderMarkdown } from "./markdown";
+import { renderMarkdown, showDisplayForm } from "./markdown";
 
 interface Props {
   text: string;
   send: (message: WebviewMessage) => void;
 }
 
-/** Renders only when the text changed; links go to the host (http/https only, checked there too). */
+/**
+ * Renders only when the text changed; links go to the host (http/https only, checked
+ * there too). The text is shown in display form; Copy copies the code as the model wrote it.
+ */
 export class Markdown extends Component<Props> {
   private element: HTMLDivElement | null = null;
 
@@ -30,7 +33,9 @@ export class Markdown extends Component<Props> {
       return;
     }
     element.innerHTML = renderMarkdown(this.props.text);
-    for (const pre of Array.from(element.querySelectorAll("pre"))) {
+    const blocks = Array.from(element.querySelectorAll("pre")).map((pre) => ({ pre, code: pre.querySelector("code")?.textContent ?? pre.textContent ?? "" }));
+    showDisplayForm(element);
+    for (const { pre, code } of blocks) {
       const button = document.createElement("button");
       button.type = "button";
       button.className = "copy icon";
@@ -40,7 +45,7 @@ export class Markdown extends Component<Props> {
       icon.className = "codicon codicon-copy";
       icon.setAttribute("aria-hidden", "true");
       button.append(icon);
-      button.addEventListener("click", () => this.props.send({ type: "copy", text: pre.querySelector("code")?.textContent ?? pre.textContent ?? "" }));
+      button.addEventListener("click", () => this.props.send({ type: "copy", text: code }));
       pre.append(button);
     }
   }

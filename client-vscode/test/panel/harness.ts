@@ -118,6 +118,8 @@ export interface UiLog {
   copied: string[];
   errors: string[];
   notifications: RequestPermissionParams[];
+  /** The line each notification showed. */
+  notificationTexts: string[];
   statuses: { running: boolean; waiting: number; turnState: string | null }[];
   /** Every message the page sent to the host. */
   fromPage: WebviewMessage[];
@@ -150,11 +152,12 @@ export async function openPanel(
   options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], statuses: [], fromPage: [], updates: 0 };
+  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0 };
   const panelUi: PanelUi = {
     settings: () => ({ model: options.model, approval: "ask", followAlong: true, cwd: options.cwd }),
-    notifyPermission: async (params) => {
+    notifyPermission: async (message, params) => {
       ui.notifications.push(params);
+      ui.notificationTexts.push(message);
       return undefined;
     },
     showDiff: async (preview, title) => {
