@@ -506,6 +506,62 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   }
 });
 
+test("a workspace change while the answer streams never cuts the message in two", { timeout: TIMEOUT_MS }, async (t) => {
+  // An OpenAI-compatible endpoint that sends the answer in two pieces, the link split
+  // across them, and sends the second only once the panel showed the workspace change.
+  let release: () => void = () => undefined;
+  const second = new Promise<void>((resolve) => (release = resolve));
+  const requests: string[] = [];
+  const http = createServer((request, response) => {
+    requests.push(`${request.method} ${request.url}`);
+    request.resume();
+    request.on("end", () => {
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(chunk({ role: "assistant", content: "See [the guide](https://exa" }));
+      void second.then(() => {
+        response.write(chunk({ content: "mple.com/guide) for more." }));
+        response.write(chunk({}, "stop"));
+        response.end("data: [DONE]\n\n");
+      });
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    release();
+    return new Promise<void>((resolve) => http.close(() => resolve()));
+  });
+  const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+  const { panel, workspace } = await setup(t, [], { model: "openai:gpt-test", initializationOptions: { baseUrl, apiKey: "sk-test" } });
+  const { page } = panel;
+  const turn = panel.host.prompt("Where is the guide?");
+  await page.locator(".message.assistant", { hasText: "See [the guide](https://exa" }).waitFor();
+  await writeFile(path.join(workspace, BIDI_NAME), "changed by someone else\n");
+  const notice = page.locator(".notice", { hasText: "Changed outside Toolwire" });
+  await notice.waitFor();
+  release();
+  await turn;
+  await turnEnded(panel);
+
+  assert.deepEqual(requests, ["POST /v1/chat/completions"]);
+  const messages = page.locator(".message.assistant");
+  assert.equal(await messages.count(), 1, "one message");
+  assert.equal(await messages.locator(".markdown").count(), 1, "one Markdown block");
+  assert.equal(await messages.locator(".markdown p").count(), 1, "one paragraph");
+  assert.equal(await messages.innerText(), "See the guide for more.");
+  const links = messages.locator("a");
+  assert.equal(await links.count(), 1);
+  assert.equal(await links.getAttribute("href"), "https://example.com/guide");
+  assert.equal(await links.innerText(), "the guide");
+  // The notice stays after the message, with the name in display form.
+  assert.equal((await notice.innerText()).trim(), `Changed outside Toolwire: ${BIDI_SHOWN}`);
+  const order = await page.evaluate(() =>
+    Array.from(document.querySelectorAll(".transcript > *")).map((element) => element.className.split(" ")[0]),
+  );
+  assert.deepEqual(order, ["message", "message", "notice", "turn-end"], "prompt, answer, notice, end of turn");
+});
+
 async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {

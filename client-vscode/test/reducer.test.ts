@@ -145,6 +145,24 @@ test("a snapshot rebuilds the transcript: history, the last turn's calls, open p
   assert.equal(state.permissions.size, 0, "a call that moved on has no approval waiting");
 });
 
+test("a workspace change that arrives while a message streams never cuts it in two", () => {
+  const chunk = (text: string): SessionUpdate => ({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  const state = apply(
+    initialState(),
+    chunk("See [the guide](https://exa"),
+    { sessionUpdate: "workspace_change", paths: ['"invoice\\342\\200\\256fdp.exe"'] },
+    chunk("mple.com/guide) for more."),
+  );
+  assert.deepEqual(
+    state.entries.map((e) => e.kind),
+    ["assistant", "notice"],
+    "one message, the notice after it",
+  );
+  const message = state.entries[0] as { text: string };
+  assert.equal(message.text, "See [the guide](https://example.com/guide) for more.");
+  assert.equal((state.entries[1] as { text: string }).text, 'Changed outside Toolwire: "invoice\\342\\200\\256fdp.exe"');
+});
+
 test("the announcement of a call names its path in display form", () => {
   const state = apply(initialState(), call({ rev: 1, status: "generated", path: "invoice\u202efdp.exe" }));
   assert.equal(state.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');

@@ -371,14 +371,23 @@ function pushTurnEnd(
   return { ...next, pendingUsage: undefined };
 }
 
+/**
+ * Appends streamed text to the message it continues. Notices that arrived while the
+ * message streamed (a `workspace_change`) stay after it and never cut it in two: the
+ * text goes on in the same entry, so it is rendered as one Markdown block.
+ */
 function appendText(state: PanelState, kind: "assistant" | "thought", text: string): PanelState {
   if (text === "") {
     return state;
   }
-  const last = state.entries[state.entries.length - 1];
+  let at = state.entries.length - 1;
+  while (at >= 0 && state.entries[at].kind === "notice") {
+    at--;
+  }
+  const last = state.entries[at];
   if (last !== undefined && last.kind === kind) {
     const entries = state.entries.slice();
-    entries[entries.length - 1] = { ...last, text: last.text + text };
+    entries[at] = { ...last, text: last.text + text };
     return { ...state, entries };
   }
   return pushEntry(state, { kind, text });
