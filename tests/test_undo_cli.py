@@ -33,7 +33,19 @@ def test_undo_after_the_server_exited(repo, tmp_path):
     assert listed.returncode == 0 and " t1 " in listed.stdout and "undoable" in listed.stdout
 
     (repo / "b.txt").write_text("b\nmine\n")  # the user's edit after the turn: kept
-    first = toolwire("undo", "--workspace", str(repo), "--json")
+    changed = state(repo)
+    blocked = toolwire("undo", "--workspace", str(repo), "--json")
+    result = json.loads(blocked.stdout)
+    assert blocked.returncode == 1 and result["status"] == "blocked", result
+    assert {p["path"]: p["outcome"] for p in result["paths"]} == {"b.txt": "kept"} and result["git"] == []
+    assert "-mine" in result["paths"][0]["diff"]
+    assert blocked.stderr == "toolwire undo: nothing was changed; --partial restores the rest, --force PATH overwrites PATH\n"
+    assert state(repo) == changed  # bytes, modes, HEAD, refs, index: nothing was changed
+    shown = toolwire("undo", "--workspace", str(repo))
+    assert shown.returncode == 1 and "Nothing was undone" in shown.stdout and "kept: b.txt" in shown.stdout
+    assert state(repo) == changed
+
+    first = toolwire("undo", "--workspace", str(repo), "--partial", "--json")
     result = json.loads(first.stdout)
     assert first.returncode == 1 and result["status"] == "partial", result
     assert {p["path"]: p["outcome"] for p in result["paths"]} == {"a.txt": "restored", "b.txt": "kept"}

@@ -145,3 +145,24 @@ async def test_unsaved_text_of_the_users_comes_back_on_disk_without_the_turns_ed
     done = await undo(ed, sid)
     assert done["status"] == "undone" and outcomes(done) == {"a.py": "restored"}, done
     assert (repo / "a.py").read_bytes() == b"\xef\xbb\xbfx = 1\nmine = 0\n"
+
+
+async def test_a_closed_buffers_file_changed_since_blocks_the_undo_until_forced(ed, files, tmp_path):
+    """The file of the closed buffer holds neither what the turn left nor what was
+    before: kept with the diff, and the whole undo is blocked (the commit stays too)."""
+    repo = files
+    uri = ed.open(repo / "a.py", "x = 1\n", version=1)
+    sid, _ = await run_turn(ed, repo, _edit_and_commit(tmp_path))
+    ed.close(uri)
+    (repo / "a.py").write_text("x = 2\nmine = 1\n")
+    changed = state(repo)
+    blocked = await undo(ed, sid)
+    assert blocked["status"] == "blocked" and outcomes(blocked) == {"a.py": "kept"}, blocked
+    assert blocked["git"] == []
+    assert blocked["paths"][0]["reason"] == "changed since the turn (its editor buffer is closed)"
+    assert "-mine = 1" in blocked["paths"][0]["diff"] and "+x = 1" in blocked["paths"][0]["diff"]
+    assert state(repo) == changed  # b.py, the commit and the index untouched
+    forced = await undo(ed, sid, force=["a.py"])
+    assert forced["status"] == "undone", forced
+    assert (repo / "a.py").read_bytes() == b"x = 1\n" and (repo / "b.py").read_bytes() == b"y = 1\n"
+    assert git(repo, "log", "-1", "--format=%s").strip() == "files"

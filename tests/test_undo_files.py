@@ -101,7 +101,7 @@ async def test_unsaved_open_buffer_is_restored_through_the_editor(ed, repo, tmp_
     assert ed.buffers[uri][0] == "x = 1\ny = 3  # unsaved\n"
     ed.type_into(uri, "x = 1\ny = 3  # unsaved\nz = 9\n")
     kept = await undo(ed, sid)
-    assert kept["status"] == "partial" and outcomes(kept) == {"a.py": "kept"}
+    assert kept["status"] == "blocked" and outcomes(kept) == {"a.py": "kept"}
     assert "+y = 2  # unsaved" in kept["paths"][0]["diff"] and "-z = 9" in kept["paths"][0]["diff"]
     assert ed.buffers[uri][0] == "x = 1\ny = 3  # unsaved\nz = 9\n"
     forced = await undo(ed, sid, force=["a.py"])
@@ -119,7 +119,15 @@ async def test_a_file_the_user_edited_afterwards_is_kept_until_forced(ed, repo, 
     ])
     sid, _ = await run_turn(ed, repo, script)
     (repo / "a.txt").write_text("A\nmine\n")  # the user's own edit after the turn
-    done = await undo(ed, sid)
+    changed = state(repo)
+    blocked = await undo(ed, sid)
+    assert blocked["status"] == "blocked" and outcomes(blocked) == {"a.txt": "kept"}, blocked
+    assert blocked["paths"][0]["reason"] == "changed since the turn" and "-mine" in blocked["paths"][0]["diff"]
+    assert blocked["message"] == (
+        "Nothing was undone: 1 change(s) of turn t1 cannot be undone as they are: a.txt (changed since the turn). "
+        "Send partial: true to undo the rest, or force for the paths to overwrite.")
+    assert state(repo) == changed  # planned first: b.txt was not touched either
+    done = await undo(ed, sid, partial=True)
     assert done["status"] == "partial"
     assert outcomes(done) == {"a.txt": "kept", "b.txt": "restored"}
     kept = next(p for p in done["paths"] if p["path"] == "a.txt")
@@ -132,7 +140,7 @@ async def test_a_file_the_user_edited_afterwards_is_kept_until_forced(ed, repo, 
     assert snap["turns"][0]["undoable"] is True  # a.txt still waits
 
     again = await undo(ed, sid, turnId="t1")  # b.txt is not undone twice; a.txt still kept
-    assert outcomes(again) == {"a.txt": "kept"}
+    assert again["status"] == "blocked" and outcomes(again) == {"a.txt": "kept"}
     forced = await undo(ed, sid, turnId="t1", force=["a.txt"])
     assert forced["status"] == "undone" and outcomes(forced) == {"a.txt": "restored"}
     assert (repo / "a.txt").read_text() == "a\n"
@@ -156,7 +164,7 @@ async def test_a_second_session_editing_the_same_file_is_not_overwritten(ed, rep
     sid1, _ = await run_turn(ed, repo, first)
     sid2, _ = await run_turn(ed, repo, second)
     done = await undo(ed, sid1)
-    assert outcomes(done) == {"shared.txt": "kept"}
+    assert done["status"] == "blocked" and outcomes(done) == {"shared.txt": "kept"}
     assert (repo / "shared.txt").read_text() == "v3\n"
     assert "-v3" in done["paths"][0]["diff"] and "+v1" in done["paths"][0]["diff"]
     # undoing the second session's turn first, then the first one, goes all the way back

@@ -68,7 +68,8 @@ def test_toolwire_undo_prints_a_line_per_unmatched_force(repo, tmp_path):
     assert "kept: hello.txt" in kept.stdout
     assert kept.stderr.splitlines() == [
         f"toolwire undo: --force {shown} matched no path of turn t1; nothing was forced for it "
-        "(give a path as printed above)" for shown in ("../x", '""', "C:\\x")], kept.stderr
+        "(give a path as printed above)" for shown in ("../x", '""', "C:\\x")] + [
+        "toolwire undo: nothing was changed; --partial restores the rest, --force PATH overwrites PATH"], kept.stderr
 
     forced = toolwire("undo", "--workspace", str(repo), "--json", "--force", "hello.txt", "--force", "../x")
     result = json.loads(forced.stdout)

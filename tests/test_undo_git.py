@@ -103,7 +103,15 @@ async def test_head_moved_since_the_commit_is_not_undone(client, repo, tmp_path)
     git(repo, "add", "mine.txt")
     git(repo, "commit", "-q", "-m", "the user's commit")
     user_commit = git(repo, "rev-parse", "HEAD").strip()
-    done = await undo(client, sid)
+    moved = state(repo)
+    blocked = await undo(client, sid)
+    assert blocked["status"] == "blocked", blocked
+    assert {g["action"]: g["outcome"] for g in blocked["git"]} == {
+        f"commit {turn_commit[:7]} on main": "not_undoable", "index entries of a.txt": "not_undoable"}
+    assert outcomes(blocked) == {"a.txt": "not_undoable"}
+    assert "Send partial: true to undo the rest." in blocked["message"], blocked
+    assert state(repo) == moved
+    done = await undo(client, sid, partial=True)
     assert done["status"] == "partial", done
     commit = next(g for g in done["git"] if g["action"].startswith("commit"))
     assert commit["outcome"] == "not_undoable"
@@ -121,7 +129,10 @@ async def test_switched_away_since_the_branch_was_created(client, repo, tmp_path
     script = calls_script(tmp_path / "s.jsonl", [("git_branch", {"action": "create", "name": "topic"})])
     sid, _ = await run_turn(client, repo, script)
     git(repo, "switch", "-q", "main")
-    done = await undo(client, sid)
+    blocked = await undo(client, sid)
+    assert blocked["status"] == "blocked" and blocked["paths"] == [], blocked
+    assert [g["action"] for g in blocked["git"]] == ["create and switch to branch topic"]
+    done = await undo(client, sid, partial=True)
     assert done["status"] == "partial"
     assert done["git"] == [{"action": "create and switch to branch topic", "outcome": "not_undoable",
                             "reason": "HEAD is now on branch main at " + git(repo, "rev-parse", "--short=7", "HEAD").strip()}]

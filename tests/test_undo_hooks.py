@@ -69,7 +69,11 @@ async def test_files_a_commit_hook_changed_are_undone_and_redone(ed, repo, tmp_p
 
     # the user changes a file the hook wrote: kept with the diff, then forced
     (repo / "VERSION").write_text("3\n")
-    kept = await undo(ed, sid)
+    changed = state(repo)
+    blocked = await undo(ed, sid)
+    assert blocked["status"] == "blocked" and outcomes(blocked) == {"VERSION": "kept"} and blocked["git"] == [], blocked
+    assert state(repo) == changed
+    kept = await undo(ed, sid, partial=True)
     [version] = [p for p in kept["paths"] if p["path"] == "VERSION"]
     assert version["outcome"] == "kept" and "-3\n+1\n" in version["diff"], kept
     assert all(p["outcome"] == "restored" for p in kept["paths"] if p["path"] != "VERSION"), kept

@@ -77,10 +77,14 @@ async def test_every_spelling_undoes_the_file_really_touched(ed, repo, tmp_path)
     # changed since: kept; force names it in any spelling a tool accepts
     (repo / "real" / "x.txt").write_bytes(b"user\n")
     (repo / "deep" / "y.txt").write_text("user y\n")
+    changed = state(repo)
     kept = await undo(ed, sid)
-    assert {p: o for p, o in outcomes(kept).items() if o != "restored"} == {"real/x.txt": "kept", "deep/y.txt": "kept"}
+    assert kept["status"] == "blocked" and outcomes(kept) == {"real/x.txt": "kept", "deep/y.txt": "kept"}, kept
+    assert state(repo) == changed  # planned first: nothing was changed
     forced = await undo(ed, sid, force=["./link/../link/x.txt", "up/../y.txt"])
-    assert outcomes(forced) == {"real/x.txt": "restored", "deep/y.txt": "restored"}, forced
+    assert forced["status"] == "undone", forced
+    assert {p: o for p, o in outcomes(forced).items() if p in ("real/x.txt", "deep/y.txt")} == {
+        "real/x.txt": "restored", "deep/y.txt": "restored"}, forced
     assert state(repo) == before
 
 
@@ -108,9 +112,15 @@ async def test_a_name_that_is_not_utf8_is_undone_and_reported_in_display_form(ed
     # the user changes both files afterwards: kept, then forced under other spellings
     (repo / LATIN1).write_bytes(b"latin user\n")
     (repo / "real" / "s.txt").write_text("user\n")
-    kept = await undo(ed, sid)
-    json.dumps(kept, ensure_ascii=False).encode("utf-8")  # valid Unicode all through
-    assert outcomes(kept) == {QUOTED: "kept", "real/s.txt": "kept"}, kept
+    changed = state(repo)
+    blocked = await undo(ed, sid)
+    json.dumps(blocked, ensure_ascii=False).encode("utf-8")  # valid Unicode all through
+    assert blocked["status"] == "blocked" and outcomes(blocked) == {QUOTED: "kept", "real/s.txt": "kept"}, blocked
+    assert blocked["git"] == [] and QUOTED in blocked["message"], blocked
+    assert state(repo) == changed
+    kept = await undo(ed, sid, partial=True)
+    json.dumps(kept, ensure_ascii=False).encode("utf-8")
+    assert kept["status"] == "partial" and outcomes(kept) == {QUOTED: "kept", "real/s.txt": "kept"}, kept
     assert [g["outcome"] for g in kept["git"]] == ["restored", "restored"], kept
     assert any(QUOTED in g["action"] for g in kept["git"]), kept
     forced = await undo(ed, sid, force=[QUOTED, "link/s.txt"])

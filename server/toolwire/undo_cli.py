@@ -6,9 +6,14 @@ server that ran it has exited. The rule is the one of
 ``toolwire/session/undoTurn`` (:mod:`toolwire.agent.undo`): only what is still
 exactly what the turn left is restored; the rest is kept and shown.
 
+Every path and git action is checked before anything is changed: when one
+would be kept or cannot be undone, nothing is changed (status ``blocked``)
+unless ``--partial`` (restore the rest, report the blockers).
+
 Exit codes: 0 the turn was undone/redone (or there was nothing to do); 1 some
-path or git action was kept or could not be undone; 2 bad usage (no such
-folder, no such turn, an ambiguous turn id).
+path or git action was kept or could not be undone (``blocked``: nothing was
+changed; ``partial``: the rest was); 2 bad usage (no such folder, no such turn,
+an ambiguous turn id).
 
 Paths, reasons and diffs are printed in display form
 (:func:`toolwire.workspace.names.display_text`): control, bidirectional and
@@ -37,6 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", metavar="ID", help="the session id, when several sessions have that turn id")
     parser.add_argument("--force", metavar="PATH", action="append", default=[],
                         help="restore PATH even though it changed since the turn (repeatable)")
+    parser.add_argument("--partial", action="store_true",
+                        help="when some path or git action must stay as it is, restore the rest anyway "
+                             "(default: change nothing and exit 1)")
     parser.add_argument("--redo", action="store_true", help="re-apply an undone turn instead")
     parser.add_argument("--list", action="store_true", help="list the saved turns of the workspace and exit")
     parser.add_argument("--json", action="store_true", help="print the result object (as undoTurn answers it)")
@@ -130,9 +138,12 @@ def run(args: argparse.Namespace) -> int:
                                   "unmatchedForce": list(dict.fromkeys(args.force))}
     else:
         restorer = Restorer(record, ToolContext(root=root), store)
-        result = asyncio.run(restorer.run(redo=args.redo, force=args.force))
+        result = asyncio.run(restorer.run(redo=args.redo, force=args.force, partial=args.partial))
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
         _print_result(result)
-    return 1 if result["status"] == "partial" else 0
+    if result["status"] == "blocked":
+        print("toolwire undo: nothing was changed; --partial restores the rest, --force PATH overwrites PATH",
+              file=sys.stderr)
+    return 1 if result["status"] in ("partial", "blocked") else 0

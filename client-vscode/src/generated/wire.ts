@@ -512,7 +512,11 @@ export interface ToolCallPreviewResult {
  *
  * ``turn_id`` defaults to the last turn with something to undo (for redo: the
  * turn undone most recently); ``force`` names workspace-relative paths to
- * restore even though they changed since the turn.
+ * restore even though they changed since the turn. Every path and git action is
+ * checked first: when one would be ``kept`` or ``not_undoable`` nothing is
+ * changed (status ``blocked``), unless ``partial`` (do everything else and report
+ * the blockers). ``rewind`` (undoTurn only) also drops the turn from the
+ * conversation the model sees.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "UndoTurnParams".
@@ -521,10 +525,14 @@ export interface UndoTurnParams {
   sessionId: string;
   turnId?: string | null;
   force?: string[];
+  partial?: boolean;
+  rewind?: boolean;
 }
 /**
  * ``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on).
  *
+ * ``status`` ``blocked``: nothing was changed; ``paths`` and ``git`` list only
+ * the blockers (``kept`` or ``not_undoable``, with reason and diff).
  * ``unmatched_force``: the params' ``force`` entries (as sent, duplicates once)
  * that name no path and no index entry of the turn; nothing was forced for them.
  *
@@ -533,7 +541,7 @@ export interface UndoTurnParams {
  */
 export interface UndoTurnResult {
   turnId: string | null;
-  status: "undone" | "redone" | "partial" | "nothing_to_do";
+  status: "undone" | "redone" | "partial" | "blocked" | "nothing_to_do";
   message: string;
   paths: UndoPathOutcome[];
   git: UndoGitOutcome[];

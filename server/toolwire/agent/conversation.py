@@ -77,16 +77,50 @@ class Conversation:
 
     Attributes:
         messages: Chat Completions messages, oldest first.
+        turn: The turn that messages added now belong to (:meth:`start_turn`), for
+            :meth:`drop_turn`; None before the first turn.
+
+    Which turn added each message is kept beside the messages (never in them:
+    they are sent as they are), through :meth:`repair` too.
     """
 
     def __init__(self, system: str | None = None) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.turn: str | None = None
+        self._owners: list[str | None] = []  # per message: the turn that added it
         if system:
-            self.messages.append({"role": "system", "content": system})
+            self._append({"role": "system", "content": system})
+
+    def _append(self, message: dict[str, Any]) -> None:
+        if len(self._owners) != len(self.messages):  # messages replaced from outside: owners unknown
+            self._owners = [None] * len(self.messages)
+        self.messages.append(message)
+        self._owners.append(self.turn)
+
+    def start_turn(self, turn_id: str) -> None:
+        """Messages added from now on belong to turn ``turn_id``."""
+        self.turn = turn_id
+
+    def drop_turn(self, turn_id: str) -> int:
+        """Remove every message turn ``turn_id`` added (its user message, the assistant's
+        messages, tool calls and their results); the rest stays as it is.
+
+        A turn's calls and results are all its own, so no pair is split; the history
+        is repaired anyway. Returns how many messages were removed.
+        """
+        if len(self._owners) != len(self.messages):
+            return 0
+        keep = [i for i, owner in enumerate(self._owners) if owner != turn_id]
+        removed = len(self.messages) - len(keep)
+        self.messages = [self.messages[i] for i in keep]
+        self._owners = [self._owners[i] for i in keep]
+        if removed:
+            self.repair()
+        return removed
 
     def add_user(self, text: str) -> None:
         """Append a user message."""
-        self.messages.append({"role": "user", "content": valid_text(text)})
+        self._append({"role": "user", "content": valid_text(text)})
 
     def add_assistant(self, text: str, calls: list[tuple[str, str, str]],
                       reasoning: tuple[str, str] | None = None) -> None:
@@ -119,11 +153,11 @@ class Conversation:
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": args if args.strip() else "{}"}}
                 for cid, name, args in calls
             ]
-        self.messages.append(message)
+        self._append(message)
 
     def add_tool_result(self, call_id: str, content: str) -> None:
         """Append the result of one call."""
-        self.messages.append({"role": "tool", "tool_call_id": valid_text(call_id), "content": valid_text(content)})
+        self._append({"role": "tool", "tool_call_id": valid_text(call_id), "content": valid_text(content)})
 
     def size(self) -> int:
         """Characters of the history as sent (a cheap proxy for tokens: about 4 per token)."""
@@ -198,10 +232,12 @@ class Conversation:
         if not problems:
             return []
         repaired: list[dict[str, Any]] = []
+        owners: list[str | None] = []
         index = 0
         messages = self.messages
+        known = self._owners if len(self._owners) == len(messages) else [None] * len(messages)
         while index < len(messages):
-            message = messages[index]
+            message, owner = messages[index], known[index]
             index += 1
             if message.get("role") == "tool":
                 continue  # orphan: its call was not directly before it
@@ -210,6 +246,7 @@ class Conversation:
                 if not _is_object(call["function"]["arguments"]):
                     call["function"]["arguments"] = "{}"
             repaired.append(message)
+            owners.append(owner)
             if not calls:
                 continue
             results: dict[str, dict[str, Any]] = {}
@@ -219,5 +256,7 @@ class Conversation:
                 index += 1
             for call in calls:
                 repaired.append(results.get(call["id"]) or {"role": "tool", "tool_call_id": call["id"], "content": MISSING_RESULT})
+                owners.append(owner)  # a call's result belongs to the turn of its call
         self.messages = repaired
+        self._owners = owners
         return problems

@@ -131,6 +131,9 @@ class Session:
             the watcher reports changes.
         plan_memo: Edit plans kept from an edit's approval to its run, so a large
             file is planned once (:mod:`toolwire.tools.planmemo`).
+        history_notes: Notes for the model about what the user did since the last
+            turn (an undo or redo, :mod:`toolwire.agent.turn_undo`), oldest first;
+            the next turn's user message carries them (:meth:`take_notes`).
     """
 
     root: Path
@@ -156,6 +159,7 @@ class Session:
     _store: CheckpointStore | None = None
     git_cache: GitCache = field(default_factory=GitCache)
     plan_memo: PlanMemo = field(default_factory=PlanMemo)
+    history_notes: list[str] = field(default_factory=list)
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
@@ -268,6 +272,12 @@ class Session:
         if recorded:
             self.git_cache.clear()
         return [display_name(name) for name in sorted(recorded)]
+
+    def take_notes(self) -> str:
+        """What the next turn's user message carries after the user's text: the
+        :attr:`history_notes` in order, then :meth:`take_external_note`; both are forgotten."""
+        notes, self.history_notes = self.history_notes, []
+        return "".join(notes) + self.take_external_note()
 
     def take_external_note(self) -> str:
         """A note for the model naming the files changed outside Toolwire since the

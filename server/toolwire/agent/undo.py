@@ -15,6 +15,10 @@ Git actions are undone in reverse order after the files (and redone in order
 before them), each only when the repository is still where the turn left it
 (:mod:`toolwire.agent.undo_git`).
 
+Everything is checked before anything is done (:meth:`Restorer.plan`): when a path
+or git action would be ``kept`` or ``not_undoable``, nothing is changed and the
+result is ``blocked``, unless ``partial`` asks for the rest anyway.
+
 Anything else is ``not_undoable`` with the reason. An item put back is marked
 undone, so undoing the same turn again does nothing and says so.
 """
@@ -33,12 +37,13 @@ from typing import Any
 
 from toolwire.agent.checkpoint_store import CheckpointStore, StoreError
 from toolwire.agent.checkpoints import BufferState, FileState, GitAction, PathChange, TurnCheckpoint, probe
+from toolwire.agent.undo_force import forced_index, forced_paths, unmatched_force
 from toolwire.agent.undo_git import GitUndo
+from toolwire.agent.undo_report import result_message
 from toolwire.tools.base import ToolContext
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.fs import TEMP_MARKER, keep_metadata
-from toolwire.workspace.names import display_name
-from toolwire.workspace.paths import is_inside, resolve_path
+from toolwire.workspace.paths import is_inside
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["Restorer", "refresh"]
@@ -157,34 +162,44 @@ class Restorer:
         self.blocked = self.gitundo.blocked  # path → why: it is in a commit that stays
         self.dry = False  # while planning: decide every outcome, change nothing
 
-    async def run(self, *, redo: bool = False, force: list[str] | None = None) -> dict[str, Any]:
-        """Undo (or redo) what is not undone (or is undone) yet.
+    async def run(self, *, redo: bool = False, force: list[str] | None = None,
+                  partial: bool = False) -> dict[str, Any]:
+        """Undo (or redo) what is not undone (or is undone) yet, planned first.
+
+        Every path and git action is checked before anything is changed
+        (:meth:`plan`). When one would be ``kept`` or ``not_undoable``, nothing is
+        changed and the status is ``blocked`` (``paths`` and ``git`` list those
+        blockers only), unless ``partial``: then everything else is done and the
+        blockers are reported with the rest.
 
         Args:
             redo: Re-apply an undone turn instead.
             force: Paths (and index paths) to restore even if they changed since, in any
-                spelling a tool accepts (see :meth:`_forced`).
+                spelling a tool accepts (see :func:`toolwire.agent.undo_force.forced_paths`).
+            partial: Do what can be done even when something is blocked.
 
         Returns:
             ``{turnId, status, message, paths: [{path, outcome, reason?, diff?}],
             git: [{action, outcome, reason?}], unmatchedForce: [entry]}`` with
-            status ``undone`` / ``redone`` / ``partial`` / ``nothing_to_do``;
+            status ``undone`` / ``redone`` / ``partial`` / ``blocked`` / ``nothing_to_do``;
             ``unmatchedForce`` lists the ``force`` entries (as given) that name
             no path and no index entry of the turn (the message says so too).
         """
         record = self.record
-        self.redo, self.force = redo, self._forced(force or [])
-        self.gitundo.redo, self.gitundo.force = self.redo, self._forced_git(force or [])
-        self.unmatched = self._unmatched(force or [])
+        self.redo, self.force = redo, forced_paths(record, self.ctx.root, force or [])
+        self.gitundo.redo, self.gitundo.force = self.redo, forced_index(self.ctx.root, force or []) | self.force
+        self.unmatched = unmatched_force(record, self.ctx.root, force or [])
         files = [c for c in record.changes() if c.undone == redo]
         actions = [g for g in record.git if g.undone == redo]
         if not files and not actions:
             return self._result("nothing_to_do")
+        paths, git = await self.plan(files, actions)
+        if (paths or git) and not partial:
+            self.paths, self.git = paths, git
+            return self._result("blocked")
         if redo:
             for action in actions:
                 await self._git(action)
-        else:
-            await self.gitundo.find_blocked(actions)
         for change in files:
             await self._path(change)
         self._folders()
@@ -200,61 +215,29 @@ class Restorer:
         ok = all(p["outcome"] == "restored" for p in self.paths + self.git)
         return self._result(("redone" if redo else "undone") if ok else "partial")
 
-    def _forced(self, force: list[str]) -> set[str]:
-        """The record keys (:attr:`PathChange.fs_name`) that ``force`` names.
+    async def plan(self, files: list[PathChange], actions: list[GitAction]
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Check every path and git action without changing anything: the blockers,
+        ``(paths, git)`` result items whose outcome is ``kept`` or ``not_undoable``.
 
-        An entry names a recorded path when it is that path as results show it
-        (display form) or as the file system spells it; otherwise it is read as
-        a tool reads a path argument and names the recorded entry it resolves
-        to: the entry itself (a link, its folder resolved) if the turn changed
-        that, else the file it leads to. So ``link/a.txt``, ``./x/../a.txt`` or
-        git's quoted form of a name force the file the turn really changed.
+        Git actions are decided on the state the ones before them would leave
+        (:meth:`GitUndo.plan`), paths on the disk and buffers as they are now. A redo
+        that switches branches first changes the files under the paths, so its paths
+        are checked only when they are acted on.
         """
-        keys = {c.fs_name for c in self.record.paths.values()}
-        shown = {c.path: c.fs_name for c in self.record.paths.values()}
-        root = Path(os.path.realpath(self.ctx.root))
-        out: set[str] = set()
-        for entry in force:
-            if entry in keys or entry in shown:
-                out.add(shown.get(entry, entry))
-                continue
-            try:
-                wp = resolve_path(root, entry)
-            except ToolError:
-                continue
-            for candidate in (wp.entry, wp.resolved):
-                rel = candidate.relative_to(root).as_posix()
-                if rel in keys:
-                    out.add(rel)
-                    break
-        return out
-
-    def _forced_git(self, force: list[str]) -> set[str]:
-        """``force`` as index paths: each entry as written and as git tools pass it (``git_paths``)."""
-        out = set(force)
-        for entry in force:
-            try:
-                out.add(resolve_path(self.ctx.root, entry).name)
-            except ToolError:
-                pass
-        return out | self.force
-
-    def _unmatched(self, force: list[str]) -> list[str]:
-        """The ``force`` entries that name neither a recorded path (:meth:`_forced`) nor
-        an index entry of the turn's ``index`` git actions (:meth:`_forced_git`), in order."""
-        index_names = {n for g in self.record.git if g.action == "index" for n in (*g.before, *g.after)}
-        out: list[str] = []
-        for entry in dict.fromkeys(force):
-            if self._forced([entry]):
-                continue
-            names = {entry}
-            try:
-                names.add(resolve_path(self.ctx.root, entry).name)
-            except ToolError:
-                pass
-            if not names & index_names:
-                out.append(entry)
-        return out
+        self.dry = True
+        try:
+            git: list[dict[str, Any]] = []
+            for action, outcome, reason in await self.gitundo.plan(actions):
+                if outcome != "restored":
+                    git.append({"action": action.describe(), "outcome": outcome} | ({"reason": reason} if reason else {}))
+            switches = self.redo and any(a.action in ("branch_create", "branch_switch") for a in actions)
+            for change in [] if switches else files:
+                await self._path(change)
+            paths = [p for p in self.paths if p["outcome"] != "restored"]
+        finally:
+            self.dry, self.paths = False, []
+        return paths, git
 
     # --------------------------------------------------------------- files
     async def _path(self, change: PathChange) -> None:
@@ -263,7 +246,7 @@ class Restorer:
             outcome, reason, diff = await self._restore_path(change)
         except (OSError, ToolError, StoreError) as exc:
             outcome, reason, diff = "not_undoable", getattr(exc, "message", None) or str(exc), None
-        if outcome == "restored":
+        if outcome == "restored" and not self.dry:
             change.undone = not self.redo
         item: dict[str, Any] = {"path": rel, "outcome": outcome}
         if reason:
@@ -308,6 +291,8 @@ class Restorer:
             checked = self._check_buffer(change, doc, src_buf, dst_buf, dst, forced)
             if isinstance(checked, tuple):
                 return checked
+        if self.dry:
+            return "restored", None, None
         if write:
             _write_entry(entry, dst, want, self.ctx.write_listener)
         if buffer_todo and isinstance(checked, str) and not await self.ctx.documents.replace(doc, checked):
@@ -426,32 +411,6 @@ class Restorer:
     # -------------------------------------------------------------- result
     def _result(self, status: str) -> dict[str, Any]:
         record = self.record
-        verb = "Redid" if self.redo else "Undid"
-        restored = sum(1 for p in self.paths if p["outcome"] == "restored")
-        kept = [p["path"] for p in self.paths if p["outcome"] == "kept"]
-        if status == "nothing_to_do":
-            if not record.changed_anything:
-                message = f"Turn {record.turn_id} changed nothing; there is nothing to {'redo' if self.redo else 'undo'}."
-            elif self.redo:
-                message = f"Turn {record.turn_id} is not undone; there is nothing to redo."
-            else:
-                message = f"Turn {record.turn_id} is already undone; there is nothing left to undo."
-        else:
-            parts = [f"{restored} file(s) restored"]
-            git_done = sum(1 for g in self.git if g["outcome"] == "restored")
-            if self.git:
-                parts.append(f"{git_done} of {len(self.git)} git action(s) {'redone' if self.redo else 'undone'}")
-            message = f"{verb} {'part of ' if status == 'partial' else ''}turn {record.turn_id}: " + ", ".join(parts) + "."
-            if kept:
-                message += f" Kept {', '.join(kept)}: changed since the turn (name them in force to overwrite)."
-            blocked = [p["path"] for p in self.paths if p["outcome"] == "not_undoable"] + [
-                g["action"] for g in self.git if g["outcome"] != "restored"]
-            if blocked:
-                message += f" Not done: {', '.join(blocked)} (see the reasons)."
-        if self.unmatched:
-            shown = ", ".join(display_name(e) if e else '""' for e in self.unmatched)
-            them = "it" if len(self.unmatched) == 1 else "them"
-            message += (f" Force entries that name no path of turn {record.turn_id}: {shown} "
-                        f"(nothing was forced for {them}).")
+        message = result_message(record, status, self.paths, self.git, redo=self.redo, unmatched=self.unmatched)
         return {"turnId": record.turn_id, "status": status, "message": message, "paths": self.paths, "git": self.git,
                 "unmatchedForce": self.unmatched}

@@ -12,7 +12,8 @@ Each action is undone only when the repository is still where the turn left it
 * ``branch_switch``: HEAD must still be on that branch at the same commit;
 * ``index``: each entry must still be what the turn left (``git update-index``).
 
-The files of a commit that stays are not undone either (:meth:`GitUndo.find_blocked`).
+Every action is checked before anything is done (:meth:`GitUndo.plan`); the files
+of a commit that stays are not undone either.
 """
 
 from __future__ import annotations
@@ -67,6 +68,25 @@ class GitUndo:
             else:
                 await self._run(["switch", "-q", "--no-guess", "--end-of-options", branch])
 
+    def _check(self, a: GitAction, branch: str | None, head: str | None
+               ) -> tuple[str, str | None, tuple[str | None, str | None]]:
+        """Whether the branch or commit action ``a`` can be undone (redone) with HEAD on
+        ``branch`` at ``head``: ``(outcome, reason, (branch, head) after it)``; no I/O."""
+        where = f"branch {branch}" if branch else "a detached HEAD"
+        if a.action == "commit":
+            expect = a.old if self.redo else a.new
+            if branch != a.branch:
+                return "not_undoable", f"HEAD is now on {where}, not on {a.branch}", (branch, head)
+            if head != expect:
+                return "not_undoable", (f"{a.branch} moved since (it is at {(head or 'no commit')[:7]}, "
+                                        f"not {(expect or 'no commit')[:7]})"), (branch, head)
+            return "restored", None, (branch, a.new if self.redo else a.old)
+        here, there = (a.previous, a.branch) if self.redo else (a.branch, a.previous)
+        here_head = a.old if self.redo else a.new
+        if branch != here or (a.action == "branch_switch" and head != here_head):
+            return "not_undoable", f"HEAD is now on {where} at {(head or 'no commit')[:7]}", (branch, head)
+        return "restored", None, (there, a.new if self.redo else a.old)
+
     async def act(self, a: GitAction) -> tuple[str, str | None]:
         """Undo (or redo) one action: ``(outcome, reason)`` with outcome ``restored``,
         ``kept`` or ``not_undoable``.
@@ -77,14 +97,12 @@ class GitUndo:
         if a.action == "index":
             return await self._index(a)
         state = await repo_state(self.ctx)
-        where = f"branch {state.branch}" if state.branch else "a detached HEAD"
+        outcome, reason, _ = self._check(a, state.branch, state.head)
+        if outcome != "restored":
+            return outcome, reason
         label = f"turn {self.turn_id}"
         if a.action == "commit":
             expect = a.old if self.redo else a.new
-            if state.branch != a.branch:
-                return "not_undoable", f"HEAD is now on {where}, not on {a.branch}"
-            if state.head != expect:
-                return "not_undoable", f"{a.branch} moved since (it is at {(state.head or 'no commit')[:7]}, not {(expect or 'no commit')[:7]})"
             ref = f"refs/heads/{a.branch}"
             target = a.new if self.redo else a.old
             verb = "redo" if self.redo else "undo"
@@ -93,10 +111,7 @@ class GitUndo:
             else:
                 await self._run(["update-ref", "-m", f"toolwire: {verb} {label}", ref, target, expect or ""])
             return "restored", None
-        here, there = (a.previous, a.branch) if self.redo else (a.branch, a.previous)
-        here_head = a.old if self.redo else a.new
-        if state.branch != here or (a.action == "branch_switch" and state.head != here_head):
-            return "not_undoable", f"HEAD is now on {where} at {(state.head or 'no commit')[:7]}"
+        there = a.branch if self.redo else a.previous
         if self.redo and a.action == "branch_create":
             exists = await run_git(self.ctx.root, ["rev-parse", "-q", "--verify", f"refs/heads/{a.branch}"],
                                    read_only=True, timeout=self.ctx.git_timeout, check=False)
@@ -113,33 +128,39 @@ class GitUndo:
                 return "restored", f"switched back to {there}; branch {a.branch} is kept (it has commits made since)"
         return "restored", None
 
-    async def find_blocked(self, actions: list[GitAction]) -> None:
-        """Files of a commit that cannot be undone stay as the commit has them (their
-        undo would show as changes against a HEAD that keeps them): note why.
+    async def plan(self, actions: list[GitAction]) -> list[tuple[GitAction, str, str | None]]:
+        """Check every action without acting: ``(action, outcome, reason)`` in the order
+        they would run (undo: newest first; redo: oldest first).
 
-        Whether a commit can be undone is decided on the state the later actions'
-        undo will leave (a branch the turn switched to is left first), simulated
-        newest first from where HEAD is now.
+        Each is decided on the state the earlier ones would leave (a branch the turn
+        switched to is left first), simulated from where HEAD is now; index entries
+        are read as they are. Undo also notes the files of a commit that would stay
+        (:attr:`blocked`): their undo would show as changes against a HEAD that keeps
+        them. Git may still refuse a switch when it runs (local changes in the way).
         """
-        if not any(a.action == "commit" for a in actions):
-            return
+        if not actions:
+            return []
         try:
             state = await repo_state(self.ctx)
-        except ToolError:
-            return
+        except ToolError as exc:
+            return [(a, "not_undoable", exc.message) for a in actions]
         branch, head = state.branch, state.head
-        for a in reversed(actions):
+        index: dict[str, str | None] = {}  # entries the planned index actions would set
+        out: list[tuple[GitAction, str, str | None]] = []
+        for a in actions if self.redo else list(reversed(actions)):
             if a.action == "index":
+                try:
+                    outcome, reason = await self._index(a, planned=index)
+                except ToolError as exc:
+                    outcome, reason = "not_undoable", exc.message
+                out.append((a, outcome, reason))
                 continue
-            if a.action == "commit" and branch == a.branch and head == a.new:
-                head = a.old
-            elif a.action == "branch_create" and branch == a.branch:
-                branch, head = a.previous, a.old
-            elif a.action == "branch_switch" and branch == a.branch and head == a.new:
-                branch, head = a.previous, a.old
-            elif a.action == "commit":
-                why = f"HEAD is now on {branch or 'a detached HEAD'}" if branch != a.branch else f"{a.branch} moved since"
-                await self._block_commit(a, why)
+            outcome, reason, (branch, head) = self._check(a, branch, head)
+            if a.action == "commit" and outcome != "restored" and not self.redo:
+                await self._block_commit(a, f"HEAD is now on {branch or 'a detached HEAD'}" if branch != a.branch
+                                         else f"{a.branch} moved since")
+            out.append((a, outcome, reason))
+        return out
 
     async def _block_commit(self, a: GitAction, why: str) -> None:
         args = ["diff", "--name-only", "--relative", "--no-renames", "-z", str(a.old), str(a.new)] if a.old else [
@@ -152,16 +173,29 @@ class GitUndo:
             if name:
                 self.blocked.setdefault(os.fsdecode(name), f"it is in commit {(a.new or '')[:7]}, which stays ({why})")
 
-    async def _index(self, a: GitAction) -> tuple[str, str | None]:
+    async def _index(self, a: GitAction, *, planned: dict[str, str | None] | None = None) -> tuple[str, str | None]:
+        """Undo (redo) an ``index`` action; with ``planned`` only check it, the index
+        being as the planned actions before it leave it (``planned``: name → entry,
+        None for no entry; updated when this one would be done)."""
+        dry = planned is not None
         src, dst = (a.before, a.after) if self.redo else (a.after, a.before)
         names = sorted(set(src) | set(dst))
         stuck = [n for n in names if n in self.blocked and n not in self.force]
         if stuck:
             return "not_undoable", f"{', '.join(map(display_name, stuck))}: {self.blocked[stuck[0]]}"
-        current = await index_entries(self.ctx, names) if names else {}
+        current: dict[str, str | None] = dict(await index_entries(self.ctx, names)) if names else {}
+        if planned:
+            current.update({n: e for n, e in planned.items() if n in names})
         changed = [n for n in names if current.get(n) not in (src.get(n), dst.get(n)) and n not in self.force]
         if changed:
             return "kept", f"index entries changed since the turn: {', '.join(map(display_name, changed))}"
+        if dry:
+            conflicts = [n for n in names if current.get(n) != dst.get(n) and n in dst and dst[n].split()[2] != "0"]
+            if conflicts:
+                return "not_undoable", f"{display_name(conflicts[0])} had a conflict entry, which cannot be put back"
+            assert planned is not None
+            planned.update({n: dst.get(n) for n in names})
+            return "restored", None
         prefix: str | None = None
         for name in names:
             if current.get(name) == dst.get(name):

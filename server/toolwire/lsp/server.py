@@ -28,7 +28,7 @@ from toolwire.agent.preview import PreviewError, preview_call
 from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
-from toolwire.agent.undo import Restorer, refresh
+from toolwire.agent.turn_undo import undo_in_session
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
@@ -307,6 +307,8 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: bool) -> dict[str, Any]:
     req = parse(method, P.UndoTurnParams, params)
+    if redo and req.rewind:
+        raise JsonRpcInvalidParams(f"{method}: invalid params: rewind: only toolwire/session/undoTurn takes it")
     session = session_of(ls, req.session_id)
     if session.turn is not None:
         raise TurnInProgress(f"{method}: a turn is running in this session; cancel it or wait for it to end")
@@ -318,11 +320,7 @@ async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: b
         return P.UndoTurnResult(turn_id=None, status="nothing_to_do", message=f"There is no {what} in this session.",
                                 paths=[], git=[], unmatched_force=list(dict.fromkeys(req.force))
                                 ).model_dump(by_alias=True, mode="json")
-    store = session.checkpoint_store()
-    refresh(record, store)
-    paths = [str(session.root / c.path) for c in record.changes()]
-    async with session.locks.hold(paths, exclusive=bool(record.git)):
-        result = await Restorer(record, session.tool_context(), store, session.tree_write).run(redo=redo, force=req.force)
+    result = await undo_in_session(session, record, redo=redo, force=req.force, partial=req.partial, rewind=req.rewind)
     return P.UndoTurnResult.model_validate(result).dump() | {"turnId": result["turnId"]}
 
 

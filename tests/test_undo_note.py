@@ -1,0 +1,163 @@
+"""After an undo or redo the model is told (issue 19): the session's next model request
+carries a note after the user's text; ``rewind`` also drops the turn from the
+conversation. The real server over stdio, the replay model's request log, real git."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import client, git, prompt, write_script  # noqa: F401 - client: the module's server fixture
+from undo_helpers import redo, undo
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+AUTO = {name: "auto" for name in ("create_file", "edit_file", "multi_edit", "delete_file", "rename_file",
+                                   "git_add", "git_restore", "git_commit", "git_branch")}
+
+
+async def logged_session(client: Any, root: Path, script: Path, log: Path) -> str:  # noqa: F811
+    result = await client.call("toolwire/session/new", {"cwd": str(root), "model": f"replay:{script}",
+                                                         "settings": {"permissions": AUTO, "replayLog": str(log)}})
+    return result["sessionId"]
+
+
+def requests(log: Path) -> list[list[dict[str, Any]]]:
+    """The messages of every model request, in order."""
+    return [json.loads(line)["messages"] for line in log.read_text().splitlines()]
+
+
+def pairing_problems(messages: list[dict[str, Any]]) -> list[str]:
+    """Every tool call must be followed by its result, in call order, and every result follow its call."""
+    out, pending = [], []
+    for i, m in enumerate(messages):
+        if m["role"] == "tool":
+            if not pending or pending.pop(0) != m["tool_call_id"]:
+                out.append(f"{i}: result {m['tool_call_id']} without its call")
+            continue
+        if pending:
+            out.append(f"{i}: calls {pending} without results")
+            pending = []
+        pending += [c["id"] for c in m.get("tool_calls") or []]
+    return out + ([f"end: calls {pending} without results"] if pending else [])
+
+
+async def test_the_next_request_says_what_the_undo_and_the_redo_put_back(client, repo, tmp_path):  # noqa: F811
+    (repo / "a.py").write_text("x = 1\n")
+    (repo / "b.py").write_text("y = 1\n")
+    (repo / "my notes.txt").write_text("n\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}},
+                        {"name": "edit_file", "arguments": {"path": "b.py", "old_string": "y = 1", "new_string": "y = 2"}},
+                        {"name": "delete_file", "arguments": {"path": "my notes.txt"}}]},
+        {"tool_calls": [{"name": "git_commit", "arguments": {"message": "turn", "paths": ["a.py", "b.py"]}}]},
+        {"text": "done"},
+        {"text": "second"},
+        {"text": "third"},
+        {"text": "fourth"},
+    ])
+    sid = await logged_session(client, repo, script, log)
+    assert (await prompt(client, sid, "change them"))["stopReason"] == "end_turn"
+    sha = git(repo, "rev-parse", "--short=7", "HEAD").strip()
+    done = await undo(client, sid)
+    assert done["status"] == "undone", done
+    await prompt(client, sid, "what now?")
+    note = (f"what now?\n\n[Turn t1 was undone by the user: a.py, b.py, \"my notes.txt\" are back to their state "
+            f"before it; commit {sha} was removed; the index entries of a.py, b.py are back to their state before it. "
+            "Read files again before editing.]")
+    assert requests(log)[-1][-1] == {"role": "user", "content": note}
+    # the note travels once
+    await prompt(client, sid, "and now?")
+    assert requests(log)[-1][-1] == {"role": "user", "content": "and now?"}
+
+    back = await redo(client, sid)
+    assert back["status"] == "redone", back
+    await prompt(client, sid, "again?")
+    assert requests(log)[-1][-1] == {"role": "user", "content": (
+        f"again?\n\n[Turn t1 was redone by the user: a.py, b.py, \"my notes.txt\" are again as the turn left them; "
+        f"the index entries of a.py, b.py are again as the turn left them; commit {sha} is back on main. "
+        "Read files again before editing.]")}
+
+
+async def test_a_partial_undo_names_what_stayed_and_a_blocked_one_says_nothing(client, repo, tmp_path):  # noqa: F811
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("b\n")
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "a.txt", "old_string": "a", "new_string": "A"}},
+                        {"name": "edit_file", "arguments": {"path": "b.txt", "old_string": "b", "new_string": "B"}}]},
+        {"text": "done"},
+        {"text": "second"},
+        {"text": "third"},
+    ])
+    sid = await logged_session(client, repo, script, log)
+    await prompt(client, sid, "go")
+    (repo / "b.txt").write_text("B\nmine\n")
+    assert (await undo(client, sid))["status"] == "blocked"
+    await prompt(client, sid, "next")  # nothing changed: nothing to tell (the watcher may report b.txt)
+    assert "was undone" not in requests(log)[-1][-1]["content"]
+    assert (await undo(client, sid, partial=True))["status"] == "partial"
+    await prompt(client, sid, "then")
+    assert requests(log)[-1][-1]["content"].startswith(
+        "then\n\n[Turn t1 was partly undone by the user: a.txt is back to its state before it; "
+        "b.txt was not undone (changed since, or not recorded). Read files again before editing.]")
+
+
+async def test_rewind_drops_the_turn_from_the_conversation_and_keeps_pairs_valid(client, repo, tmp_path):  # noqa: F811
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"text": "Let me look.", "tool_calls": [{"name": "read_file", "arguments": {"path": "hello.txt"}, "id": "r1"}]},
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "x.txt", "content": "x\n"}, "id": "c1"},
+                        {"name": "edit_file", "arguments": {"path": "hello.txt", "old_string": "hello", "new_string": "bye"},
+                         "id": "e1"}]},
+        {"text": "made x.txt"},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "hello.txt"}, "id": "r2"}]},
+        {"text": "it says bye"},
+        {"text": "ok"},
+    ])
+    sid = await logged_session(client, repo, script, log)
+    await prompt(client, sid, "make x")
+    await prompt(client, sid, "read hello")
+    assert (repo / "x.txt").exists()
+    done = await undo(client, sid, turnId="t1", rewind=True)
+    assert done["status"] == "undone" and done["message"].endswith(
+        "The turn was removed from the conversation the model sees."), done
+    assert not (repo / "x.txt").exists() and (repo / "hello.txt").read_text() == "hello\n"
+    await prompt(client, sid, "third")
+    messages = requests(log)[-1]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert messages[1] == {"role": "user", "content": "read hello"}
+    assert [c["id"] for c in messages[2]["tool_calls"]] == ["r2"] and messages[3]["tool_call_id"] == "r2"
+    assert pairing_problems(messages) == []
+    text = json.dumps(messages)
+    assert "make x" not in text and "made x.txt" not in text and "Let me look." not in text
+    assert not any(i in text for i in ('"r1"', '"c1"', '"e1"'))
+    assert messages[-1]["content"] == (
+        "third\n\n[Turn t1 was undone by the user and removed from this conversation: hello.txt, x.txt are back to "
+        "their state before it. Read files again before editing.]")
+    snap = await client.call("toolwire/session/snapshot", {"sessionId": sid})
+    assert "make x" not in json.dumps(snap["messages"])
+
+
+async def test_a_blocked_undo_rewinds_nothing(client, repo, tmp_path):  # noqa: F811
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "x.txt", "content": "x\n"}, "id": "c1"}]},
+        {"text": "made"},
+        {"text": "ok"},
+    ])
+    sid = await logged_session(client, repo, script, log)
+    await prompt(client, sid, "make x")
+    (repo / "x.txt").write_text("mine\n")
+    blocked = await undo(client, sid, rewind=True)
+    assert blocked["status"] == "blocked" and "removed from the conversation" not in blocked["message"], blocked
+    await prompt(client, sid, "next")
+    roles = [m["role"] for m in requests(log)[-1]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert requests(log)[-1][1]["content"] == "make x"
