@@ -204,6 +204,16 @@ def test_narrow_edits_leave_the_lines_between_two_changes_out():
     assert narrow_edits(old, old) == [] and changed_lines(old, old) == []
 
 
+@pytest.mark.parametrize(("old", "new", "edits"), [
+    ("a\nb\n", "a\nb\nc\n", [(3, 3, "\nc")]),          # appending a line: at the end of the last line
+    ("a\nb\n", "a\n", [(1, 3, "")]),                    # deleting the last line
+    ("a\r\nb\r\n", "a\r\nb\r\nc\r\n", [(4, 4, "\r\nc")]),
+    ("x\n", "x\ny", [(2, 2, "y")]),                      # no final line ending after: cannot move
+])
+def test_narrow_edits_keep_off_the_empty_line_after_a_final_line_ending(old, new, edits):
+    assert narrow_edits(old, new) == edits
+
+
 @settings(max_examples=400, deadline=None)
 @given(texts, texts, texts)
 def test_narrow_edits_rebuild_the_new_text_with_ranges_that_have_positions(head, old_mid, new_mid):

@@ -268,6 +268,11 @@ def narrow_edits(old: str, new: str) -> list[tuple[int, int, str]]:
         overlapping, none between the ``\\r`` and ``\\n`` of a line ending; applying
         them all gives ``new``. Empty when the texts are equal.
     """
+    return _off_the_last_line(old, _narrow(old, new))
+
+
+def _narrow(old: str, new: str) -> list[tuple[int, int, str]]:
+    """:func:`narrow_edits` before :func:`_off_the_last_line`."""
     start, end, replacement = minimal_edit(old, new)
     if start == end and not replacement:
         return []
@@ -287,6 +292,24 @@ def narrow_edits(old: str, new: str) -> list[tuple[int, int, str]]:
         s, e, r = minimal_edit(old[a_at[i1]:a_at[i2]], new[b_at[j1]:b_at[j2]])
         out.append((a_at[i1] + s, a_at[i1] + e, r))
     return out
+
+
+def _off_the_last_line(old: str, edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Move a last edit that reaches the empty line after a final line ending (``"a\\n"`` has
+    one: line 1) onto the line before, where the same change can be written: Neovim applies
+    a range that starts on that line by appending whole lines (one empty line too many)."""
+    if not edits or edits[-1][1] != len(old):
+        return edits
+    start, end, replacement = edits[-1]
+    eol = "\r\n" if old.endswith("\r\n") else old[-1:] if old[-1:] in ("\n", "\r") else ""
+    k = len(eol)
+    floor = edits[-2][1] + 1 if len(edits) > 1 else 0  # stays apart from the edit before
+    if not k or start - k < floor or old[max(start - k - 1, 0):start - k + 1] == "\r\n":
+        return edits
+    moved = old[start - k:start] + replacement
+    if not moved.endswith(eol):
+        return edits
+    return [*edits[:-1], (start - k, end - k, moved[:len(moved) - k])]
 
 
 def _line_start(text: str, offset: int) -> int:
@@ -309,7 +332,7 @@ def changed_lines(meant: str, actual: str) -> list[tuple[int, int]]:
     index = LineIndex(actual)
     out: list[tuple[int, int]] = []
     shift = 0
-    for start, end, replacement in narrow_edits(meant, actual):
+    for start, end, replacement in _narrow(meant, actual):
         a = start + shift
         b = a + len(replacement)
         shift += len(replacement) - (end - start)

@@ -1,0 +1,94 @@
+-- One Toolwire turn driven from Neovim's built-in LSP client, with its default capabilities
+-- (workspace.applyEdit without workspace.workspaceEdit.documentChanges). Used by
+-- tests/test_neovim.py:
+--
+--   nvim --headless --clean -n -i NONE -l tests/neovim_turn.lua CONFIG.json
+--
+-- CONFIG: {cmd, root, file, model, settings, wait_ms, out, typed?, type_first?, undo?,
+-- editor_undo?}. The script opens `file`, starts Toolwire on it (vim.lsp.start), optionally
+-- types into the buffer before the turn (`type_first`) or while the turn's first edit is on
+-- its way (`typed`: applied right before Neovim applies the edit, as its own undo step),
+-- runs one turn (toolwire/session/new, toolwire/session/prompt), takes the session's
+-- snapshot, optionally undoes the turn (`undo`: toolwire/session/undoTurn) or the last
+-- change with Neovim's own undo (`editor_undo`), and writes what it saw to `out` as JSON.
+-- Every wait is vim.wait on a condition (events are processed meanwhile), bounded by
+-- `wait_ms`; any failure is written to `out` as `error`.
+
+local cfg = vim.json.decode(table.concat(vim.fn.readfile(_G.arg[1]), '\n'))
+local report = { steps = {} }
+
+local function buffer_text(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local text = table.concat(lines, '\n')
+  if vim.bo[buf].eol then
+    text = text .. '\n'
+  end
+  return text
+end
+
+local function type_into(buf, t)
+  vim.api.nvim_buf_set_text(buf, t.line, t.col, t.line, t.col, vim.split(t.text, '\n', { plain = true }))
+  vim.cmd('let &undolevels = &undolevels') -- what was typed is one undo step of its own
+end
+
+local function run()
+  vim.cmd.edit(vim.fn.fnameescape(cfg.file))
+  local buf = vim.api.nvim_get_current_buf()
+  local id = assert(vim.lsp.start({ name = 'toolwire', cmd = cfg.cmd, root_dir = cfg.root }, { bufnr = buf }))
+  local client = assert(vim.lsp.get_client_by_id(id))
+  assert(vim.wait(cfg.wait_ms, function()
+    return client.initialized and vim.lsp.buf_is_attached(buf, id)
+  end, 10), 'Toolwire did not start (initialize, didOpen)')
+  report.offset_encoding = client.offset_encoding
+  report.document_changes = vim.tbl_get(client.capabilities or {}, 'workspace', 'workspaceEdit', 'documentChanges')
+    or false
+  report.apply_edit = vim.tbl_get(client.capabilities or {}, 'workspace', 'applyEdit') or false
+
+  local function request(method, params)
+    local done, answer, failure = false, nil, nil
+    assert(client:request(method, params, function(err, result)
+      done, answer, failure = true, result, err
+    end, buf))
+    assert(vim.wait(cfg.wait_ms, function() return done end, 10), method .. ' got no answer')
+    if failure then
+      error(method .. ' failed: ' .. vim.inspect(failure))
+    end
+    return answer
+  end
+
+  if cfg.type_first then
+    type_into(buf, cfg.type_first)
+  end
+  local edits = 0
+  local default = vim.lsp.handlers['workspace/applyEdit']
+  vim.lsp.handlers['workspace/applyEdit'] = function(err, params, ctx, config)
+    edits = edits + 1
+    table.insert(report.steps, { applyEdit = vim.deepcopy(params.edit) }) -- as sent (Neovim sorts it in place)
+    if cfg.typed and edits == 1 then
+      type_into(buf, cfg.typed) -- the user types while the edit is on its way
+    end
+    return default(err, params, ctx, config)
+  end
+
+  local session = request('toolwire/session/new', { cwd = cfg.root, model = cfg.model, settings = cfg.settings })
+  report.prompt = request('toolwire/session/prompt', {
+    sessionId = session.sessionId, prompt = { { type = 'text', text = 'go' } } })
+  report.snapshot = request('toolwire/session/snapshot', { sessionId = session.sessionId })
+  report.buffer = buffer_text(buf)
+  if cfg.undo then
+    report.undo = request('toolwire/session/undoTurn', { sessionId = session.sessionId })
+    report.buffer_after_undo = buffer_text(buf)
+  end
+  if cfg.editor_undo then
+    vim.cmd.undo()
+    report.buffer_after_editor_undo = buffer_text(buf)
+  end
+  report.edits = edits
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if not ok then
+  report.error = err
+end
+vim.fn.writefile({ vim.json.encode(report) }, cfg.out)
+vim.cmd('qall!')
