@@ -34,7 +34,7 @@ WORDINGS = [
                        code="context_length_exceeded"), 16385, 17000),
     ("vllm", refusal("This model's maximum context length is 16384 tokens. However, you requested 122946 tokens "
                      "(112946 in the messages, 10000 in the completion). Please reduce the length of the messages "
-                     "or completion.", type="BadRequestError", code=400), 16384, 122946),
+                     "or completion.", type="BadRequestError", code=400), 16384, 112946),
     ("vllm-new", refusal("This model's maximum context length is 16384 tokens and your request has 20000 input "
                          "tokens. Please reduce the length of the input messages.", type="BadRequestError",
                          code=400), 16384, 20000),
@@ -44,6 +44,34 @@ WORDINGS = [
                               type="invalid_request_error", code=400), None, None),
     ("ollama", Reply(400, b'{"error":"the input length exceeds the context length"}'), None, None),
     ("ollama-old", refusal("prompt too long; exceeded max context length by 1200 tokens", type="api_error"), None, None),
+    ("llama.cpp-500", refusal("Context size has been exceeded.", status=500, type="server_error", code=500), None, None),
+    ("llama.cpp-in-stream", Reply(200, b'data: {"error": {"code": 400, "message": "request (9000 tokens) exceeds the '
+                                       b'available context size (8192 tokens), try increasing it", "type": '
+                                       b'"exceed_context_size_error", "n_prompt_tokens": 9000, "n_ctx": 8192}}\n\n'
+                                       b'data: [DONE]\n\n'), 8192, 9000),
+    ("llama.cpp-error-line", Reply(200, b'error: {"code": 400, "message": "the request exceeds the available context '
+                                        b'size. try increasing the context size or enable context shift", "type": '
+                                        b'"invalid_request_error"}\n\ndata: [DONE]\n\n'), None, None),
+    ("sglang-in-stream", Reply(200, b'data: {"error": {"object": "error", "message": "Requested token count exceeds '
+                                    b'the model\'s maximum context length of 4096 tokens. You requested a total of '
+                                    b'9000 tokens: 8000 tokens from the input messages and 1000 tokens for the '
+                                    b'completion.", "type": "BadRequestError", "code": 400}}\n\ndata: [DONE]\n\n'),
+     4096, 8000),
+    ("input-length", refusal("Input length (265330) exceeds model's maximum context length (262144)."), 262144, 265330),
+    ("google", refusal("The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)"),
+     1048575, 1196265),
+    ("xai", refusal("This model's maximum prompt length is 131072 but the request contains 537812 tokens."),
+     131072, 537812),
+    ("bedrock", refusal("Input is too long for requested model."), None, None),
+    ("http-413", Reply(413, b'{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the '
+                            b'maximum size"}}'), None, None),
+    ("openrouter", refusal("This endpoint's maximum context length is 163840 tokens. However, you requested about "
+                           "172900 tokens (4429 of text input, 4631 of tool input, 163840 in the output).", code=400),
+     163840, 172900),
+    ("anthropic-gateway", refusal("prompt is too long: 215000 tokens > 200000 maximum"), 200000, 215000),
+    ("together", refusal("The input (516368 tokens) is longer than the model's context length (131072 tokens)."),
+     131072, 516368),
+    ("lm-studio", refusal("Input length 6491 exceeds context length 1500"), 1500, 6491),
 ]
 
 
@@ -57,7 +85,7 @@ async def test_each_wording_is_a_context_length_error_with_the_sizes_it_states(r
                 pass
         await model.aclose()
     assert (info.value.limit, info.value.requested) == (window, requested)
-    assert info.value.status == 400 and not info.value.retryable
+    assert not info.value.retryable  # the same request would be refused again: only the shrunk one is sent
     assert len(endpoint.requests) == 1  # no optional field is blamed for it
 
 
@@ -104,7 +132,12 @@ async def test_a_context_error_shrinks_the_request_and_retries_once(tmp_path, re
     assert len(dropped) == 1 and "big line" not in json.dumps(retried)
     assert "big line" in json.dumps(refused)
     assert request_tokens(retried) < request_tokens(refused)
-    expected = window if window is not None else int(0.75 * (requested or request_tokens(refused)))
+    estimated = request_tokens(refused)
+    if window is None:
+        expected = int(0.75 * estimated)
+    else:  # the stated window, scaled down when the endpoint counted the request larger than the estimate
+        expected = int(window * estimated / requested) if requested and requested > estimated else window
+    assert expected < estimated
     assert endpoints.context_window(session.model.endpoint_key, 128_000) == expected
     assert len(endpoint.requests) == 4
 
@@ -147,9 +180,20 @@ def test_a_request_that_still_does_not_fit_ends_the_turn_with_its_size(tmp_path)
     final = json.loads(done.stdout.splitlines()[-1])
     assert final["stopReason"] == "error"
     size = request_tokens(endpoint.requests[1])
-    match = re.search(r"about (\d+) tokens \(estimated; 25000 by the endpoint's count\) against a window of 4096 tokens",
+    match = re.search(r"about (\d+) tokens \(estimated; 24000 by the endpoint's count\) against a window of 4096 tokens",
                       final["message"])
     assert match and int(match.group(1)) == size, final["message"]
     assert "contextWindow" in final["message"] and "new session" in final["message"]
     assert "the turn failed: the request does not fit the model's context window" in done.stderr
     assert "what to do: start a new session" in done.stderr
+
+
+@pytest.mark.asyncio
+async def test_an_error_line_that_is_not_about_the_context_is_reported_not_taken_for_an_empty_answer(tmp_path):
+    body = b'error: {"code": 500, "message": "slot unavailable", "type": "server_error"}\n\ndata: [DONE]\n\n'
+    with FakeEndpoint([Reply(200, body)] * 3) as endpoint:
+        session = session_on(tmp_path, endpoint.base_url, "error-line")
+        outcome = await Turn(session, RecordingSink(), None).run("hello")
+        await session.model.aclose()
+    assert len(endpoint.requests) == 1
+    assert outcome.stop_reason == "error" and "slot unavailable" in outcome.message, outcome.message

@@ -155,3 +155,12 @@ def test_toolwire_run_shows_the_empty_answer_and_exits_3(tmp_path, body):
     assert [(u["stopReason"], u["message"]) for u in turn_ended] == [("error", final["message"])]  # what the panel shows
     assert f"toolwire run: the turn failed: {EMPTY_ANSWER}" in done.stderr
     assert "what to do: send the prompt again or rephrase it" in done.stderr
+
+
+@pytest.mark.asyncio
+async def test_the_tokens_of_an_empty_answer_count_in_the_turns_usage(tmp_path):
+    with FakeEndpoint([Reply(200, CHOICES_ONLY), Reply(200, CHOICES_ONLY)]) as endpoint:
+        session = session_on(tmp_path, endpoint.base_url)
+        outcome = await Turn(session, RecordingSink(), None).run("hello")
+        await session.model.aclose()
+    assert (outcome.stop_reason, outcome.input_tokens, outcome.output_tokens) == ("error", 10, 0)

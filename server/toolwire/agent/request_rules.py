@@ -63,22 +63,30 @@ def history_budget(window: int, tools: list[dict[str, Any]]) -> int:
 
 
 def lowered_window(error: ContextLengthError, estimated: int) -> int:
-    """The context window to use after ``error``: the one it states, else
-    :data:`UNSTATED_WINDOW` of the request's estimated size (``estimated`` tokens,
-    or the endpoint's own count when it gave one)."""
-    if error.limit:
-        return error.limit
-    return max(1, int(UNSTATED_WINDOW * (error.requested or estimated)))
+    """The context window to use after ``error``, in the units of :func:`estimate_tokens`.
+
+    The window the error states; when the endpoint also gave its own count of the
+    request and that is more than ``estimated`` (its tokenizer counts more than
+    :data:`CHARS_PER_TOKEN` characters make), the window is scaled down by the same
+    ratio, so the shrunk request fits by the endpoint's count too. Without a stated
+    window: :data:`UNSTATED_WINDOW` of ``estimated``.
+    """
+    if not error.limit:
+        return max(1, int(UNSTATED_WINDOW * estimated))
+    if error.requested and error.requested > estimated:
+        return max(1, int(error.limit * estimated / error.requested))
+    return error.limit
 
 
 def too_large_message(error: ContextLengthError, estimated: int, window: int) -> str:
     """The turn's message when a request is still over the context window after the
-    shrinking rule: how large it was, the limit, and what to do."""
+    shrinking rule: how large it was, the limit (the stated one, else ``window``), and
+    what to do."""
     counted = f"; {error.requested} by the endpoint's count" if error.requested else ""
     return (f"the request does not fit the model's context window: about {estimated} tokens (estimated{counted}) "
-            f"against a window of {window} tokens, even after dropping old tool results. Start a new session or "
-            "shorten the prompt, or give the model a larger context (llama.cpp --ctx-size, Ollama num_ctx, "
-            f"vLLM --max-model-len) and set the contextWindow setting to it. The endpoint said: {error}")
+            f"against a window of {error.limit or window} tokens, even after dropping old tool results. Start a new "
+            "session or shorten the prompt, or give the model a larger context (llama.cpp --ctx-size, Ollama "
+            f"num_ctx, vLLM --max-model-len) and set the contextWindow setting to it. The endpoint said: {error}")
 
 
 def is_empty(merger: StreamMerger) -> bool:

@@ -279,7 +279,8 @@ class Turn:
         refitted = asked_again = False
         while True:
             merger, received, error = await self._stream_once(request, run)
-            if isinstance(error, ContextLengthError) and not received:
+            self._add_usage()  # every attempt's tokens count, an empty answer's too
+            if isinstance(error, ContextLengthError):  # raised before any of the answer arrived
                 if not refitted:  # the shrinking rule, once
                     refitted = True
                     request = self._refit(error, request)
@@ -301,7 +302,6 @@ class Turn:
             attempt += 1
             log.warning("model request failed (%s); retry %d in %.1fs", error, attempt, delay)
             await anyio.sleep(delay)
-        self._add_usage()
         failure = str(error) if error is not None else None
         if failure is not None and attempt:
             failure += f" (after {attempt} {'retry' if attempt == 1 else 'retries'}: the modelRetries setting)"

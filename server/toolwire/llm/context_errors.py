@@ -17,6 +17,22 @@ Wordings (each is a test input in ``tests/test_context_errors.py``):
   exceeded max context length by 1200 tokens`` (no window stated).
 * Mistral: ``Prompt contains 140000 tokens, too large for model with 131072 maximum
   context length``.
+* Others seen behind OpenAI-compatible gateways: OpenRouter's ``This endpoint's maximum
+  context length is N tokens. However, you requested about M tokens``; Anthropic's
+  ``prompt is too long: 215000 tokens > 200000 maximum``; Together's ``The input (N
+  tokens) is longer than the model's context length (M tokens)``; LM Studio's ``Input
+  length N exceeds context length M`` and ``… is greater than the context length``;
+  llama.cpp's HTTP 500 ``Context size has been exceeded.``; SGLang's and LiteLLM's
+  ``Requested token count exceeds the model's maximum context length of N tokens. You
+  requested a total of M tokens: K tokens from the input messages and …``; ``Input
+  length (N) exceeds model's maximum context length (M).``; Google's ``The input token
+  count (N) exceeds the maximum number of tokens allowed (M)``; xAI's ``This model's
+  maximum prompt length is M but the request contains N tokens``; Bedrock's ``Input is
+  too long for requested model.``; an HTTP 413 (``request_too_large``).
+
+The error may come as an HTTP 400 (or 413, 422, 5xx) or, from servers that start the
+stream first (llama.cpp before late 2025, SGLang), as the first event of an HTTP 200
+stream; :mod:`toolwire.llm.openai_model` reads both.
 """
 
 from __future__ import annotations
@@ -30,9 +46,12 @@ CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "mode
 #: Message wordings that mean the same (lower-cased text is searched).
 _WORDINGS = re.compile(
     r"context_length_exceeded|exceed_context_size|exceeds the available context size"
-    r"|maximum context length is \d+|input length exceeds the context length|prompt too long"
+    r"|maximum context length is \d+|input length exceeds the context length|prompt too long|prompt is too long"
     r"|longer than the maximum model length|too large for model with \d+ maximum context length"
-    r"|exceeds the context window")
+    r"|exceeds the context window|longer than the model's context length|exceeds context length \d+"
+    r"|greater than the context length|context size has been exceeded|context window is full"
+    r"|maximum context length of \d+|exceeds model's maximum context length|maximum number of tokens allowed"
+    r"|maximum prompt length is \d+|input is too long for requested model|request_too_large")
 
 #: Wordings that state the window, in tokens (first group).
 _LIMITS = (
@@ -40,11 +59,27 @@ _LIMITS = (
     re.compile(r"available context size \((\d+) tokens?\)"),
     re.compile(r"maximum model length of (\d+)"),
     re.compile(r"too large for model with (\d+) maximum context length"),
+    re.compile(r"model's context length \((\d+) tokens?\)"),
+    re.compile(r"exceeds context length (\d+)"),
+    re.compile(r"tokens? > (\d+) maximum"),
+    re.compile(r"maximum context length of (\d+)"),
+    re.compile(r"maximum context length \((\d+)\)"),
+    re.compile(r"maximum number of tokens allowed \((\d+)\)"),
+    re.compile(r"maximum prompt length is (\d+)"),
 )
 
 #: Wordings that state the request's size, in tokens (first group).
-_REQUESTED = (
-    re.compile(r"(?:you requested|resulted in|your request has) (\d+) (?:input )?tokens"),
+_REQUESTED = (  # the input's share first, when the total also counts the completion
+    re.compile(r"\((\d+) in the messages"),
+    re.compile(r"(\d+) tokens from the input messages"),
+    re.compile(r"requested a total of (\d+)"),
+    re.compile(r"input length \((\d+)\)"),
+    re.compile(r"input token count \((\d+)\)"),
+    re.compile(r"request contains (\d+) tokens"),
+    re.compile(r"(?:you requested|resulted in|your request has) (?:about )?(\d+) (?:input )?tokens"),
+    re.compile(r"the input \((\d+) tokens?\)"),
+    re.compile(r"input length (\d+) exceeds"),
+    re.compile(r"prompt is too long: (\d+) tokens"),
     re.compile(r"request \((\d+) tokens?\) exceeds"),
     re.compile(r"decoder prompt \(length (\d+)\)"),
     re.compile(r"prompt contains (\d+) tokens"),

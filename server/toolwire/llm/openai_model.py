@@ -68,6 +68,28 @@ class _NotAStream(Exception):
     """The endpoint answered, but not with an event stream."""
 
 
+def _context_error_event(frame: Frame, url: str) -> ContextLengthError | None:
+    """A :class:`ContextLengthError` for an error event that says the request is over the
+    context window (servers that start the stream before checking: llama.cpp before late
+    2025 answers HTTP 200 then ``error: {…}`` or ``data: {"error": {…}}``; SGLang), else None."""
+    if not _is_error(frame) or not isinstance(frame.payload, dict):
+        return None
+    error = frame.payload.get("error") or frame.payload
+    text = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(text, str):
+        return None
+    sizes = context_sizes(error, text)
+    if sizes is None:
+        return None
+    return ContextLengthError(f"the model endpoint {url} answered: {text}", limit=sizes[0], requested=sizes[1],
+                              status=None)
+
+
+def _has_content(payload: Any) -> bool:
+    """True when a Chat Completions chunk carries a choice (anything the merger may show)."""
+    return isinstance(payload, dict) and bool(payload.get("choices"))
+
+
 def _is_error(frame: Frame) -> bool:
     """True for a provider error event: it ends the stream with its own message."""
     return frame.event == "error" or (isinstance(frame.payload, dict) and bool(frame.payload.get("error")))
@@ -101,9 +123,9 @@ def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
     """
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        if status in _REFUSING:
+        if status in _REFUSING or status == 413 or status >= 500:
             error, text = _error_text(exc)
-            sizes = context_sizes(error, text)
+            sizes = (None, None) if status == 413 else context_sizes(error, text)
             if sizes is not None:
                 return ContextLengthError(f"the model endpoint {url} answered HTTP {status}: {text}",
                                           limit=sizes[0], requested=sizes[1], status=status)
@@ -179,20 +201,28 @@ class OpenAIModel:
                     raise _NotAStream(f"the endpoint answered {kind or 'without a content type'}, not an event "
                                       f"stream (does it support stream=true?): {body!r}")
                 decoder = SSEDecoder()
+                answered = False  # a choice arrived: an error event is then the answer's end, not a refusal
                 async for data in response.iter_bytes():
                     received = True
                     for event, text in decoder.feed(data):
                         frame = decode_data(event, text)
+                        if not answered and (refused := _context_error_event(frame, self.url)) is not None:
+                            raise refused
+                        answered = answered or _has_content(frame.payload)
                         done = done or frame.done or _is_error(frame)
                         finished = finished or _has_finish(frame.payload)
                         yield frame
                 for event, text in decoder.close():
                     frame = decode_data(event, text)
+                    if not answered and (refused := _context_error_event(frame, self.url)) is not None:
+                        raise refused
                     done = done or frame.done or _is_error(frame)
                     finished = finished or _has_finish(frame.payload)
                     yield frame
         except _NotAStream as exc:
             raise ModelError(str(exc)) from None  # not retried: the same request gets the same answer
+        except ContextLengthError:
+            raise
         except Exception as exc:  # the SDK, httpx and the socket can all fail
             error = _translate(exc, self.url, self.read_timeout)
             if received and not isinstance(exc, (openai.APIStatusError, openai.APITimeoutError, httpx.TimeoutException)):

@@ -155,6 +155,9 @@ class SSEDecoder:
             self._data.append(value)
         elif field == "event":
             self._event = value
+        elif field == "error":  # llama.cpp's server before Sep 2025 (PR 16109): ``error: {...}`` ends a stream
+            self._event = "error"
+            self._data.append(value)
 
 
 def sse_frames(chunks: Iterable[bytes]) -> Iterator[Frame]:

@@ -21,7 +21,9 @@ Quirks handled:
 * Usage-only chunks with ``choices: []``; Groq's ``x_groq.usage``; usage on
   every chunk (vLLM continuous usage): the latest wins.
 * ``{"error": {...}}`` payloads (Groq ``event: error``, OpenRouter mid-stream
-  errors) and ``finish_reason: "error"``.
+  errors), a bare ``{"message", "type", "code"}`` object as an ``error`` event
+  (llama.cpp's server before Sep 2025 wrote it as a non-standard ``error:`` SSE line),
+  and ``finish_reason: "error"``.
 * ``arguments`` sent as an object instead of a string (Ollama-style servers)
   is taken as the whole arguments.
 * Only choice 0 is merged (``n > 1`` responses are not tool-call streams).
@@ -118,6 +120,8 @@ class OpenAIChatNormalizer:
             out.append(usage)
         if payload.get("error"):
             out.append(error_from(payload["error"]))
+        elif event == "error" and not choices and isinstance(payload.get("message"), str):
+            out.append(error_from(payload))  # a bare error object: llama.cpp's ``error: {...}`` line
         return out
 
     def fragment(self, payload: Any) -> tuple[int, str] | None:
