@@ -4,6 +4,7 @@
  * Clicking it opens the chat panel, or restarts a server that is not running.
  */
 import * as vscode from "vscode";
+import { displayText } from "./display";
 import type { TurnState } from "./protocol";
 
 /** Life of the server process as the status item shows it. */
@@ -29,10 +30,10 @@ export class ServerStatus implements vscode.Disposable {
     this.item.show();
   }
 
-  /** Records the server's state; `detail` (e.g. the interpreter) shows in the tooltip. */
+  /** Records the server's state; `detail` (e.g. the interpreter, an error) shows in the tooltip, in display form. */
   setServer(state: ServerState, detail: string): void {
     this.server = state;
-    this.detail = detail;
+    this.detail = displayText(detail, "\n");
     if (state !== "running") {
       this.turn = null;
       this.waiting = 0;

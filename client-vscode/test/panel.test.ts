@@ -470,7 +470,10 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   git(workspace, "add", BIDI_NAME);
   git(workspace, "commit", "-q", "-m", "invoice");
   const { page } = panel;
-  await ask(panel, "Fix the invoice.");
+  // The prompt may carry it too (a code action sends the selected code).
+  await ask(panel, `Fix ${BIDI_NAME}.`);
+  await page.locator(".message.user").waitFor();
+  assert.equal(await page.locator(".message.user .plain").innerText(), "Fix invoice\\u202efdp.exe.");
 
   const edit = card(panel, "edit_file");
   const approval = edit.getByRole("region", { name: "Approval for edit_file" });
@@ -503,6 +506,13 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   assert.equal(await link.getAttribute("href"), "https://example.com/invoice%E2%80%AEfdp.exe");
   for (const text of await everythingShown(panel)) {
     assert.doesNotMatch(text, RAW, `raw control reached the page: ${JSON.stringify(text)}`);
+  }
+  // Rebuilt from the snapshot (the view shown again): the same forms.
+  await panel.reload();
+  await turnEnded(panel);
+  assert.equal(await card(panel, "edit_file").locator("button.path").innerText(), BIDI_SHOWN);
+  for (const text of await everythingShown(panel)) {
+    assert.doesNotMatch(text, RAW, `raw control reached the page after a reload: ${JSON.stringify(text)}`);
   }
 });
 

@@ -47,7 +47,7 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
       return (
         <section class="message user" aria-label="You">
           <div class="who">You</div>
-          <div class="plain">{entry.text}</div>
+          <div class="plain">{displayText(entry.text, "\n\t")}</div>
         </section>
       );
     case "assistant":

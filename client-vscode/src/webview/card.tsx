@@ -81,7 +81,7 @@ export class CallCard extends Component<Props, State> {
               {path}
             </button>
           ) : null}
-          {provider ? <span class="provider" title="Run by the model provider, not in this workspace">provider · {call.kind}</span> : null}
+          {provider ? <span class="provider" title="Run by the model provider, not in this workspace">provider · {displayText(call.kind)}</span> : null}
           <span class={`badge ${status}`}>{STATUS_WORDS[status]}</span>
           {cancellable ? (
             <button type="button" class="icon" aria-label={`Cancel ${name}`} title="Cancel this call" onClick={() => send({ type: "cancelCall", toolCallId: call.toolCallId })}>
@@ -167,6 +167,7 @@ export class CallCard extends Component<Props, State> {
           </pre>
         ) : null}
         {subject.kind === "tool" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}
+        {subject.kind === "tool" && subject.note ? <div class="note">{displayText(subject.note, "\n")}</div> : null}
         <div class="buttons">
           {once ? (
             <button type="button" class="primary" onClick={() => answer(once.optionId)}>
