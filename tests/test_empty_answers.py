@@ -164,3 +164,15 @@ async def test_the_tokens_of_an_empty_answer_count_in_the_turns_usage(tmp_path):
         outcome = await Turn(session, RecordingSink(), None).run("hello")
         await session.model.aclose()
     assert (outcome.stop_reason, outcome.input_tokens, outcome.output_tokens) == ("error", 10, 0)
+
+
+@pytest.mark.asyncio
+async def test_a_tool_calls_finish_without_any_call_is_an_empty_answer_that_says_so(tmp_path):
+    body = b"".join(sse_events([{"id": "e", "object": "chat.completion.chunk",
+                                 "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}])) + b"data: [DONE]\n\n"
+    with FakeEndpoint([Reply(200, body)] * 2) as endpoint:
+        session = session_on(tmp_path, endpoint.base_url)
+        outcome = await Turn(session, RecordingSink(), None).run("hello")
+        await session.model.aclose()
+    assert len(endpoint.requests) == 2 and outcome.stop_reason == "error"
+    assert outcome.message.startswith(f"{EMPTY_ANSWER}: no text and no tool call (finish reason 'tool_calls'), also")

@@ -200,3 +200,20 @@ def run(workspace: Path, base_url: str, settings: dict, *flags: str) -> subproce
                            "openai:o3-mini", "--settings", json.dumps(settings), *flags, "hello"],
                           capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL,
                           env={"OPENAI_API_KEY": "test", "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize("message", [
+    "registry.ollama.ai/library/llama2:latest does not support tools",
+    '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    "Unrecognized request argument supplied: tools",
+])
+@pytest.mark.asyncio
+async def test_a_400_refusing_tools_names_the_tool_calling_setting(message):
+    """Tools are not an optional field (the turn needs them), but their refusal says what to do."""
+    with FakeEndpoint([Reply(400, json.dumps({"error": message}).encode())]) as endpoint:
+        model = OpenAIModel("llama2", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError) as info:
+            await collect(model, ModelRequest(messages=HI, tools=[{"type": "function", "function": {"name": "x"}}]))
+        await model.aclose()
+    assert len(endpoint.requests) == 1
+    assert 'set the toolCalling setting to "text"' in str(info.value)

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -35,6 +36,11 @@ log = logging.getLogger(__name__)
 
 #: HTTP statuses whose error may refuse an optional field (422: FastAPI-based servers).
 _REFUSING = (400, 422)
+
+#: A 400 refusing the ``tools`` field: Ollama (``… does not support tools``), vLLM without
+#: ``--enable-auto-tool-choice`` (``"auto" tool choice requires …``), strict gateways.
+_REFUSES_TOOLS = re.compile(r"does not support tools|tool choice requires|argument supplied: tools\b"
+                            r"|\btools? (?:is|are) not supported|tool calling is not supported", re.I)
 
 #: Environment variables read for the API key, in order.
 API_KEY_ENV = ("TOOLWIRE_API_KEY", "OPENAI_API_KEY")
@@ -132,6 +138,9 @@ def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
         hint = ""
         if status in (401, 403):
             hint = " (the API key was refused: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting)"
+        elif status in _REFUSING and _REFUSES_TOOLS.search(_error_text(exc)[1]):
+            hint = (' (the endpoint refuses tool definitions: set the toolCalling setting to "text", or enable tool '
+                    "calling on the server, e.g. vLLM --enable-auto-tool-choice --tool-call-parser NAME)")
         return ModelError(f"the model endpoint {url} answered HTTP {status}: {exc.message}{hint}",
                           retryable=status == 429 or status >= 500, status=status,
                           retry_after=_retry_after(getattr(exc.response, "headers", None)))

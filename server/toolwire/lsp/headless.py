@@ -279,6 +279,8 @@ def advice(message: str) -> str:
         return "the endpoint stalled: try again, or raise the readTimeout setting for a slow model"
     if "mid-response" in low or "mid-stream" in low or "ended before" in low or "dropped" in low:
         return "the connection to the endpoint dropped mid-response: try again"
+    if "refuses tool definitions" in low:
+        return "run with --settings '{\"toolCalling\": \"text\"}', or enable tool calling on the endpoint"
     if "empty answer" in low:
         return "send the prompt again or rephrase it; if the model keeps answering nothing, try another model"
     if "context window" in low:
