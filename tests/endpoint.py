@@ -152,6 +152,7 @@ class FakeEndpoint:
         self.requests: list[dict] = []
         self.request_times: list[float] = []
         self.authorizations: list[str] = []
+        self.paths: list[str] = []  # each request's path and query, as sent
         self._arrived = threading.Condition()
         endpoint = self
 
@@ -165,6 +166,7 @@ class FakeEndpoint:
                     endpoint.requests.append(body)
                     endpoint.request_times.append(time.monotonic())
                     endpoint.authorizations.append(self.headers.get("Authorization", ""))
+                    endpoint.paths.append(self.path)
                     problem = endpoint.check(body) if endpoint.check is not None else None
                     if isinstance(problem, Reply):
                         reply = problem

@@ -66,3 +66,13 @@ def test_the_front_ends_share_the_core():
     for front in ("lsp", "acp"):
         names = set().union(*(imports(p) for p in (PACKAGE / front).rglob("*.py")))
         assert "toolwire.agent.turn" in names and "toolwire.agent.session" in names, front
+
+
+def test_the_redactor_is_a_leaf_every_layer_may_use():
+    """``toolwire/redaction.py`` is the one redaction of the LSP and ACP front-ends, the
+    CLI and the llm layer (issue 19): it imports only the standard library, so any
+    layer may import it without an arrow pointing up."""
+    import sys
+
+    names = imports(PACKAGE / "redaction.py")
+    assert names and all(n.split(".")[0] in sys.stdlib_module_names for n in names), names

@@ -1,7 +1,9 @@
 """The ``toolwire`` command: ``serve``, ``run``, ``acp``, ``demo``, ``merge``, ``undo``.
 
 In ``serve`` mode stdout is the JSON-RPC channel: nothing else is ever written
-to it; logs go to stderr or ``--log-file``.
+to it; logs go to stderr or ``--log-file``. Every log handler, the last words of an
+uncaught exception and what ``run`` and ``acp`` print are redacted
+(:mod:`toolwire.redaction`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ def _setup_logging(level: str, log_file: str | None, command: str = "") -> bool:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    from toolwire.redaction import shared
+
+    shared().install()  # every record, pygls' and the libraries' included, at every level
+    shared().install_excepthook()
     if level.upper() != "DEBUG":
         logging.getLogger("pygls").setLevel(logging.WARNING)
     return True
@@ -108,12 +114,14 @@ def _run(args: argparse.Namespace) -> int:
     settings = _settings_json("run", args.settings)
     if settings is None:
         return 2
+    from toolwire.redaction import shared
     from toolwire.settings import parse_settings
 
+    shared().add_settings(settings)
     _, problems = parse_settings(settings)
     if problems:
         for problem in problems:
-            print(f"toolwire run: invalid --settings: {problem}", file=sys.stderr)
+            print(shared().redact(f"toolwire run: invalid --settings: {problem}"), file=sys.stderr)
         return 2
     model = _model_spec(args.model)
     options = RunOptions(
@@ -152,17 +160,19 @@ def _model_spec(spec: str) -> str:
 def _acp(args: argparse.Namespace) -> int:
     if not _setup_logging(args.log_level, args.log_file, "acp"):
         return 2
+    from toolwire.redaction import shared
     from toolwire.settings import parse_settings
 
     raw = _settings_json("acp", args.settings)
     if raw is None:
         return 2
+    shared().add_settings(raw)
     if args.model:
         raw = {**raw, "model": _model_spec(args.model)}
     settings, problems = parse_settings(raw)
     if problems:
         for problem in problems:
-            print(f"toolwire acp: invalid --settings: {problem}", file=sys.stderr)
+            print(shared().redact(f"toolwire acp: invalid --settings: {problem}"), file=sys.stderr)
         return 2
     from toolwire.acp.main import run
 

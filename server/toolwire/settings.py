@@ -16,6 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from toolwire.redaction import redact_url
+
 PermissionMode = Literal["auto", "ask", "deny"]
 
 
@@ -52,6 +54,11 @@ class Settings(BaseModel):
     replay_log: str | None = Field(None, description="Replay models append every request to this file.")
     tool_call_log: str | None = Field(None, description="Opt-in JSONL log of tool calls.")
 
+    def __repr_args__(self) -> Any:
+        """The repr's fields, ``baseUrl``'s user info and key-like query values masked
+        (``apiKey`` is left out: ``repr=False``)."""
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "base_url" and isinstance(value, str) else value
 
     @field_validator("permissions")
     @classmethod
@@ -84,6 +91,9 @@ def permission_keys() -> set[str]:
     return keys
 
 
+#: Settings whose values are secrets (:mod:`toolwire.redaction`): never echoed in a problem.
+SECRET_KEYS = ("apiKey", "api_key", "baseUrl", "base_url")
+
 #: The settings keys as they are written on the wire (camelCase).
 KEYS: tuple[str, ...] = tuple(field.alias or name for name, field in Settings.model_fields.items())
 
@@ -99,6 +109,8 @@ def _describe(err: dict[str, Any]) -> str:
         return f"unknown setting {loc!r}{_did_you_mean(loc, KEYS)}"
     value = repr(err.get("input"))
     value = value if len(value) <= 60 else value[:60] + "…"
+    if err["loc"] and str(err["loc"][0]) in SECRET_KEYS:  # never echo a secret, even a bad one
+        value = f"a value of type {type(err.get('input')).__name__}"
     if err["type"] == "value_error":  # our own validators say what they got
         return f"setting {loc}: {err['msg'].removeprefix('Value error, ')}"
     return f"setting {loc}: {err['msg']} (got {value})"

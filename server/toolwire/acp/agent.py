@@ -42,6 +42,7 @@ from toolwire.acp.history import replay_history
 from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
+from toolwire.redaction import shared as shared_redactor
 from toolwire.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,19 @@ MODES: dict[str, tuple[str, str, dict[str, str]]] = {
 
 #: The id of the model selector in ``configOptions``.
 MODEL_OPTION = "model"
+
+
+def register_mcp_secrets(servers: list[Any] | None) -> None:
+    """Register the secrets of ACP ``mcpServers`` with the redactor (even while MCP is
+    unsupported, they are in the request the process holds): each server's URL,
+    ``headers`` and ``env`` values (``[{name, value}]``)."""
+    redactor = shared_redactor()
+    for server in servers or []:
+        redactor.add_url(getattr(server, "url", None))
+        for header in getattr(server, "headers", None) or []:
+            redactor.add_header(str(getattr(header, "name", "")), getattr(header, "value", None))
+        for entry in getattr(server, "env", None) or []:
+            redactor.add_env(str(getattr(entry, "name", "")), getattr(entry, "value", None))
 
 
 class AcpSession:
@@ -123,6 +137,7 @@ class ToolwireAcpAgent:
         Raises:
             RequestError: invalid params naming ``cwd`` or the model.
         """
+        register_mcp_secrets(mcp_servers)
         session = self._open(cwd)
         names = [getattr(server, "name", "?") for server in mcp_servers or []]
         meta = {"toolwire": {"unsupportedMcpServers": names}} if names else None
@@ -140,6 +155,7 @@ class ToolwireAcpAgent:
         Raises:
             RequestError: resource not found for a session this process does not hold.
         """
+        register_mcp_secrets(mcp_servers)
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.resource_not_found(f"session:{session_id}")

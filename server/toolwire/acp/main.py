@@ -10,6 +10,7 @@ from acp.stdio import stdio_streams
 
 from toolwire.acp.agent import ToolwireAcpAgent
 from toolwire.acp.incoming import guard
+from toolwire.acp.outgoing import RedactingWriter
 from toolwire.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -21,13 +22,15 @@ LINE_LIMIT = 50 * 1024 * 1024
 async def serve(settings: Settings) -> bool:
     """Serve one ACP client on stdin/stdout (newline-delimited JSON-RPC) until it closes.
 
-    Every line passes :func:`toolwire.acp.incoming.guard` before the SDK reads it.
+    Every line passes :func:`toolwire.acp.incoming.guard` before the SDK reads it;
+    every message written is redacted (:class:`toolwire.acp.outgoing.RedactingWriter`).
 
     Returns:
         False when reading stdin failed (logged), True when the client closed it.
     """
     agent = ToolwireAcpAgent(settings)
-    raw_reader, writer = await stdio_streams(limit=LINE_LIMIT)
+    raw_reader, raw_writer = await stdio_streams(limit=LINE_LIMIT)
+    writer = RedactingWriter(raw_writer)
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     reading = asyncio.get_running_loop().create_task(guard(raw_reader, reader, writer))
     try:

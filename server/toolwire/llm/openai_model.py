@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
 import httpx2 as httpx  # the openai SDK's HTTP library
@@ -30,6 +31,7 @@ from toolwire.llm import endpoints
 from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
 from toolwire.llm.context_errors import context_sizes
 from toolwire.llm.request_params import optional_fields, refused_param
+from toolwire.redaction import shared as shared_redactor
 from toolwire.streaming.framing import Frame, SSEDecoder, decode_data
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,19 @@ def api_key_from_env() -> str | None:
         if value:
             return value
     return None
+
+
+def split_query(base_url: str | None) -> tuple[str | None, list[tuple[str, str]]]:
+    """``baseUrl`` without its query, and the query's parameters (e.g. Azure's
+    ``?api-version=…&api-key=…``), which are then sent with every request.
+
+    The SDK joins the request path to the base URL's raw path, query included
+    (``/v1?k=v`` and ``chat/completions`` were posted to ``/v1/?k=vchat/completions``).
+    """
+    if not base_url or "?" not in base_url:
+        return base_url, []
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(query="", fragment="")), parse_qsl(parts.query, keep_blank_values=True)
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -125,8 +140,16 @@ def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
 
     Every message names the endpoint, and says which setting or variable to
     look at where one applies (a 401 names the API key variables). A 400 over
-    the context window is a :class:`ContextLengthError`.
+    the context window is a :class:`ContextLengthError`. Messages are redacted
+    (:mod:`toolwire.redaction`): httpx and the SDK quote the URL, user info and
+    key-like query values included, and an endpoint may echo the key.
     """
+    error = _translate_raw(exc, url, read_timeout)
+    error.args = (shared_redactor().redact(str(error)),)
+    return error
+
+
+def _translate_raw(exc: Exception, url: str, read_timeout: float) -> ModelError:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         if status in _REFUSING or status == 413 or status >= 500:
@@ -179,13 +202,19 @@ class OpenAIModel:
         self.model = model
         self.model_id = f"openai:{model}"
         self.read_timeout = read_timeout
+        redactor = shared_redactor()  # whoever builds the model, its secrets are known
+        redactor.add(api_key)
+        redactor.add_url(base_url)
+        base_url, query = split_query(base_url)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or api_key_from_env() or "not-set",
             base_url=base_url,
+            default_query=dict(query) or None,
             timeout=openai.Timeout(read_timeout, connect=connect_timeout),
             max_retries=max_retries,
         )
-        self.url = str(self._client.base_url).rstrip("/")
+        #: The endpoint as messages name it: user info and key-like query values masked.
+        self.url = redactor.redact(str(self._client.base_url).rstrip("/") + (f"?{urlencode(query)}" if query else ""))
         self.endpoint_key = f"{self.url} {model}"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Frame]:
@@ -229,14 +258,15 @@ class OpenAIModel:
                     finished = finished or _has_finish(frame.payload)
                     yield frame
         except _NotAStream as exc:
-            raise ModelError(str(exc)) from None  # not retried: the same request gets the same answer
+            raise ModelError(shared_redactor().redact(str(exc))) from None  # not retried: the same request gets the same answer
         except ContextLengthError:
             raise
         except Exception as exc:  # the SDK, httpx and the socket can all fail
             error = _translate(exc, self.url, self.read_timeout)
             if received and not isinstance(exc, (openai.APIStatusError, openai.APITimeoutError, httpx.TimeoutException)):
                 why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                error = ModelError(f"the model stream from {self.url} broke mid-response: {why}", retryable=True)
+                error = ModelError(shared_redactor().redact(f"the model stream from {self.url} broke mid-response: {why}"),
+                                   retryable=True)
             raise error from exc
         if not (done or finished):
             raise ModelError(f"the stream from {self.url} ended before the response was complete "

@@ -36,8 +36,8 @@ from toolwire import __version__
 from toolwire.lsp.documents import BufferStore, negotiated_encoding
 from toolwire.lsp.hosting import SessionHost
 from toolwire.lsp.persist import ClientLink
-from toolwire.lsp.redaction import Redactor
 from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, answer_parse_error, clip
+from toolwire.redaction import shared as shared_redactor
 
 if TYPE_CHECKING:
     from toolwire.agent.session import Session
@@ -76,7 +76,9 @@ class ToolwireServer(SessionHost, LanguageServer):
         pending_permissions: Per session id, the ``toolwire/session/requestPermission``
             params still waiting for the client's answer, by request id.
         origins: Per session id, what it was opened with (to apply changed settings).
-        redactor: Keeps API keys out of logs and messages (a filter on every log handler).
+        redactor: The process's redactor (:func:`toolwire.redaction.shared`): keeps every
+            secret the server is given out of logs and of every message it sends
+            (a filter on every log handler; :meth:`ToolwireProtocol._send_data`).
         background: Tasks the server started that nobody awaits (model closes, actions).
         progress_cancels: Per work-done progress token, what its cancel does.
         permission_fallback: The client does not know ``toolwire/session/requestPermission``;
@@ -103,7 +105,7 @@ class ToolwireServer(SessionHost, LanguageServer):
         self.buffers = BufferStore(lambda: negotiated_encoding(self))
         self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
         self.origins: dict[str, SessionOrigin] = {}
-        self.redactor = Redactor()
+        self.redactor = shared_redactor()
         self.redactor.install()  # logging is set up before the server is built (cli.py)
         self.background: set[asyncio.Task] = set()
         self.progress_cancels: dict[str, Any] = {}
@@ -183,9 +185,7 @@ def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
     """``initialize``: keep the params for :meth:`ToolwireServer.after_initialize`, which
     validates ``initializationOptions`` once the answer is written."""
     ls.redactor.install()
-    options = params.initialization_options
-    if isinstance(options, dict) and isinstance(options.get("apiKey"), str):
-        ls.redactor.add(options["apiKey"])
+    ls.redactor.add_settings(params.initialization_options)  # valid or not: refused values are echoed
     ls.initialize_params = params
 
 

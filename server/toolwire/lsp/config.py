@@ -7,10 +7,10 @@ with a running turn keeps its settings and model until that turn ended (the turn
 is never touched, the server never restarted). Session-specific overrides given
 to ``toolwire/session/new`` still win over the server's settings.
 
-API keys may arrive this way (or in ``initializationOptions``, or from the
-environment). :class:`Redactor` removes every key it has seen, and anything that
-looks like one (``apiKey: "…"``, ``Bearer …``), from every log record of the
-process and from turn error messages sent to the client.
+Secrets may arrive this way (an API key, a ``baseUrl`` with user info or a key in
+its query; or in ``initializationOptions``, or from the environment): each is
+registered with the process's :class:`toolwire.redaction.Redactor`, which keeps
+them out of every log record and every message the server sends.
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from lsprotocol import types
 from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.settings import KEYS, Settings, parse_settings
-from toolwire.lsp.redaction import API_KEY_ENV, MIN_SECRET, Redactor  # re-exported
 
 if TYPE_CHECKING:
     from toolwire.agent.session import Session
     from toolwire.lsp.server import ToolwireServer
 
-__all__ = ["SECTION", "Redactor", "SessionOrigin", "apply_configuration", "merge_settings", "model_key",
+__all__ = ["SECTION", "SessionOrigin", "apply_configuration", "merge_settings", "model_key",
            "refresh_session", "section_of", "session_settings"]
 
 log = logging.getLogger(__name__)
@@ -172,8 +171,7 @@ async def apply_configuration(server: "ToolwireServer", raw: Any) -> None:
         sent = await pull_section(server)
     if sent is None:
         return
-    for value in (sent.get("apiKey"), sent.get("api_key")):
-        server.redactor.add(value if isinstance(value, str) else None)
+    server.redactor.add_settings(sent)
     settings, problems = merge_settings(server.settings, sent)
     for problem in problems:
         warn(server, problem)

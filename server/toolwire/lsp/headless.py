@@ -13,6 +13,10 @@ and invisible characters appear as escapes (``\\x1b``, ``\\u202e``), so a
 status line, the approval question and its diff show exactly what will happen.
 ``--json`` lines are exact JSON (its own escaping).
 
+Everything printed is redacted (:mod:`toolwire.redaction`) with the secrets of
+``--settings`` and the environment, on top of the server's own redaction: what the
+client holds itself (its settings, the server's stderr) never reaches the terminal.
+
 Exit codes (:data:`EXIT_CODES`): 0 the turn ended; 1 the server failed or broke
 the protocol; 2 bad usage (rejected params or settings); 3 the turn ended with
 ``stopReason: "error"`` (its message and advice are printed on stderr); 130
@@ -39,6 +43,7 @@ from pygls.protocol import JsonRPCProtocol
 from toolwire.lsp import protocol as P
 from toolwire.lsp.mirror import CallMirror
 from toolwire.lsp.server import make_converter
+from toolwire.redaction import EXACT_FIELDS, RedactingWriter, shared
 from toolwire.workspace.names import display_text
 
 
@@ -293,6 +298,9 @@ def advice(message: str) -> str:
 
 async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Run one prompt against a fresh ``toolwire serve``; see the module docstring for exit codes."""
+    redactor = shared()
+    redactor.add_settings(options.settings)
+    raw_out, out, err = out, RedactingWriter(out, redactor), RedactingWriter(err, redactor)
     client = _Client()
     printer = _Printer(out)
     session_id: str | None = None
@@ -322,9 +330,9 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
             if full is None:
                 return  # stale
             update = {**update, "toolCall": full}
-        if options.json:  # the params exactly as sent (pieces and all)
-            out.write(json.dumps(params, ensure_ascii=False) + "\n")
-            out.flush()
+        if options.json:  # the params exactly as sent (pieces and all), redacted as the server does
+            raw_out.write(json.dumps(redactor.redact_data(params, EXACT_FIELDS), ensure_ascii=False) + "\n")
+            raw_out.flush()
         else:
             printer.update(update)
 

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from toolwire.agent.session import Session
     from toolwire.lsp.config import SessionOrigin
     from toolwire.lsp.persist import ClientLink
-    from toolwire.lsp.redaction import Redactor
     from toolwire.lsp.watching import WatchHub
+    from toolwire.redaction import Redactor
     from toolwire.settings import Settings
 
 log = logging.getLogger("toolwire.lsp.server")
@@ -68,8 +68,7 @@ class SessionHost:
         from toolwire.lsp.bridge import LspDocuments
         from toolwire.lsp.config import SessionOrigin, model_key, session_settings
 
-        if overrides and isinstance(overrides.get("apiKey"), str):
-            self.redactor.add(overrides["apiKey"])
+        self.redactor.add_settings(overrides)
         settings, problems = session_settings(self.settings, overrides)
         if problems:
             raise JsonRpcInvalidParams(f"{P.SESSION_NEW}: invalid params: settings: " + "; ".join(problems))

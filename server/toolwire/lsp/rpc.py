@@ -21,6 +21,10 @@ Every message is checked here before pygls sees it (JSON-RPC 2.0 §4–§6, LSP 
 * After ``shutdown``: requests get ``-32600`` (LSP "shutdown").
 * ``exit`` records the exit code LSP prescribes (0 after ``shutdown``, else 1).
 
+Every message is redacted on its way out (:meth:`toolwire.redaction.Redactor.redact_message`):
+no secret the server was given is written to the client, whichever path built the
+message (results, errors and their ``data``, notifications, pygls' own answers).
+
 Client mistakes (invalid params, unknown sessions, invalid requests) are logged as
 one line; only bugs get a traceback, and only in the log: error responses never
 carry a traceback and never echo more than :data:`ECHO_LIMIT` characters of input.
@@ -54,6 +58,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 
 from toolwire.lsp.documents import DocumentSyncMixin
 from toolwire.lsp.persist import ClientGone
+from toolwire.redaction import shared as shared_redactor
 
 log = logging.getLogger(__name__)
 
@@ -371,6 +376,9 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
             log.error("Unable to send data, no available transport!")
             return
         try:
+            if not isinstance(data, dict):  # pygls' message objects: as JSON data first
+                data = json.loads(json.dumps(data, default=self._serialize_message))
+            data = shared_redactor().redact_message(data)
             try:
                 body = json.dumps(data, default=self._serialize_message, ensure_ascii=False,
                                   separators=(",", ":")).encode("utf-8")

@@ -1,0 +1,138 @@
+"""The redactor (toolwire.redaction): what is a secret, where it is replaced, and how.
+
+Values of 8+ characters are replaced wherever they occur; shorter ones only in their
+structural place (URL user info, the query value, the header value, KEY=value).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+
+import pytest
+
+from toolwire.redaction import REDACTED, Redactor, redact_url, shared
+
+LONG_PASSWORD = "s3cretpassword"
+URL = f"http://user:{LONG_PASSWORD}@127.0.0.1:8765/v1?api-key=AKEY-0123456789&token=TOK-0123456789&model=gpt"
+
+
+def fresh() -> Redactor:
+    return Redactor(env={})
+
+
+def test_a_url_s_user_info_and_key_values_are_replaced_and_its_host_port_and_plain_values_kept():
+    r = fresh()
+    r.add_url(URL)
+    text = r.redact(f"cannot reach the model endpoint {URL}: ConnectError: All connection attempts failed")
+    assert text == ("cannot reach the model endpoint http://***@127.0.0.1:8765/v1?api-key=***&token=***&model=gpt: "
+                    "ConnectError: All connection attempts failed")
+
+
+def test_long_url_secrets_are_replaced_wherever_they_occur():
+    r = fresh()
+    r.add_url(URL)
+    basic = base64.b64encode(f"user:{LONG_PASSWORD}".encode()).decode()
+    text = r.redact(f"echo: {LONG_PASSWORD} / AKEY-0123456789 / TOK-0123456789 / Basic {basic}")
+    assert text == "echo: *** / *** / *** / Basic ***"
+
+
+@pytest.mark.parametrize("name", [
+    "key", "api-key", "api_key", "apikey", "API-KEY", "token", "access_token", "refresh_token", "id_token",
+    "sig", "signature", "password", "passwd", "secret", "client_secret", "auth", "code", "X-Amz-Signature",
+    "X-Amz-Credential", "X-Amz-Security-Token", "subscription-key", "x-goog-api-key", "my_custom_token",
+])
+def test_every_key_like_query_value_is_masked_even_short_and_unregistered(name):
+    assert redact_url(f"https://h.example:443/p?{name}=ab&x=1#f") == f"https://h.example:443/p?{name}=***&x=1#f"
+
+
+@pytest.mark.parametrize("name", ["model", "api-version", "limit", "q", "keyboard"])
+def test_ordinary_query_values_stay(name):
+    assert redact_url(f"https://h/p?{name}=gpt-4o-mini") == f"https://h/p?{name}=gpt-4o-mini"
+
+
+def test_short_secrets_are_masked_only_in_their_structural_place():
+    r = fresh()
+    r.add_url("http://bob:pw1@host:99/v1?key=k1")
+    r.add_header("X-Api-Key", "hk1")
+    r.add_env("GH_TOKEN", "ev1")
+    r.add("sk-1")  # an API key of 4 characters
+    prose = "pw1 bob k1 hk1 ev1 sk-1 are ordinary words here"
+    assert r.redact(prose) == prose
+    assert r.redact("see http://bob:pw1@host:99/v1?key=k1") == "see http://***@host:99/v1?key=***"
+    assert r.redact("X-Api-Key: hk1\n{'x-api-key': 'hk1'} {\"X-Api-Key\": \"hk1\"}") == (
+        "X-Api-Key: ***\n{'x-api-key': '***'} {\"X-Api-Key\": \"***\"}")
+    assert r.redact("GH_TOKEN=ev1 {'GH_TOKEN': 'ev1'} {\"GH_TOKEN\": \"ev1\"}") == (
+        "GH_TOKEN=*** {'GH_TOKEN': '***'} {\"GH_TOKEN\": \"***\"}")
+    assert r.redact("Authorization: Bearer sk-1 {'apiKey': 'sk-1'}") == "Authorization: Bearer *** {'apiKey': '***'}"
+
+
+def test_long_header_and_env_values_are_replaced_anywhere_and_a_scheme_word_stays():
+    r = fresh()
+    r.add_header("Authorization", "Bearer ghp_0123456789abcdef")
+    r.add_env("SERVICE_PASSWORD", "hunter2hunter2")
+    text = r.redact("token ghp_0123456789abcdef; password hunter2hunter2; Authorization: Bearer ghp_0123456789abcdef")
+    assert text == "token ***; password ***; Authorization: Bearer ***"
+
+
+def test_an_env_name_is_case_sensitive_and_a_header_name_is_not():
+    r = fresh()
+    r.add_env("DEBUG", "1")
+    r.add_header("X-Token", "t")
+    assert r.redact("DEBUG=1 debug=1 x-token: t") == "DEBUG=*** debug=1 x-token: ***"
+
+
+def test_json_escaped_and_percent_decoded_forms_are_replaced():
+    r = fresh()
+    r.add('sk-"quoted"\\back')
+    r.add_url("http://u:p%40ss%2Fw0rd!@h/v1")
+    escaped = json.dumps('sk-"quoted"\\back')[1:-1]
+    assert r.redact(f"raw {escaped} and p@ss/w0rd! and p%40ss%2Fw0rd!") == "raw *** and *** and ***"
+
+
+def test_the_inherited_environment_is_never_redacted_wholesale():
+    env = {"HOME": "/home/someone-long", "PATH": "/usr/local/bin:/usr/bin", "OPENAI_API_KEY": "sk-env-0123456789",
+           "OPENAI_BASE_URL": "https://proxy:proxypassword1@gw.example/v1"}
+    r = Redactor(env=env)
+    text = r.redact("home /home/someone-long path /usr/local/bin:/usr/bin key sk-env-0123456789 pw proxypassword1")
+    assert text == "home /home/someone-long path /usr/local/bin:/usr/bin key *** pw ***"
+
+
+def test_redact_data_walks_strings_and_keeps_the_named_fields_exact():
+    r = fresh()
+    r.add("sk-long-secret-1")
+    data = {"message": "HTTP 401: sk-long-secret-1", "list": ["sk-long-secret-1", 5, None],
+            "sk-long-secret-1": True, "argumentsDelta": {"text": "sk-long-secret-1"}}
+    out = r.redact_data(data, keep={"argumentsDelta"})
+    assert out == {"message": "HTTP 401: ***", "list": ["***", 5, None], "sk-long-secret-1": True,
+                   "argumentsDelta": {"text": "sk-long-secret-1"}}
+    assert data["message"] == "HTTP 401: sk-long-secret-1"  # a copy, the original is untouched
+
+
+def test_settings_register_api_keys_urls_headers_and_env_at_any_depth():
+    r = fresh()
+    r.add_settings({"apiKey": "sk-settings-0123", "baseUrl": "http://a:b@h/v1?sig=abcdefgh9",
+                    "mcpServers": {"x": {"url": "https://h2/mcp?token=mcptoken99", "headers": {"X-Key": "hv"},
+                                         "env": {"API_TOKEN": "ev"}}}})
+    assert r.redact("sk-settings-0123 abcdefgh9 mcptoken99") == "*** *** ***"
+    assert r.redact("X-Key: hv\nAPI_TOKEN=ev") == "X-Key: ***\nAPI_TOKEN=***"
+
+
+def test_log_records_at_every_level_are_rewritten_args_and_tracebacks_included():
+    r = fresh()
+    r.add_url(URL)
+    record = logging.LogRecord("pygls.protocol", logging.DEBUG, __file__, 1, "Sending data: %s", (URL,), None)
+    try:
+        raise ValueError(f"bad {LONG_PASSWORD}")
+    except ValueError as exc:
+        record.exc_info = (type(exc), exc, exc.__traceback__)
+    assert r.filter(record) is True
+    formatted = logging.Formatter("%(message)s").format(record)
+    assert LONG_PASSWORD not in formatted and "AKEY-0123456789" not in formatted
+    assert "http://***@127.0.0.1:8765/v1?api-key=***" in formatted and "ValueError: bad ***" in formatted
+
+
+def test_the_shared_redactor_is_one_object():
+    assert shared() is shared()
+    assert isinstance(shared(), Redactor) and REDACTED == "***"
