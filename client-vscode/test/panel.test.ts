@@ -516,7 +516,7 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   }
 });
 
-test("a workspace change while the answer streams never cuts the message in two", { timeout: TIMEOUT_MS }, async (t) => {
+test("a workspace change while the answer streams never cuts the message in two", { timeout: 2 * TIMEOUT_MS }, async (t) => {
   // An OpenAI-compatible endpoint that sends the answer in two pieces, the link split
   // across them, and sends the second only once the panel showed the workspace change.
   let release: () => void = () => undefined;
@@ -549,7 +549,7 @@ test("a workspace change while the answer streams never cuts the message in two"
   await page.locator(".message.assistant", { hasText: "See [the guide](https://exa" }).waitFor();
   await writeFile(path.join(workspace, BIDI_NAME), "changed by someone else\n");
   const notice = page.locator(".notice", { hasText: "Changed outside Toolwire" });
-  await notice.waitFor();
+  await notice.waitFor({ timeout: 60_000 }); // the watcher reports it (debounced): generous on a loaded machine
   release();
   await turn;
   await turnEnded(panel);
