@@ -23,7 +23,7 @@ import type {
 import { displayText } from "../display";
 import { automaticAnswer, notificationText } from "../permission";
 import type { Approval } from "../settings";
-import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, WebviewMessage } from "./messages";
+import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest, WebviewMessage } from "./messages";
 
 /** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
 export interface RpcConnection {
@@ -176,7 +176,7 @@ export class PanelHost {
           }
           break;
         case "undoTurn":
-          await this.undoTurn(message.turnId);
+          await this.undoTurn(message.turnId, message.request);
           break;
         case "copy":
           this.ui.copy(message.text);
@@ -332,12 +332,21 @@ export class PanelHost {
     await this.ui.showDiff(preview, displayText(`${target} (proposed by Toolwire)`));
   }
 
-  /** Undoes a turn (`toolwire/session/undoTurn`; the last one when `turnId` is null) and shows the outcome. */
-  async undoTurn(turnId: string | null): Promise<UndoOutcome> {
+  /**
+   * Undoes a turn (`toolwire/session/undoTurn`; the last one when `turnId` is null) and shows
+   * the outcome; `request` carries `partial`, `force` and `rewind` (absent: false, none).
+   */
+  async undoTurn(turnId: string | null, request: UndoRequest = {}): Promise<UndoOutcome> {
     const session = this.requireSession();
-    const params = turnId === null ? { sessionId: session.id } : { sessionId: session.id, turnId };
+    const params = {
+      sessionId: session.id,
+      ...(turnId === null ? {} : { turnId }),
+      ...(request.partial ? { partial: true } : {}),
+      ...(request.force && request.force.length > 0 ? { force: request.force } : {}),
+      ...(request.rewind ? { rewind: true } : {}),
+    };
     const outcome = await send(session.rpc, "toolwire/session/undoTurn", params);
-    this.post({ type: "undo", outcome });
+    this.post({ type: "undo", outcome, request });
     await this.refreshTurns();
     return outcome;
   }

@@ -23,6 +23,17 @@ export interface HostSnapshot extends SnapshotResult {
 /** Result of `toolwire/session/undoTurn` (protocol.md). */
 export type UndoOutcome = UndoTurnResult;
 
+/**
+ * How an undo was asked (the `undoTurn` params besides the ids): a `blocked` outcome's
+ * **Undo the rest** asks again with `partial`, **Overwrite** with the path added to `force`.
+ */
+export interface UndoRequest {
+  partial?: boolean;
+  force?: string[];
+  /** Also drop the turn from the conversation the model sees ("Undo and forget"). */
+  rewind?: boolean;
+}
+
 /** Host → webview. */
 export type HostMessage =
   /** Replace everything with this state (after a reload, a gap, a new conversation). */
@@ -34,7 +45,7 @@ export type HostMessage =
   | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage }
   | { type: "permission"; pending: PendingPermission }
   | { type: "permissionGone"; requestId: string }
-  | { type: "undo"; outcome: UndoOutcome }
+  | { type: "undo"; outcome: UndoOutcome; request?: UndoRequest }
   /** The session's turns changed (a turn ended, or was undone): which can be undone now. */
   | { type: "turns"; turns: TurnSummary[] }
   | { type: "notice"; text: string }
@@ -55,5 +66,5 @@ export type WebviewMessage =
   | { type: "review"; toolCallId: string }
   | { type: "openFile"; path: string }
   | { type: "openLink"; href: string }
-  | { type: "undoTurn"; turnId: string | null }
+  | { type: "undoTurn"; turnId: string | null; request?: UndoRequest }
   | { type: "copy"; text: string };

@@ -31,7 +31,7 @@ import type {
   UsageCounts,
 } from "../protocol";
 import { displayName } from "../display";
-import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome } from "./messages";
+import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest } from "./messages";
 
 /** A tool call as the panel shows it. */
 export interface CallView {
@@ -71,6 +71,8 @@ export type Entry =
       message?: string;
       usage?: Usage;
       undo?: UndoOutcome;
+      /** How the undo shown was asked (for a blocked one's "Undo the rest" and "Overwrite"). */
+      undoRequest?: UndoRequest;
     }
   | { kind: "notice"; id: string; text: string };
 
@@ -174,7 +176,7 @@ export function endTurn(
 }
 
 /** Shows the outcome of `toolwire/session/undoTurn` under the turn it undid. */
-export function setUndoOutcome(state: PanelState, outcome: UndoOutcome): PanelState {
+export function setUndoOutcome(state: PanelState, outcome: UndoOutcome, request: UndoRequest = {}): PanelState {
   let index = -1;
   for (let i = state.entries.length - 1; i >= 0; i--) {
     const entry = state.entries[i];
@@ -189,7 +191,7 @@ export function setUndoOutcome(state: PanelState, outcome: UndoOutcome): PanelSt
     return addNotice(state, outcome.message);
   }
   const entries = state.entries.slice();
-  entries[index] = { ...(entries[index] as Extract<Entry, { kind: "turnEnd" }>), undo: outcome };
+  entries[index] = { ...(entries[index] as Extract<Entry, { kind: "turnEnd" }>), undo: outcome, undoRequest: request };
   return { ...state, entries, announcement: outcome.message };
 }
 
@@ -573,7 +575,7 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
     case "permissionGone":
       return removePermission(state, message.requestId);
     case "undo":
-      return setUndoOutcome(state, message.outcome);
+      return setUndoOutcome(state, message.outcome, message.request);
     case "turns":
       return { ...state, undoable: new Set(message.turns.filter((t) => t.undoable).map((t) => t.turnId)) };
     case "notice":

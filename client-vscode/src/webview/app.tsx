@@ -7,7 +7,7 @@
  */
 import { Component, type ComponentChildren } from "preact";
 import { displayText } from "../display";
-import type { WebviewMessage } from "../panel/messages";
+import type { UndoOutcome, UndoRequest, WebviewMessage } from "../panel/messages";
 import type { CallView, Entry, PanelState } from "../panel/reducer";
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
@@ -79,6 +79,7 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
 }
 
 function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "turnEnd" }>; undoable: boolean; send: Send }) {
+  const undo = (request: UndoRequest) => send({ type: "undoTurn", turnId: entry.turnId, request });
   const failed = entry.stopReason === "error" || entry.stopReason === "repeated_tool_failure";
   const usage = entry.usage;
   const parts: string[] = [];
@@ -96,31 +97,77 @@ function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "tur
         {entry.message ? <span class="stop-message">{displayText(entry.message, "\n")}</span> : null}
         {parts.length > 0 ? <span class="usage">{parts.join(" · ")}</span> : null}
         {undoable && entry.undo === undefined ? (
-          <button class="secondary" onClick={() => send({ type: "undoTurn", turnId: entry.turnId })}>
-            <i class="codicon codicon-discard" aria-hidden="true" /> Undo this turn
-          </button>
+          <>
+            <button class="secondary" onClick={() => undo({})}>
+              <i class="codicon codicon-discard" aria-hidden="true" /> Undo this turn
+            </button>
+            <button
+              class="secondary"
+              title="Undo the turn's changes and remove the turn from the conversation the model sees"
+              onClick={() => undo({ rewind: true })}
+            >
+              <i class="codicon codicon-trash" aria-hidden="true" /> Undo and forget
+            </button>
+          </>
         ) : null}
       </div>
-      {entry.undo ? (
-        <div class="undo" role="status">
-          <div>{displayText(entry.undo.message, "\n")}</div>
-          <ul>
-            {entry.undo.paths.map((p) => (
-              <li key={p.path}>
-                <span class={`outcome ${p.outcome}`}>{p.outcome}</span> {displayText(p.path)}
-                {p.reason ? ` — ${displayText(p.reason)}` : ""}
-              </li>
-            ))}
-            {(entry.undo.git ?? []).map((g, i) => (
-              <li key={`git${i}`}>
-                <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {displayText(g.action)}
-                {g.reason ? ` — ${displayText(g.reason)}` : ""}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      {entry.undo ? <UndoView outcome={entry.undo} request={entry.undoRequest ?? {}} active={undoable} undo={undo} /> : null}
     </section>
+  );
+}
+
+/**
+ * The outcome of an undo under its turn: the message and what happened to each path and
+ * git action. A `blocked` undo changed nothing: its blockers are listed (a kept path with
+ * the diff the undo would make and **Overwrite**, which asks again with the path in
+ * `force`), and **Undo the rest** asks again with `partial`.
+ */
+function UndoView({ outcome, request, active, undo }: {
+  outcome: UndoOutcome;
+  request: UndoRequest;
+  active: boolean;
+  undo: (request: UndoRequest) => void;
+}) {
+  const blocked = outcome.status === "blocked" && active;
+  return (
+    <div class={`undo ${outcome.status}`} role="status">
+      <div>{displayText(outcome.message, "\n")}</div>
+      <ul>
+        {outcome.paths.map((p) => (
+          <li key={p.path}>
+            <span class={`outcome ${p.outcome}`}>{p.outcome}</span> {displayText(p.path)}
+            {p.reason ? ` — ${displayText(p.reason)}` : ""}
+            {blocked && p.outcome === "kept" ? (
+              <button
+                class="secondary"
+                aria-label={`Overwrite ${displayText(p.path)}`}
+                title="Restore this path anyway, discarding what changed since the turn"
+                onClick={() => undo({ ...request, force: [...(request.force ?? []), p.path] })}
+              >
+                Overwrite
+              </button>
+            ) : null}
+            {p.diff ? (
+              <details class="undo-diff">
+                <summary>What the undo would change</summary>
+                <pre class="diff">{displayText(p.diff, "\n\t")}</pre>
+              </details>
+            ) : null}
+          </li>
+        ))}
+        {(outcome.git ?? []).map((g, i) => (
+          <li key={`git${i}`}>
+            <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {displayText(g.action)}
+            {g.reason ? ` — ${displayText(g.reason)}` : ""}
+          </li>
+        ))}
+      </ul>
+      {blocked ? (
+        <button class="secondary" title="Restore everything else and leave these as they are" onClick={() => undo({ ...request, partial: true })}>
+          Undo the rest
+        </button>
+      ) : null}
+    </div>
   );
 }
 
