@@ -17,11 +17,12 @@
 local cfg = vim.json.decode(table.concat(vim.fn.readfile(_G.arg[1]), '\n'))
 local report = { steps = {} }
 
-local function buffer_text(buf)
+local function buffer_text(buf) -- as Neovim sends it to a language server
+  local eol = vim.bo[buf].fileformat == 'dos' and '\r\n' or vim.bo[buf].fileformat == 'mac' and '\r' or '\n'
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local text = table.concat(lines, '\n')
+  local text = table.concat(lines, eol)
   if vim.bo[buf].eol then
-    text = text .. '\n'
+    text = text .. eol
   end
   return text
 end

@@ -136,7 +136,7 @@ async def test_an_edit_that_lands_on_text_the_user_changed_is_stale_naming_the_l
     final = finals["e"]
     assert final["status"] == "errored" and final["error"]["code"] == "stale", final
     message = final["error"]["message"]
-    assert "line 3 of the buffer" in message
+    assert "line 3 of its buffer" in message
     assert "stays in the buffer" in message and "editor's undo removes it" in message
     assert final["result"]["data"] == {"applied": True, "lines": [[3, 3]]}
     assert editor.buffers[uri][0] == "a = 100\nb = 2\nc = 3  # mine\n"  # both: nothing typed is lost
@@ -173,7 +173,7 @@ async def test_undo_keeps_a_buffer_the_user_typed_into_while_the_turn_edited_it(
     assert editor.buffers[uri][0] == "a = 9\nb = 2  # mine\n"
     kept = await undo(editor, sid)
     assert outcomes(kept) == {"k.py": "kept"}, kept
-    assert "typed in the editor while the turn edited it (line 2)" in kept["paths"][0]["reason"]
+    assert "held text the turn did not write (line 2;" in kept["paths"][0]["reason"]
     assert "-b = 2  # mine" in kept["paths"][0]["diff"]
     assert editor.buffers[uri][0] == "a = 9\nb = 2  # mine\n"  # nothing changed
     forced = await undo(editor, sid, force=["k.py"])
@@ -196,12 +196,12 @@ async def test_undo_keeps_such_a_buffer_saved_and_closed_too(plain16, repo, tmp_
     # the line the user added moved the text: the edit's range landed on the line above its own
     assert editor.buffers[uri][0] == "# mine\na = 3\nb = 2\n"
     assert finals["e"]["error"]["code"] == "stale" and finals["e"]["result"]["data"]["lines"] == [[1, 3]], finals
-    assert "lines 1-3 of the buffer" in finals["e"]["error"]["message"]
+    assert "lines 1-3 of its buffer" in finals["e"]["error"]["message"]
     (repo / "w.py").write_text(editor.buffers[uri][0])  # :w, then :bd
     editor.close(uri)
     kept = await undo(editor, sid)
     assert outcomes(kept) == {"w.py": "kept"}, kept
-    assert "typed in the editor while the turn edited it (lines 1-3)" in kept["paths"][0]["reason"]
+    assert "held text the turn did not write (lines 1-3;" in kept["paths"][0]["reason"]
     assert (repo / "w.py").read_text() == "# mine\na = 3\nb = 2\n"
     forced = await undo(editor, sid, force=["w.py"])
     assert outcomes(forced) == {"w.py": "restored"}, forced

@@ -138,8 +138,34 @@ def test_an_edit_while_the_user_types_is_stale_naming_the_lines_and_neovims_undo
         typed={"line": 2, "col": 5, "text": "  # mine"}, editor_undo=True)
     call = calls(report)["e"]
     assert call["status"] == "errored" and call["error"]["code"] == "stale", call
-    assert "line 3 of the buffer" in call["error"]["message"]
+    assert "line 3 of its buffer" in call["error"]["message"]
     assert "stays in the buffer" in call["error"]["message"]
     assert call["result"]["data"] == {"applied": True, "lines": [[3, 3]]}
     assert report["buffer"] == "a = 100\nb = 2\nc = 3  # mine\n"  # the edit and what the user typed
     assert report["buffer_after_editor_undo"] == "a = 1\nb = 2\nc = 3  # mine\n"  # `u` removes the edit only
+
+
+@pytest.mark.parametrize(("text", "old", "new", "expected"), [
+    ("a = 1\r\nb = 2\r\n", "b = 2", "b = 3\nc = 4", "a = 1\r\nb = 3\r\nc = 4\r\n"),       # CRLF file (fileformat=dos)
+    ("a = 1\nb = 2\n", "a = 1\n", "", "b = 2\n"),                                         # the first line deleted
+    ("a = 1\nb = 2\n", "b = 2\n", "", "a = 1\n"),                                         # the last line deleted
+    ("a = 1\nb = 2\n", "b = 2", "b = 2\n\ndef f():\n    return '😀'", "a = 1\nb = 2\n\ndef f():\n    return '😀'\n"),
+    ("x = 1\n\n\ny = 2\n", "\n\ny", "\ny", "x = 1\n\ny = 2\n"),                           # an empty line removed
+], ids=["crlf", "first-line-deleted", "last-line-deleted", "function-appended", "empty-line-removed"])
+def test_edits_at_the_edges_of_the_buffer_come_out_exact(text, old, new, expected, nvim, tmp_path, repo):
+    report = run_turn(nvim, tmp_path, repo, "x.py", text, [
+        ("e", "edit_file", {"path": "x.py", "old_string": old, "new_string": new})])
+    assert calls(report)["e"]["status"] == "done", calls(report)
+    plain(report)
+    assert report["buffer"] == expected
+
+
+def test_create_file_with_nothing_over_the_open_file_is_reported_as_neovim_leaves_it(nvim, tmp_path, repo):
+    # Neovim keeps one empty line and reports it with its final line ending ("\n"): it cannot
+    # hold an empty text, so the call says which line differs instead of claiming done.
+    report = run_turn(nvim, tmp_path, repo, "z.py", "a = 1\nb = 2\n", [
+        ("c", "create_file", {"path": "z.py", "content": "", "overwrite": True})])
+    call = calls(report)["c"]
+    assert call["status"] == "errored" and call["error"]["code"] == "stale", call
+    assert call["result"]["data"] == {"applied": True, "lines": [[1, 1]]}
+    assert report["buffer"] == "\n"

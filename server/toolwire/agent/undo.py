@@ -371,8 +371,9 @@ class Restorer:
             return None
         parts = [str(a) if a == b else f"{a}-{b}" for a, b in change.typed_lines]
         where = ("line " if len(parts) == 1 and "-" not in parts[0] else "lines ") + (", ".join(parts) or "unknown")
-        return (f"text was typed in the editor while the turn edited it ({where}); putting the buffer back "
-                "would remove that too: undo the edit with the editor's undo, or force it")
+        return (f"after the turn's edit the editor buffer held text the turn did not write ({where}; typed while "
+                "the edit was on its way); putting the buffer back would remove that too: undo the edit with the "
+                "editor's undo, or force it")
 
     def _folders(self) -> None:
         """Undo: remove the folders the turn created once nothing is left in them (deepest
