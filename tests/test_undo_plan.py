@@ -70,3 +70,27 @@ async def test_redo_takes_no_rewind(client, repo, tmp_path):  # noqa: F811
     with pytest.raises(Exception, match="rewind"):
         await redo(client, sid, rewind=True)
     assert not (repo / "x.txt").exists()
+
+
+async def test_a_damaged_checkpoint_blocks_the_undo_before_anything_is_written(client, repo, tmp_path):  # noqa: F811
+    """Found beyond the issue's inputs: a checkpoint content missing or damaged in the store
+    (pruned, disk trouble) made the undo restore the files before it and fail on that one."""
+    from toolwire.agent.checkpoint_store import CheckpointStore
+    from toolwire.workspace.digest import sha256_hex
+
+    (repo / "a.txt").write_text("a\n")
+    (repo / "z.txt").write_text("z before\n")
+    script = calls_script(tmp_path / "s.jsonl", [
+        ("edit_file", {"path": "a.txt", "old_string": "a", "new_string": "A"}),
+        ("edit_file", {"path": "z.txt", "old_string": "before", "new_string": "after"}),
+    ])
+    sid, _ = await run_turn(client, repo, script)
+    (CheckpointStore(repo).objects / sha256_hex(b"z before\n")).write_bytes(b"damaged")
+    changed = state(repo)
+    blocked = await undo(client, sid)
+    assert blocked["status"] == "blocked" and outcomes(blocked) == {"z.txt": "not_undoable"}, blocked
+    assert "is damaged" in blocked["paths"][0]["reason"]
+    assert state(repo) == changed  # a.txt (sorted first) was not restored either
+    part = await undo(client, sid, partial=True)
+    assert outcomes(part) == {"a.txt": "restored", "z.txt": "not_undoable"}, part
+    assert (repo / "a.txt").read_text() == "a\n" and (repo / "z.txt").read_text() == "z after\n"
