@@ -417,3 +417,47 @@ async def test_a_client_that_refuses_the_write_is_reported_as_refusing_not_stale
     assert error["code"] == "editor_refused" and "refused to write a.txt" in error["message"]
     disk = (repo / "a.txt").read_text()
     assert client.buffers[path] == "hello buffer\n" and "bye" not in disk
+
+
+async def test_a_change_that_cannot_be_undone_is_asked_about_with_why_first(repo: Path, tmp_path: Path) -> None:
+    """Under a policy that runs edits unasked, an edit of a file over the checkpoint limit
+    is still asked about; the request's content opens with the warning (before the diffs)."""
+    model = script(tmp_path, [
+        {"tool_calls": [{"id": "e1", "name": "edit_file",
+                         "arguments": {"path": "a.txt", "old_string": "world", "new_string": "moon"}}]},
+        {"text": "ok"},
+    ])
+    client = RecordingClient(answers=["reject"])
+    settings = {"permissions": {"edits": "auto"}, "checkpointMaxBytes": 4}
+    async with await start(client, f"replay:{model}", settings=settings) as (conn, _):
+        sid = await open_session(conn, repo)
+        await conn.prompt(session_id=sid, prompt=text("edit"))
+    (asked,) = client.permissions
+    first = asked.content[0]
+    assert first.type == "content" and first.content.text == (
+        "This change cannot be undone: a.txt: 12 bytes is over the 4 bytes checkpoint limit "
+        "(the checkpointMaxBytes setting)")
+    assert [c.type for c in asked.content[1:]][:1] == ["diff"]  # then the edit as usual
+    assert client.final("e1")["raw_output"] == {"canceled": True, "cancelReason": "rejected"}
+    assert (repo / "a.txt").read_text() == "hello world\n"
+    assert not client.invalid, client.invalid
+
+
+async def test_a_client_without_permission_requests_gets_not_undoable(repo: Path, tmp_path: Path) -> None:
+    model = script(tmp_path, [{"tool_calls": [{"id": "d1", "name": "delete_file", "arguments": {"path": "a.txt"}}]},
+                              {"text": "ok"}])
+    client = RecordingClient()
+
+    async def no_such_method(**kwargs: Any) -> Any:
+        raise RequestError.method_not_found("session/request_permission")
+
+    client.request_permission = no_such_method  # type: ignore[method-assign]
+    settings = {"permissions": {"edits": "auto"}, "checkpointMaxBytes": 4}
+    async with await start(client, f"replay:{model}", settings=settings) as (conn, _):
+        sid = await open_session(conn, repo)
+        await conn.prompt(session_id=sid, prompt=text("delete"))
+    final = client.final("d1")
+    assert final["status"] == "failed"
+    assert final["raw_output"]["error"]["code"] == "not_undoable", final
+    assert "allowIrreversible: true" in final["raw_output"]["error"]["message"]
+    assert (repo / "a.txt").read_text() == "hello world\n"

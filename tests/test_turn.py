@@ -576,7 +576,7 @@ async def test_a_failure_around_a_tool_ends_that_call_only(tmp_path, monkeypatch
     ``internal_error``; its sibling and the turn go on, every invariant holds."""
     from toolwire.agent import checkpoints
 
-    async def broken_before(self, tool, args):
+    async def broken_before(self, tool, args, **kw):
         raise RuntimeError("checkpoint bug")
 
     monkeypatch.setattr(checkpoints.Checkpointer, "before", broken_before)

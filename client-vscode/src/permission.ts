@@ -45,15 +45,38 @@ export function permissionOutcome(
 }
 
 /**
- * The answer the `toolwire.approval` setting gives without asking: `auto` allows
- * once, `deny` rejects (with the reason for the model); `ask` gives none.
+ * "This change cannot be undone: <reason>" for a subject the server marked
+ * `irreversible` (its prior state cannot be recorded, so undo cannot take it back);
+ * `undefined` otherwise. Every question about such a change opens with it.
  */
-export function automaticAnswer(approval: Approval, options: readonly PermissionOption[]): RequestPermissionResult | undefined {
+export function irreversibleNotice(subject: RequestPermissionParams["subject"]): string | undefined {
+  return subject.irreversible ? `This change cannot be undone: ${subject.irreversible.reason}` : undefined;
+}
+
+/**
+ * The answer the `toolwire.approval` setting gives without asking: `auto` allows
+ * once, `deny` rejects (with the reason for the model); `ask` gives none. `auto`
+ * never allows a change marked irreversible: it rejects it, saying why.
+ */
+export function automaticAnswer(
+  approval: Approval,
+  options: readonly PermissionOption[],
+  subject?: RequestPermissionParams["subject"],
+): RequestPermissionResult | undefined {
   switch (approval) {
     case "ask":
       return undefined;
-    case "auto":
-      return permissionOutcome("Allow once", options);
+    case "auto": {
+      const notice = subject ? irreversibleNotice(subject) : undefined;
+      if (notice === undefined) {
+        return permissionOutcome("Allow once", options);
+      }
+      const result = permissionOutcome("Reject", options);
+      if (result.outcome.outcome === "selected") {
+        result.outcome.reason = `${notice}. toolwire.approval is auto, which never allows such a change: tell the user (they can allow it with toolwire.approval set to ask).`;
+      }
+      return result;
+    }
     case "deny": {
       const result = permissionOutcome("Reject", options);
       if (result.outcome.outcome === "selected") {
@@ -67,7 +90,8 @@ export function automaticAnswer(approval: Approval, options: readonly Permission
 /**
  * The one line a notification shows for a request that arrives while the panel is
  * hidden, in display form (src/display.ts): the subject's paths and argv as the
- * server sent them (git's quoted form), the tool's name with escapes.
+ * server sent them (git's quoted form), the tool's name with escapes; opened by
+ * "This change cannot be undone: <reason>" for a subject marked irreversible.
  */
 export function notificationText(params: RequestPermissionParams): string {
   const { subject } = params;
@@ -77,13 +101,15 @@ export function notificationText(params: RequestPermissionParams): string {
       : subject.kind === "git"
         ? `: ${subject.argv.join(" ")}`
         : "";
-  return displayText(`Toolwire wants to run ${subject.tool || params.toolCall.name || "a tool"}${target}.`);
+  const notice = irreversibleNotice(subject);
+  return displayText(`${notice === undefined ? "" : `${notice}. `}Toolwire wants to run ${subject.tool || params.toolCall.name || "a tool"}${target}.`);
 }
 
 /** The dialog's message (one line) and detail (diff, command line or arguments), in display form. */
 export function permissionPrompt(params: RequestPermissionParams): { message: string; detail: string } {
   const { message, detail } = promptWords(params);
-  return { message: displayText(message), detail: displayText(detail, "\n\t") };
+  const notice = irreversibleNotice(params.subject);
+  return { message: displayText(notice === undefined ? message : `${notice}. ${message}`), detail: displayText(detail, "\n\t") };
 }
 
 function promptWords(params: RequestPermissionParams): { message: string; detail: string } {

@@ -45,6 +45,8 @@ async function setup(
     model?: string;
     /** Files written beside the script (in .git/), e.g. recorded streams. */
     files?: Record<string, Buffer>;
+    /** The `toolwire.approval` setting. */
+    approval?: "ask" | "auto" | "deny";
   } = {},
 ): Promise<{ panel: Panel; server: Server; workspace: string }> {
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-ws-")));
@@ -63,6 +65,7 @@ async function setup(
     cwd: workspace,
     theme: options.theme,
     visible: options.visible,
+    approval: options.approval,
   });
   t.after(async () => {
     await panel.page.close();
@@ -141,6 +144,38 @@ test("a full turn: read, edit approved in the card after reviewing the diff, git
   assert.deepEqual(await page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations), []);
 
   await page.screenshot({ path: path.join(ARTIFACTS, "panel-dark.png") });
+});
+
+/** hello.txt (6 bytes) is over this checkpoint limit: deleting it cannot be undone. */
+const TINY_CHECKPOINTS = { permissions: { edits: "auto" }, checkpointMaxBytes: 4 };
+const CANNOT_UNDO = "This change cannot be undone: hello.txt: 6 bytes is over the 4 bytes checkpoint limit (the checkpointMaxBytes setting)";
+
+test("a change that cannot be undone is asked about even under auto, the card opening with why", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, workspace } = await setup(t, [{ tool_calls: [{ name: "delete_file", arguments: { path: "hello.txt" } }] }, { text: "Deleted." }], {
+    initializationOptions: TINY_CHECKPOINTS,
+  });
+  await ask(panel, "Delete hello.txt.");
+  const approval = card(panel, "delete_file").getByRole("region", { name: "Approval for delete_file" });
+  await approval.waitFor();
+  const text = await approval.innerText();
+  assert.ok(text.trimStart().startsWith(CANNOT_UNDO), text);
+  assert.equal((await approval.getByRole("alert").innerText()).trim(), CANNOT_UNDO);
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n", "nothing is deleted before the answer");
+  await approval.getByRole("button", { name: "Allow once" }).click();
+  await turnEnded(panel);
+  assert.deepEqual(await statuses(panel), ["done"]);
+});
+
+test("toolwire.approval auto never allows a change that cannot be undone: it rejects it", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, [{ tool_calls: [{ name: "delete_file", arguments: { path: "hello.txt" } }] }, { text: "Not deleted." }], {
+    initializationOptions: TINY_CHECKPOINTS,
+    approval: "auto",
+  });
+  await ask(panel, "Delete hello.txt.");
+  await turnEnded(panel);
+  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.equal(server.permissions.length, 1, "the server asked; the client answered by itself");
+  assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
 });
 
 test("light theme screenshot while an approval waits", { timeout: TIMEOUT_MS }, async (t) => {

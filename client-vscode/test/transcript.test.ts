@@ -77,6 +77,17 @@ test("toolwire.approval answers without a dialog unless it is ask", () => {
   assert.equal(denied?.outcome.outcome === "selected" && denied.outcome.optionId, "reject");
 });
 
+test("toolwire.approval auto rejects a subject marked irreversible; every prompt opens with why", () => {
+  const subject = { kind: "edit" as const, tool: "delete_file", path: "big.bin", diff: "deleted big.bin\n", irreversible: { reason: "big.bin: 70 MiB is over the 64 MiB checkpoint limit" } };
+  const answer = automaticAnswer("auto", OPTIONS, subject);
+  assert.equal(answer?.outcome.outcome === "selected" && answer.outcome.optionId, "reject");
+  assert.match(answer?.outcome.outcome === "selected" ? answer.outcome.reason ?? "" : "", /^This change cannot be undone: big\.bin: 70 MiB/);
+  assert.deepEqual(automaticAnswer("auto", OPTIONS, { ...subject, irreversible: undefined }), { outcome: { outcome: "selected", optionId: "allow_once" } });
+  assert.equal(automaticAnswer("ask", OPTIONS, subject), undefined);
+  const prompt = permissionPrompt({ sessionId: "s", toolCall: whole({ name: "delete_file", status: "generated" }), subject, options: OPTIONS });
+  assert.equal(prompt.message, "This change cannot be undone: big.bin: 70 MiB is over the 64 MiB checkpoint limit. Toolwire wants to delete_file: big.bin");
+});
+
 test("the permission dialog shows the diff or the git command line", () => {
   const edit = permissionPrompt({
     sessionId: "s",

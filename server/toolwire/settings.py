@@ -53,6 +53,11 @@ class Settings(BaseModel):
         "Seconds without any data from the model endpoint (before or during a response) before the request fails."))
     replay_log: str | None = Field(None, description="Replay models append every request to this file.")
     tool_call_log: str | None = Field(None, description="Opt-in JSONL log of tool calls.")
+    allow_irreversible: bool = Field(False, description=(
+        "Let the permission policy and allow-always rules run a change whose prior state the turn cannot record "
+        "(it cannot be undone) without asking; by default such a change is always asked about."))
+    checkpoint_max_bytes: int = Field(64 * 1024 * 1024, ge=1, le=1024 * 1024 * 1024, description=(
+        "Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone."))
 
     def __repr_args__(self) -> Any:
         """The repr's fields, ``baseUrl``'s user info and key-like query values masked

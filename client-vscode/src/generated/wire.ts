@@ -276,6 +276,19 @@ export interface EditSubject {
   path: string;
   diff: string;
   new_path?: string | null;
+  irreversible?: Irreversible | null;
+}
+/**
+ * The mark of a change whose prior state the turn cannot record: undo cannot take it back.
+ * ``reason`` says why (a file over the checkpoint size limit, the checkpoint store not
+ * writable, a file that cannot be read); every question opens with "This change cannot be
+ * undone: <reason>", and a client that answers by itself must reject it.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "Irreversible".
+ */
+export interface Irreversible {
+  reason: string;
 }
 /**
  * A git tool's full argv (each argument as git would quote a misleading one) and folder.
@@ -288,6 +301,7 @@ export interface GitSubject {
   tool: string;
   argv: string[];
   cwd: string;
+  irreversible?: Irreversible | null;
 }
 /**
  * Any other tool's arguments; ``note`` says why a file tool's plan failed, when it did.
@@ -302,6 +316,7 @@ export interface ToolSubject {
     [k: string]: unknown | undefined;
   } | null;
   note?: string | null;
+  irreversible?: Irreversible | null;
 }
 /**
  * One option of a permission request (ACP ``PermissionOption``).
@@ -845,4 +860,12 @@ export interface Settings {
    * Opt-in JSONL log of tool calls.
    */
   toolCallLog?: string | null;
+  /**
+   * Let the permission policy and allow-always rules run a change whose prior state the turn cannot record (it cannot be undone) without asking; by default such a change is always asked about.
+   */
+  allowIrreversible?: boolean;
+  /**
+   * Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone.
+   */
+  checkpointMaxBytes?: number;
 }

@@ -216,7 +216,7 @@ export class PanelHost {
    * disappears from the panel.
    */
   requestPermission(params: RequestPermissionParams, token?: CancelSignal): Promise<RequestPermissionResult> {
-    const automatic = automaticAnswer(this.ui.settings().approval, params.options);
+    const automatic = automaticAnswer(this.ui.settings().approval, params.options, params.subject);
     if (automatic !== undefined) {
       return Promise.resolve(automatic);
     }

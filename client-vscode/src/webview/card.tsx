@@ -155,6 +155,11 @@ export class CallCard extends Component<Props, State> {
     // they are and escapes only what should not be there.
     return (
       <div class="approval" role="region" aria-label={`Approval for ${tool}`}>
+        {subject.irreversible ? (
+          <div class="irreversible" role="alert">
+            <i class="codicon codicon-warning" aria-hidden="true" /> {displayText(`This change cannot be undone: ${subject.irreversible.reason}`)}
+          </div>
+        ) : null}
         <div class="ask">
           <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{tool}</b>
           {subject.kind === "edit" ? displayText(` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`) : ""}:

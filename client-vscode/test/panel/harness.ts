@@ -142,6 +142,7 @@ export interface Panel {
  * @param options.model The `model` of new sessions (e.g. `replay:/abs/script.jsonl`).
  * @param options.theme Which theme's variables the page gets.
  * @param options.visible Whether the host sees the panel as visible (hidden: notifications).
+ * @param options.approval The `toolwire.approval` setting (default `ask`).
  * @param options.memory The host's session memory (VS Code's workspaceState), e.g. the
  *   session id an earlier window remembered before a window reload.
  */
@@ -149,12 +150,12 @@ export async function openPanel(
   browser: Browser,
   url: string,
   server: Server,
-  options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory },
+  options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny" },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
   const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0 };
   const panelUi: PanelUi = {
-    settings: () => ({ model: options.model, approval: "ask", followAlong: true, cwd: options.cwd }),
+    settings: () => ({ model: options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
     notifyPermission: async (message, params) => {
       ui.notifications.push(params);
       ui.notificationTexts.push(message);

@@ -186,6 +186,7 @@ class AcpApprover:
                 whole = FileEditToolCallContent(type="diff", path=str(self._root / preview.path),
                                                 old_text=None if created else preview.before, new_text=preview.after)
                 content = [whole] + [c for c in content if getattr(c, "type", None) != "diff"]
+        content = mapping.with_warning(subject, content)
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.get("toolCallId") or "",
             title=mapping.title(call),
@@ -202,6 +203,8 @@ class AcpApprover:
             raise
         except Exception as exc:
             log.warning("session/request_permission failed: %s", exc)
+            if getattr(exc, "code", None) == -32601:  # the client answers no permission request
+                return PermissionAnswer("unavailable")
             return PermissionAnswer("cancelled")
         outcome = getattr(response, "outcome", None)
         if isinstance(outcome, AllowedOutcome):

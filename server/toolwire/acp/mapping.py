@@ -32,6 +32,8 @@ from acp.schema import (
     ToolCallLocation,
 )
 
+from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
+
 #: Toolwire status → ACP ``ToolCallStatus``.
 STATUS = {
     "generating": "pending",
@@ -226,6 +228,15 @@ def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
         argv = " ".join(_quote(a) for a in subject.get("argv") or [])
         return [text_content(f"$ {argv}\n(in {subject.get('cwd')})")]
     return [text_content(json.dumps(subject.get("arguments", subject), ensure_ascii=False, indent=2))]
+
+
+def with_warning(subject: dict[str, Any], content: list[Any]) -> list[Any]:
+    """``content`` opened by "This change cannot be undone: <reason>" when the subject is
+    marked irreversible (protocol.md, "Permission"), else as it is."""
+    irreversible = subject.get("irreversible")
+    if not isinstance(irreversible, dict):
+        return content
+    return [text_content(f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}"), *content]
 
 
 def _quote(arg: str) -> str:

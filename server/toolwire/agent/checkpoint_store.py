@@ -105,6 +105,23 @@ class CheckpointStore:
             self.turns.mkdir(parents=True, exist_ok=True)
             (self.folder / "workspace").write_text(str(self.root), encoding="utf-8", errors="surrogateescape")
 
+    def unwritable(self) -> str | None:
+        """Why contents and records cannot be written here now, or None when they can.
+
+        Creates the folders if needed and writes (then removes) one small file in each,
+        so a read-only folder, a full disk or a path component that is a regular file
+        (which stops root too) is found before a tool changes anything.
+        """
+        try:
+            self._ensure()
+            for folder in (self.objects, self.turns):
+                probe = folder / f".probe-{secrets.token_hex(4)}"
+                _atomic_bytes(probe, b"probe")
+                probe.unlink()
+        except OSError as exc:
+            return f"the checkpoint store cannot be written ({exc.strerror or exc}: {exc.filename or self.folder})"
+        return None
+
     # ------------------------------------------------------------ contents
     def put(self, data: bytes) -> str:
         """Store ``data`` and return its SHA-256 (hex). Raises OSError when the disk refuses."""

@@ -19,7 +19,9 @@ Taking a checkpoint only reads the repository: HEAD, the index, the stash and th
 reflog are never touched.
 
 The records (what a checkpoint holds, saved as JSON) are
-:mod:`toolwire.agent.checkpoint_records`. Contents go to the server's own storage (:mod:`toolwire.agent.checkpoint_store`);
+:mod:`toolwire.agent.checkpoint_records`, the readings of a path, a buffer and the index
+:mod:`toolwire.agent.checkpoint_probe`, and the check made before a call is approved
+(can its prior state be recorded at all?) :mod:`toolwire.agent.recordable`. Contents go to the server's own storage (:mod:`toolwire.agent.checkpoint_store`);
 the record of a turn is saved after each writing tool, so it survives a server
 restart (``toolwire undo --workspace DIR``).
 """
@@ -28,17 +30,17 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 from pathlib import Path
 from typing import Any, Final
 
+from toolwire.agent.checkpoint_probe import (MAX_CHECKPOINT_BYTES, Unrecordable, buffer_state, index_entries,
+                                             over_limit, probe, size_text)
 from toolwire.agent.checkpoint_records import (BufferState, FileState, GitAction, PathChange, TurnCheckpoint,
                                                TurnUsage)
 from toolwire.agent.checkpoint_store import CheckpointStore
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
-from toolwire.workspace.digest import sha256_hex
 from toolwire.workspace.errors import ToolError, tool_error_in
 from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
@@ -47,90 +49,13 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "FileState", "BufferState", "PathChange", "GitAction", "TurnCheckpoint", "TurnUsage", "Checkpointer",
-    "probe", "index_entries", "MAX_CHECKPOINT_BYTES",
-]  # the records are defined in toolwire.agent.checkpoint_records
-
-#: Largest file (bytes) a checkpoint keeps; a larger one is recorded as not undoable.
-MAX_CHECKPOINT_BYTES: Final = 64 * 1024 * 1024
+    "probe", "buffer_state", "index_entries", "MAX_CHECKPOINT_BYTES", "Unrecordable", "size_text", "over_limit",
+]  # the records are defined in toolwire.agent.checkpoint_records, the readings in toolwire.agent.checkpoint_probe
 
 #: Tools whose index changes are recorded (``git_commit`` only when it names paths).
 _INDEX_TOOLS: Final = ("git_add", "git_restore", "git_commit")
 #: Tools around which HEAD and the branch are recorded.
 _HEAD_TOOLS: Final = ("git_commit", "git_branch")
-
-
-def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[str, bytes]] | None = None
-          ) -> tuple[FileState, bytes | None]:
-    """The state of the directory entry ``path`` (symlinks are not followed).
-
-    Args:
-        path: Absolute path of the entry.
-        store: When given, the content is stored (a checkpoint); otherwise only hashed.
-        linked: When given (with ``store``), a file's content may be stored as a hard
-            link to it (:meth:`CheckpointStore.put_file`); ``(digest, bytes)`` of such a
-            content is appended, for :meth:`CheckpointStore.unshare` once the tool is done.
-
-    Returns:
-        The state, and the bytes of a file (the link target of a symlink), None otherwise.
-    """
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return FileState(kind="absent"), None
-    except OSError as exc:
-        return FileState(kind="unknown", reason=f"cannot read it: {exc.strerror or exc}"), None
-    if stat.S_ISLNK(st.st_mode):
-        data = os.fsencode(os.readlink(path))
-        kind = "symlink"
-        mode = None
-    elif stat.S_ISREG(st.st_mode):
-        if st.st_size > MAX_CHECKPOINT_BYTES:
-            return FileState(kind="unknown", reason=f"{st.st_size} bytes is over the {MAX_CHECKPOINT_BYTES}-byte checkpoint limit"), None
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            return FileState(kind="unknown", reason=f"cannot read it: {exc.strerror or exc}"), None
-        kind, mode = "file", stat.S_IMODE(st.st_mode)
-    else:
-        what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        return FileState(kind="unknown", reason=f"it is {what}"), None
-    if store is not None and linked is not None and kind == "file":
-        digest, was_linked = store.put_file(path, data)
-        if was_linked:
-            linked.append((digest, data))
-    else:
-        digest = store.put(data) if store is not None else sha256_hex(data)
-    return FileState(kind=kind, digest=digest, mode=mode), data  # type: ignore[arg-type]
-
-
-def buffer_state(ctx: ToolContext, rel: str, store: CheckpointStore | None = None) -> tuple[BufferState | None, str | None]:
-    """The open buffer of ``rel`` (state and text), or ``(None, None)`` when it is not open
-    or cannot be used (open under two URIs, out of sync: the tool itself then refuses to
-    touch it, so there is no buffer change to record)."""
-    try:
-        doc = ctx.documents.get(Path(os.path.realpath(ctx.root / rel)))
-    except ToolError:
-        return None, None
-    if doc is None:
-        return None, None
-    data = doc.text.encode("utf-8", "surrogatepass")
-    digest = store.put(data) if store is not None else sha256_hex(data)
-    return BufferState(digest=digest, version=doc.version), doc.text
-
-
-async def index_entries(ctx: ToolContext, paths: list[str]) -> dict[str, str]:
-    """Index entries under ``paths`` (workspace-relative pathspecs): path → ``"<mode> <oid> <stage>"``.
-
-    Read-only (``git ls-files -s``, no optional locks): the index is not touched.
-    """
-    out = await run_git(ctx.root, ["ls-files", "-s", "-z", "--", *paths], read_only=True, timeout=ctx.git_timeout)
-    entries = {}
-    for record in out.stdout.split(b"\x00"):
-        if not record:
-            continue
-        info, _, name = record.partition(b"\t")
-        entries[os.fsdecode(name)] = info.decode("ascii", "replace")
-    return entries
 
 
 def _typed_lines(result: ToolResult | None) -> list[list[int]] | None:
@@ -163,39 +88,76 @@ class Checkpointer:
         ctx: The session's tool context (root, open buffers, git timeout).
         store: Where contents and the record are saved.
 
-    The scheduler calls :meth:`before` right before a writing tool runs and
-    :meth:`after` right after it (shielded from cancellation), under the call's
-    path locks. Neither raises: a path that cannot be captured is recorded as
-    ``unknown`` (undo then lists it as not undoable), a git read that fails is
-    logged and that git action is not recorded.
+    The scheduler asks :meth:`unrecordable` before a writing tool is approved (a call
+    whose prior state cannot be recorded is asked about, marked irreversible), calls
+    :meth:`before` right before it runs and :meth:`after` right after it (shielded from
+    cancellation), under the call's path locks. :meth:`before` raises :class:`ToolError`
+    ``not_undoable`` (nothing recorded, so the tool does not run) when it is ``strict``
+    and something cannot be recorded after all (the store failed since the question);
+    otherwise a path that cannot be captured is recorded as ``unknown`` (undo then lists
+    it as not undoable) and a git read that fails is logged and that action not recorded.
+
+    Args:
+        limit: Largest file kept (bytes; the ``checkpointMaxBytes`` setting).
     """
 
-    def __init__(self, record: TurnCheckpoint, ctx: ToolContext, store: CheckpointStore) -> None:
+    def __init__(self, record: TurnCheckpoint, ctx: ToolContext, store: CheckpointStore,
+                 limit: int = MAX_CHECKPOINT_BYTES) -> None:
         self.record = record
         self.ctx = ctx
         self.store = store
+        self.limit = limit
         self._linked: list[tuple[str, bytes]] = []  # contents stored as hard links: (digest, bytes)
         from toolwire.agent.hook_changes import HookWatch  # it builds on this module's states
 
         self._hooks = HookWatch(self)
 
-    async def before(self, tool: Tool, args: Any) -> _Step:
-        """Take the prior state of every path ``tool`` will change that the turn has not touched yet."""
+    async def unrecordable(self, tool: Tool, args: Any) -> str | None:
+        """Why the prior state of what ``tool`` will change cannot be recorded now, or None.
+
+        Asked before the call is approved, so the question can say so: the store cannot be
+        written (every writing tool and git action: the record lives there), or a path the
+        call changes and the turn has not recorded yet is over the size limit or cannot be
+        read. Paths the tool will refuse (outside the workspace, a folder) are not reasons.
+        """
+        from toolwire.agent.recordable import unrecordable  # the check builds on this module
+
+        return await unrecordable(self, tool, args)
+
+    async def before(self, tool: Tool, args: Any, *, strict: bool = False) -> _Step:
+        """Take the prior state of every path ``tool`` will change that the turn has not touched yet.
+
+        Args:
+            strict: Anything that cannot be recorded (a path over the limit or unreadable,
+                the store refusing a content or the record, a git read failing) raises
+                ToolError ``not_undoable`` and records nothing: the tool must not run.
+        """
         step = _Step(tool, args)
         try:
-            step.paths = await self._paths(tool, args)
+            step.paths = await self.paths(tool, args)
         except (ToolError, OSError, ValueError) as exc:  # the tool refuses such paths itself
             log.info("checkpoint: paths of %s not known (%s)", tool.name, exc)
-        for rel in step.paths:
-            if rel not in self.record.paths:
-                self.record.paths[rel] = self.capture_before(rel)
-        if tool.name in _INDEX_TOOLS and await self._in_repo():
-            names = getattr(args, "paths", None)
-            if names:
-                step.index_paths = self._rels(names)
-                step.index_before = await self._quiet(index_entries(self.ctx, step.index_paths), {})
-        if tool.name in _HEAD_TOOLS and getattr(args, "action", None) != "list":
-            step.head_before = await self._quiet(repo_state(self.ctx), None)
+        taken: dict[str, PathChange] = {}
+        try:
+            for rel in step.paths:
+                if rel not in self.record.paths and rel not in taken:
+                    taken[rel] = self.capture_before(rel, strict=strict)
+            if tool.name in _INDEX_TOOLS and await self._in_repo():
+                names = getattr(args, "paths", None)
+                if names:
+                    step.index_paths = self._rels(names)
+                    step.index_before = await self._read(index_entries(self.ctx, step.index_paths), {}, strict)
+            if tool.name in _HEAD_TOOLS and getattr(args, "action", None) != "list":
+                step.head_before = await self._read(repo_state(self.ctx), None, strict)
+            self.record.paths.update(taken)
+            if strict:
+                self.save(strict=True)  # the record must be kept before the change is made
+        except Unrecordable as exc:
+            self._unshare()  # nothing will replace the files whose contents were linked
+            for rel in taken:
+                self.record.paths.pop(rel, None)
+            raise ToolError("not_undoable", "not run, nothing changed: its checkpoint could not be taken, so "
+                            f"it could not be undone. Why: {exc.args[0]}") from None
         if tool.name == "git_commit" and step.head_before is not None:
             step.tree = await self._quiet(self._hooks.before(), None)
         return step
@@ -242,11 +204,14 @@ class Checkpointer:
         self.record.dirs_left = sorted(d for d in self.record.created_dirs() if os.path.isdir(root / d))
         self.save()
 
-    def save(self) -> None:
-        """Save the record (errors are logged: the turn goes on without a saved checkpoint)."""
+    def save(self, *, strict: bool = False) -> None:
+        """Save the record (errors are logged: the turn goes on without a saved checkpoint;
+        ``strict``: they raise :class:`Unrecordable`)."""
         try:
             self.store.save(self.record.session_id, self.record.turn_id, self.record.dump())
         except OSError as exc:
+            if strict:
+                raise Unrecordable(f"the checkpoint store cannot be written ({exc.strerror or exc})") from None
             log.warning("cannot save the checkpoint of turn %s: %s", self.record.turn_id, exc)
 
     # ------------------------------------------------------------ helpers
@@ -272,7 +237,7 @@ class Checkpointer:
                 continue
         return rels
 
-    async def _paths(self, tool: Tool, args: Any) -> list[str]:
+    async def paths(self, tool: Tool, args: Any) -> list[str]:
         """Workspace-relative paths (file-system spelling) whose entries ``tool`` may change:
         each resolved exactly as the tool resolves its arguments."""
         root = Path(os.path.realpath(self.ctx.root))
@@ -295,16 +260,27 @@ class Checkpointer:
             out += [wp.entry.relative_to(root).as_posix(), wp.resolved.relative_to(root).as_posix()]
         return list(dict.fromkeys(out))
 
-    def capture_before(self, rel: str, state: FileState | None = None) -> PathChange:
+    def capture_before(self, rel: str, state: FileState | None = None, *, strict: bool = False) -> PathChange:
         """The record of ``rel`` (file-system spelling) before the turn touches it: ``state``
         when the caller already has it (a commit hook's file, taken before the commit),
-        else the path as it is now; the open buffer as it is now; the folders it lacks."""
+        else the path as it is now; the open buffer as it is now; the folders it lacks.
+        ``strict``: raise :class:`Unrecordable` when the path or its buffer cannot be kept."""
         # A file's content is kept as a hard link where possible (no copy of a large
         # file before the tool writes it); :meth:`after` makes it a copy if the tool
         # left the file in place (so later writes to it cannot change the checkpoint).
-        if state is None:
-            state = self._quiet_probe(rel, self._linked)
-        buffer = self._quiet_buffer(rel)
+        if strict:
+            shown = display_name(rel)
+            try:
+                state = state or probe(self.ctx.root / rel, self.store, self._linked, limit=self.limit, strict=True)[0]
+                buffer = buffer_state(self.ctx, rel, self.store)[0]
+            except Unrecordable as exc:
+                raise Unrecordable(f"{shown}: {exc.args[0]}") from None
+            except OSError as exc:
+                raise Unrecordable(f"the checkpoint store cannot be written ({exc.strerror or exc})") from None
+        else:
+            if state is None:
+                state = self._quiet_probe(rel, self._linked)
+            buffer = self._quiet_buffer(rel)
         created: list[str] = []
         if state.kind == "absent":
             parent = (self.ctx.root / rel).parent
@@ -328,7 +304,7 @@ class Checkpointer:
 
     def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None) -> FileState:
         try:
-            return probe(self.ctx.root / rel, self.store, linked)[0]
+            return probe(self.ctx.root / rel, self.store, linked, limit=self.limit)[0]
         except OSError as exc:  # the store refused (disk full…)
             return FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc.strerror or exc}")
 
@@ -347,6 +323,16 @@ class Checkpointer:
             log.info("checkpoint: cannot ask git: %s", exc.message)
             return False
         return out.returncode == 0 and out.text.strip() == "true"
+
+    async def _read(self, coro: Any, default: Any, strict: bool) -> Any:
+        """A git read of :meth:`before`: as :meth:`_quiet`, or (``strict``) Unrecordable when it fails."""
+        if not strict:
+            return await self._quiet(coro, default)
+        try:
+            return await coro
+        except Exception as exc:  # noqa: BLE001 - said in the call's error
+            error = tool_error_in(exc)
+            raise Unrecordable(f"git could not be read: {error.message if error else exc}") from None
 
     async def _quiet(self, coro: Any, default: Any) -> Any:
         try:

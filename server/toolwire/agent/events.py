@@ -61,7 +61,7 @@ class Sink(Protocol):
         ...
 
 
-PermissionOption = Literal["allow_once", "allow_always", "reject", "cancelled"]
+PermissionOption = Literal["allow_once", "allow_always", "reject", "cancelled", "unavailable"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -69,8 +69,11 @@ class PermissionAnswer:
     """The user's answer to a permission request.
 
     Attributes:
-        option: ``allow_once``, ``allow_always``, ``reject``, or ``cancelled``
-            (the request was withdrawn or the client could not answer).
+        option: ``allow_once``, ``allow_always``, ``reject``, ``cancelled`` (the
+            request was withdrawn or the client could not answer), or ``unavailable``
+            (no client answers permission requests at all: the question could not be
+            put; treated as ``cancelled``, except that an irreversible call then ends
+            ``errored`` with ``not_undoable``).
         reason: Optional text from the user, sent to the model on rejection.
     """
 

@@ -164,7 +164,7 @@ async def _listing(ctx: ToolContext) -> tuple[dict[str, str], list[str]] | None:
     return index, untracked
 
 
-async def take_tree(ctx: ToolContext, store: CheckpointStore) -> TreeSnapshot | None:
+async def take_tree(ctx: ToolContext, store: CheckpointStore, limit: int = MAX_CHECKPOINT_BYTES) -> TreeSnapshot | None:
     """Stat the workspace's listed files and store the bytes git does not hold (see the module docstring).
 
     Returns:
@@ -189,11 +189,11 @@ async def take_tree(ctx: ToolContext, store: CheckpointStore) -> TreeSnapshot | 
         key = snap.stats.get(name)
         if key is None or not (stat.S_ISREG(key[0]) or stat.S_ISLNK(key[0])):
             continue
-        if key[1] > min(budget, MAX_CHECKPOINT_BYTES):
+        if key[1] > min(budget, limit):
             snap.unsaved[name] = (f"its content before the commit was not kept ({key[1]} bytes, over the "
                                   f"{HOOK_CAPTURE_BYTES}-byte limit for files a commit hook might change)")
             continue
-        state, _ = probe(root / name, store)
+        state, _ = probe(root / name, store, limit=limit)
         if state.kind == "unknown":
             snap.unsaved[name] = f"its content before the commit was not kept: {state.reason}"
             continue
@@ -291,7 +291,7 @@ class HookWatch:
         try:
             if not await has_commit_hooks(ctx):
                 return None
-            return await take_tree(ctx, self.owner.store)
+            return await take_tree(ctx, self.owner.store, self.owner.limit)
         except (ToolError, OSError) as exc:
             log.warning("checkpoint: cannot watch what the commit hooks change: %s", getattr(exc, "message", exc))
             return None

@@ -5,7 +5,11 @@ Policy, in call order:
 1. Unknown tool or arguments that do not validate → ``errored``; never runs.
 2. Permission: ``deny`` → ``canceled`` (``policy_denied``); ``ask`` → the user is
    asked (one request at a time, in call order) while calls already approved run;
-   ``auto`` → runs.
+   ``auto`` → runs. A change whose prior state the turn cannot record
+   (:mod:`toolwire.agent.recordable`) is asked about even under ``auto`` or an
+   "allow always" rule, its subject marked ``irreversible`` (unless the
+   ``allowIrreversible`` setting); when no client can be asked it ends ``errored``
+   (``not_undoable``).
 3. Rejection policy for siblings: a rejection cancels only that call
    (``canceled``/``rejected``, the user's reason goes to the model); the other
    calls of the response are still asked about and run. Every call gets exactly
@@ -38,6 +42,7 @@ from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
 from toolwire.agent.events import Approver
 from toolwire.agent.permissions import Decision, build_subject
+from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
@@ -260,7 +265,10 @@ class Scheduler:
                 await event.wait()
         if call.status.terminal:
             return
-        job = _Job(call, tool, args, subject, anyio.CancelScope(), done)
+        # A change approved as undoable must be recorded before it is made (strict); one
+        # approved knowing it cannot be, or run unasked under allowIrreversible, need not.
+        strict = "irreversible" not in subject and not (not subject and self.session.settings.allow_irreversible)
+        job = _Job(call, tool, args, subject, anyio.CancelScope(), done, strict)
         self._scopes[call.id] = job.scope
         tg.start_soon(self._run_one, job, limiter)
         running.append((keys, done))
@@ -280,11 +288,15 @@ class Scheduler:
         if decision is Decision.DENY:
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.POLICY_DENIED)
             return None
-        if decision is Decision.AUTO:
-            return {}
+        checkpointer = self.checkpointer
+        irreversible = None if checkpointer is None or tool.read_only else await checkpointer.unrecordable(tool, args)
+        if decision is Decision.AUTO and (irreversible is None or session.settings.allow_irreversible):
+            return {"irreversible": {"reason": irreversible}} if irreversible else {}
         await session.prepare_documents(tool.paths(args))
         ctx = session.tool_context()
         subject = await build_subject(tool, args, ctx)
+        if irreversible is not None:
+            subject["irreversible"] = {"reason": irreversible}
         if call.status.terminal:  # cancelled while the subject was built: do not ask
             return None
         if run is not None and run.broken is not None:
@@ -305,7 +317,10 @@ class Scheduler:
             return None
         if run is not None and run.broken is not None:
             return {}  # withdrawn because the response broke: _dispatch ends it errored
-        if answer is None or scope.cancelled_caught:
+        if answer is not None and answer.option == "unavailable" and irreversible is not None:
+            self._set(call, Status.ERRORED, error=CallError("not_undoable", not_asked_message(irreversible)))
+            return None
+        if answer is None or scope.cancelled_caught or answer.option == "unavailable":
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
             return None
         if answer.option in ("reject", "cancelled"):
@@ -360,7 +375,8 @@ class Scheduler:
                         session.tree_write_started()
                     try:
                         await session.prepare_documents(tool.paths(args))
-                        result = await self._still_approved(tool, args, subject) or await self._checkpointed(tool, args)
+                        result = (await self._still_approved(tool, args, subject)
+                                  or await self._checkpointed(tool, args, job.strict))
                     finally:
                         if tool.writes_tree:
                             session.tree_write_finished()
@@ -390,13 +406,15 @@ class Scheduler:
         return ToolResult.failure(
             "stale", f"{subject.get('path')} changed after you approved the edit; nothing was written (read it again)")
 
-    async def _checkpointed(self, tool: Tool, args: Any) -> ToolResult:
+    async def _checkpointed(self, tool: Tool, args: Any, strict: bool = True) -> ToolResult:
         """Run the tool; a writing tool of a turn runs between its checkpoints
-        (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation."""
+        (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation.
+        ``strict``: a prior state that cannot be recorded stops the call before the tool
+        runs (``not_undoable``, raised to :meth:`_run_one`)."""
         checkpointer = self.checkpointer
         if checkpointer is None or tool.read_only:
             return await self._invoke(tool, args)
-        step = await checkpointer.before(tool, args)
+        step = await checkpointer.before(tool, args, strict=strict)
         result: ToolResult | None = None
         try:
             result = await self._invoke(tool, args)
@@ -448,7 +466,8 @@ class Scheduler:
 
 @dataclass(slots=True, eq=False)
 class _Job:
-    """An approved call about to run: what runs, what was approved, how it is cancelled, when it is done."""
+    """An approved call about to run: what runs, what was approved, how it is cancelled, when it
+    is done, and whether its prior state must be recorded before it runs (``strict``)."""
 
     call: ToolCallState
     tool: Tool
@@ -456,6 +475,7 @@ class _Job:
     subject: dict[str, Any]
     scope: anyio.CancelScope
     done: anyio.Event
+    strict: bool = True
 
 
 class ResponseRun:

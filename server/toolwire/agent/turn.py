@@ -157,7 +157,8 @@ class Turn:
         session.last_turn = self
         session.git_cache.clear()  # repository facts are cached within a turn only
         self.checkpoint = session.begin_checkpoint(self.id)
-        self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store())
+        self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store(),
+                                                   session.settings.checkpoint_max_bytes)
         session.conversation.start_turn(self.id)
         session.conversation.add_user(prompt + session.take_notes())
         self.sink.emit(TurnUpdate("started", turn_id=self.id))

@@ -96,7 +96,7 @@ class LspApprover:
                     break
                 except ClientGone:  # --socket: ask the next client, with the same id
                     if not await self._server.link.wait_ready(self._session_id):
-                        return PermissionAnswer("cancelled")
+                        return PermissionAnswer("unavailable")  # no client will come to answer
                     log.info("permission request %s sent again to the reconnected client", msg_id)
         except anyio.get_cancelled_exc_class():
             self._server.protocol.withdraw(msg_id)

@@ -5,7 +5,9 @@ Toolwire's panel), the server asks with the standard ``window/showMessageRequest
 instead: the message names the tool and shows what it will do (the edit's diff,
 the git command line, or the arguments, cut at :data:`MAX_SUBJECT` characters), and
 the actions are "Allow once", "Allow always" and "Reject". No answer (the user
-dismissed it) counts as a rejection.
+dismissed it) counts as a rejection. A change that cannot be undone opens with
+"This change cannot be undone: <reason>". A client that knows neither method
+(MethodNotFound again) answers no question: the answer is ``unavailable``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
+from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
 
 if TYPE_CHECKING:
     from toolwire.lsp.server import ToolwireServer
@@ -43,7 +47,9 @@ def subject_text(call: dict[str, Any], subject: dict[str, Any]) -> str:
         body = json.dumps(subject.get("arguments"), ensure_ascii=False, indent=1)
     if len(body) > MAX_SUBJECT:
         body = body[:MAX_SUBJECT] + f"\n… ({len(body) - MAX_SUBJECT} more characters)"
-    return f"Toolwire wants to run {name}{target}:\n{body}"
+    irreversible = subject.get("irreversible")
+    warning = f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}\n" if isinstance(irreversible, dict) else ""
+    return f"{warning}Toolwire wants to run {name}{target}:\n{body}"
 
 
 async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any],
@@ -62,6 +68,9 @@ async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any
     except anyio.get_cancelled_exc_class():  # the call or turn was cancelled: withdraw the question
         protocol.withdraw(msg_id)
         raise
+    except JsonRpcMethodNotFound:  # the client answers no question at all
+        log.warning("the client knows neither toolwire/session/requestPermission nor window/showMessageRequest")
+        return PermissionAnswer("unavailable")
     except Exception as exc:  # noqa: BLE001 - the client could not answer: not approved
         log.warning("window/showMessageRequest failed: %s", exc)
         return PermissionAnswer("cancelled")

@@ -40,6 +40,7 @@ from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
 from toolwire.lsp import protocol as P
 from toolwire.lsp.mirror import CallMirror
 from toolwire.lsp.server import make_converter
@@ -250,6 +251,13 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
     call = params.get("toolCall", {})
     subject = params.get("subject", {})
     approve = options.approve
+    irreversible = subject.get("irreversible")
+    warning = f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}" if isinstance(irreversible, dict) else None
+    if warning is not None and approve == "yes":  # answering by itself: never allow what undo cannot take back
+        err.write(display_text(f"toolwire run: {call.get('name')} rejected: {warning} (--approve yes never allows "
+                               "such a change; answer it with --approve ask)") + "\n")
+        return {"outcome": {"outcome": "selected", "optionId": "reject", "reason": (
+            f"rejected by --approve yes: {warning}. Tell the user; they can run it with --approve ask")}}
     if approve == "ask":
         if subject.get("kind") == "git":
             detail = display_text(shown_command(subject))
@@ -258,6 +266,8 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
         else:
             detail = display_text(json.dumps(subject.get("arguments"), ensure_ascii=False))
         header = display_text(f"Allow {call.get('name')}? {call.get('path') or ''}")
+        if warning is not None:
+            header = display_text(warning) + "\n" + header
         question = f"\n{header}\n{detail}\n[y]es / [a]lways / [N]o (default: no): "
         approve = await prompt.ask(question, err)
     if approve == "yes":

@@ -177,6 +177,15 @@ class SessionUpdateParams(Wire):
     update: SessionUpdate = Field(discriminator="session_update")
 
 
+class Irreversible(Wire):
+    """The mark of a change whose prior state the turn cannot record: undo cannot take it back.
+    ``reason`` says why (a file over the checkpoint size limit, the checkpoint store not
+    writable, a file that cannot be read); every question opens with "This change cannot be
+    undone: <reason>", and a client that answers by itself must reject it."""
+
+    reason: str
+
+
 class EditSubject(Wire):
     """A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
     current text; ``new_path`` (snake_case on the wire, as the tool's argument) names a
@@ -189,6 +198,7 @@ class EditSubject(Wire):
     path: str
     diff: str
     new_path: str | None = Field(None, alias="new_path")
+    irreversible: Irreversible | None = None
 
 
 class GitSubject(Wire):
@@ -200,6 +210,7 @@ class GitSubject(Wire):
     tool: str
     argv: list[str]
     cwd: str
+    irreversible: Irreversible | None = None
 
 
 class ToolSubject(Wire):
@@ -211,6 +222,7 @@ class ToolSubject(Wire):
     tool: str
     arguments: dict[str, Any] | None
     note: str | None = None
+    irreversible: Irreversible | None = None
 
 
 #: What a permission request is about (built by :func:`toolwire.agent.permissions.build_subject`).
