@@ -86,7 +86,16 @@ export function registerCommands(
       const outcome = await host.undoTurn(null);
       const kept = outcome.paths.filter((p) => p.outcome !== "restored");
       const detail = kept.length > 0 ? ` Not restored: ${kept.map((p) => `${p.path} (${p.reason ?? p.outcome})`).join(", ")}.` : "";
-      void vscode.window.showInformationMessage(displayText(`Toolwire: ${outcome.message}${detail}`));
+      if (outcome.status !== "blocked") {
+        void vscode.window.showInformationMessage(displayText(`Toolwire: ${outcome.message}${detail}`));
+        return;
+      }
+      // Nothing was changed: offer the rest (the panel also offers Overwrite per path).
+      const choice = await vscode.window.showWarningMessage(displayText(`Toolwire: ${outcome.message}`), "Undo the rest");
+      if (choice === "Undo the rest") {
+        const rest = await host.undoTurn(outcome.turnId, { partial: true });
+        void vscode.window.showInformationMessage(displayText(`Toolwire: ${rest.message}`));
+      }
     }),
     run("toolwire.setApiKey", async () => {
       const key = await vscode.window.showInputBox({
