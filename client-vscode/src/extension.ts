@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { API_KEY_SECRET, registerCommands } from "./commands";
 import { createLog } from "./log";
+import { redactingChannel, urlSecrets } from "./redact";
 import { PanelHost } from "./panel/host";
 import { CHAT_VIEW, ChatViewProvider, VsCodePanelUi } from "./panel/view";
 import { ServerController } from "./server";
@@ -12,11 +13,13 @@ const SESSION_KEY = "toolwire.sessionId";
 
 /** Creates the log, status item, server controller, chat panel and commands, then starts the server. */
 export function activate(context: vscode.ExtensionContext): void {
-  const log = createLog();
-  const status = new ServerStatus();
   // The key is read from SecretStorage when needed and kept here only to redact it.
   let apiKey: string | undefined;
   const readKey = async () => (apiKey = await context.secrets.get(API_KEY_SECRET));
+  // Every line of the log (traces, settings warnings, errors) without the key or baseUrl's secrets.
+  const secrets = () => [...(apiKey ? [apiKey] : []), ...urlSecrets(vscode.workspace.getConfiguration("toolwire").get<string>("baseUrl"))];
+  const log = redactingChannel(createLog(), secrets);
+  const status = new ServerStatus();
   let host: PanelHost | undefined;
   const server = new ServerController({
     log,
@@ -24,7 +27,7 @@ export function activate(context: vscode.ExtensionContext): void {
     bundledLibs: context.asAbsolutePath("bundled/libs"),
     askPermission: (params, token) => (host as PanelHost).requestPermission(params, token),
     apiKey: readKey,
-    secrets: () => (apiKey ? [apiKey] : []),
+    secrets,
     // The server outlives a window reload (daemon.ts); its log goes to the extension's log folder.
     persist: {
       workspaceKey: context.storageUri?.fsPath ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "no-folder",

@@ -9,14 +9,47 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { redact, redactingChannel, REDACTED } from "../src/redact";
+import { redact, redactingChannel, REDACTED, urlSecrets } from "../src/redact";
 import { startServer } from "./panel/server";
 
 const KEY = "sk-test-0123456789abcdef\"quote";
+const PASSWORD = "s3cretpassword";
+const QUERY_KEY = "qkey-0123456789abcdef";
+const BASE_URL = `http://user:${PASSWORD}@127.0.0.1:9/v1?api-key=${QUERY_KEY}&token=Hb4nP&api-version=2024-06-01`;
 
 test("redact replaces the secret and its JSON-escaped form", () => {
   assert.equal(redact(`a ${KEY} b ${JSON.stringify(KEY)}`, [KEY]), `a ${REDACTED} b "${REDACTED}"`);
   assert.equal(redact("short ab", ["ab"]), "short ab", "too short to be a key");
+  assert.equal(redact("short sk-1234 here", ["sk-1234"]), "short sk-1234 here", "under 8 characters: only in its place");
+  assert.equal(redact('{"apiKey":"sk-1234"} Bearer sk-1234', ["sk-1234"]), `{"apiKey":"${REDACTED}"} Bearer ${REDACTED}`);
+});
+
+test("a URL's user info and key-like query values are masked in place, long ones everywhere", () => {
+  const secrets = urlSecrets(BASE_URL);
+  assert.deepEqual(secrets.filter((s) => s.length >= 8).sort(), [PASSWORD, QUERY_KEY, `user:${PASSWORD}`].sort());
+  assert.equal(
+    redact(`cannot reach ${BASE_URL}: refused; echo ${PASSWORD} ${QUERY_KEY}`, secrets),
+    `cannot reach http://${REDACTED}@127.0.0.1:9/v1?api-key=${REDACTED}&token=${REDACTED}&api-version=2024-06-01: refused; echo ${REDACTED} ${REDACTED}`,
+  );
+  assert.equal(redact("https://u:p@h/x?sig=ab&q=1", []), `https://${REDACTED}@h/x?sig=${REDACTED}&q=1`, "any URL, nothing registered");
+});
+
+test("the verbose trace never contains baseUrl's user info or query key", { timeout: 60_000 }, async (t) => {
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-redact-")));
+  t.after(() => rm(workspace, { recursive: true, force: true }));
+  const lines: string[] = [];
+  const sink = { log: (message: string, data?: string) => lines.push(`${message}\n${data ?? ""}`) };
+  const server = await startServer(workspace, { model: "replay", baseUrl: BASE_URL }, redactingChannel(sink, () => urlSecrets(BASE_URL)));
+  t.after(() => server.stop());
+  await server.connection.sendNotification("workspace/didChangeConfiguration", { settings: { toolwire: { baseUrl: BASE_URL } } });
+  await server.connection.sendRequest<{ sessionId: string }>("toolwire/session/new", { cwd: workspace });
+  const trace = lines.join("\n");
+  assert.match(trace, /didChangeConfiguration/);
+  assert.ok(trace.includes(`http://${REDACTED}@127.0.0.1:9/v1?api-key=${REDACTED}&token=${REDACTED}`), trace.slice(0, 2000));
+  for (const secret of [PASSWORD, QUERY_KEY, "Hb4nP"]) {
+    assert.ok(!trace.includes(secret), `${secret} in the trace`);
+    assert.ok(!server.stderr.join("").includes(secret), `${secret} in the server's log`);
+  }
 });
 
 test("the verbose trace of a real session never contains the API key", { timeout: 60_000 }, async (t) => {
