@@ -5,10 +5,12 @@
 --   nvim --headless --clean -n -i NONE -l tests/neovim_turn.lua CONFIG.json
 --
 -- CONFIG: {cmd, root, file, model, settings, wait_ms, out, typed?, type_first?, undo?,
--- editor_undo?}. The script opens `file`, starts Toolwire on it (vim.lsp.start), optionally
+-- editor_undo?, init_options?, code_action?: {range, diagnostic}}. The script opens `file`, starts Toolwire on it (vim.lsp.start), optionally
 -- types into the buffer before the turn (`type_first`) or while the turn's first edit is on
 -- its way (`typed`: applied right before Neovim applies the edit, as its own undo step),
--- runs one turn (toolwire/session/new, toolwire/session/prompt), takes the session's
+-- runs one turn (toolwire/session/new, toolwire/session/prompt; or, with `code_action`, the
+-- first quickfix Toolwire offers for the diagnostic, run with client:exec_cmd until its
+-- closing window/showMessage), takes the session's
 -- snapshot, optionally undoes the turn (`undo`: toolwire/session/undoTurn) or the last
 -- change with Neovim's own undo (`editor_undo`), and writes what it saw to `out` as JSON.
 -- Every wait is vim.wait on a condition (events are processed meanwhile), bounded by
@@ -35,7 +37,12 @@ end
 local function run()
   vim.cmd.edit(vim.fn.fnameescape(cfg.file))
   local buf = vim.api.nvim_get_current_buf()
-  local id = assert(vim.lsp.start({ name = 'toolwire', cmd = cfg.cmd, root_dir = cfg.root }, { bufnr = buf }))
+  local messages = {}
+  vim.lsp.handlers['window/showMessage'] = function(_, params)
+    table.insert(messages, params.message) -- a code action's closing message
+  end
+  local id = assert(vim.lsp.start({ name = 'toolwire', cmd = cfg.cmd, root_dir = cfg.root,
+    init_options = cfg.init_options }, { bufnr = buf }))
   local client = assert(vim.lsp.get_client_by_id(id))
   assert(vim.wait(cfg.wait_ms, function()
     return client.initialized and vim.lsp.buf_is_attached(buf, id)
@@ -71,9 +78,26 @@ local function run()
     return default(err, params, ctx, config)
   end
 
-  local session = request('toolwire/session/new', { cwd = cfg.root, model = cfg.model, settings = cfg.settings })
-  report.prompt = request('toolwire/session/prompt', {
-    sessionId = session.sessionId, prompt = { { type = 'text', text = 'go' } } })
+  local session
+  if cfg.code_action then -- as vim.lsp.buf.code_action() would: ask for the actions, run the fix
+    local actions = request('textDocument/codeAction', { textDocument = { uri = vim.uri_from_bufnr(buf) },
+      range = cfg.code_action.range, context = { diagnostics = { cfg.code_action.diagnostic }, only = { 'quickfix' } } })
+    report.actions = vim.tbl_map(function(a) return a.title end, actions)
+    local started
+    client:exec_cmd(actions[1].command, { bufnr = buf }, function(err, result)
+      assert(not err, vim.inspect(err))
+      started = result
+    end)
+    assert(vim.wait(cfg.wait_ms, function()
+      return started ~= nil and vim.iter(messages):any(function(m) return m:find('^Toolwire %(') ~= nil end)
+    end, 10), 'the code action never ended (no closing message)')
+    session = started
+    report.messages = messages
+  else
+    session = request('toolwire/session/new', { cwd = cfg.root, model = cfg.model, settings = cfg.settings })
+    report.prompt = request('toolwire/session/prompt', {
+      sessionId = session.sessionId, prompt = { { type = 'text', text = 'go' } } })
+  end
   report.snapshot = request('toolwire/session/snapshot', { sessionId = session.sessionId })
   report.buffer = buffer_text(buf)
   if cfg.undo then

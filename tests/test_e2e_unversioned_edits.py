@@ -136,7 +136,7 @@ async def test_an_edit_that_lands_on_text_the_user_changed_is_stale_naming_the_l
     final = finals["e"]
     assert final["status"] == "errored" and final["error"]["code"] == "stale", final
     message = final["error"]["message"]
-    assert "line 3 of its buffer" in message
+    assert "line 3 of its buffer differs from what the edit meant" in message
     assert "stays in the buffer" in message and "editor's undo removes it" in message
     assert final["result"]["data"] == {"applied": True, "lines": [[3, 3]]}
     assert editor.buffers[uri][0] == "a = 100\nb = 2\nc = 3  # mine\n"  # both: nothing typed is lost
@@ -196,7 +196,7 @@ async def test_undo_keeps_such_a_buffer_saved_and_closed_too(plain16, repo, tmp_
     # the line the user added moved the text: the edit's range landed on the line above its own
     assert editor.buffers[uri][0] == "# mine\na = 3\nb = 2\n"
     assert finals["e"]["error"]["code"] == "stale" and finals["e"]["result"]["data"]["lines"] == [[1, 3]], finals
-    assert "lines 1-3 of its buffer" in finals["e"]["error"]["message"]
+    assert "lines 1-3 of its buffer differ from" in finals["e"]["error"]["message"]
     (repo / "w.py").write_text(editor.buffers[uri][0])  # :w, then :bd
     editor.close(uri)
     kept = await undo(editor, sid)

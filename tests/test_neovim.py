@@ -138,7 +138,7 @@ def test_an_edit_while_the_user_types_is_stale_naming_the_lines_and_neovims_undo
         typed={"line": 2, "col": 5, "text": "  # mine"}, editor_undo=True)
     call = calls(report)["e"]
     assert call["status"] == "errored" and call["error"]["code"] == "stale", call
-    assert "line 3 of its buffer" in call["error"]["message"]
+    assert "line 3 of its buffer differs" in call["error"]["message"]
     assert "stays in the buffer" in call["error"]["message"]
     assert call["result"]["data"] == {"applied": True, "lines": [[3, 3]]}
     assert report["buffer"] == "a = 100\nb = 2\nc = 3  # mine\n"  # the edit and what the user typed
@@ -169,3 +169,23 @@ def test_create_file_with_nothing_over_the_open_file_is_reported_as_neovim_leave
     assert call["status"] == "errored" and call["error"]["code"] == "stale", call
     assert call["result"]["data"] == {"applied": True, "lines": [[1, 1]]}
     assert report["buffer"] == "\n"
+
+
+def test_a_code_action_fix_edits_the_buffer_it_was_asked_from(nvim, tmp_path, repo):
+    # Neovim has no Toolwire panel: a quickfix is how its users run a turn
+    text = "def add(a, b):\n    return a + bb  # ünïcode\n"
+    script = write_script(tmp_path / "fix.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "calc.py", "old_string": "a + bb", "new_string": "a + b"}, "id": "e1"}]},
+        {"text": "Replaced `bb` with `b`."},
+    ])
+    diagnostic = {"range": {"start": {"line": 1, "character": 15}, "end": {"line": 1, "character": 17}},
+                  "message": "undefined name 'bb'", "severity": 1, "source": "pyflakes"}
+    report = run_turn(nvim, tmp_path, repo, "calc.py", text, [],
+                      init_options={"model": f"replay:{script}", **ALLOW},
+                      code_action={"range": diagnostic["range"], "diagnostic": diagnostic})
+    assert report["actions"] == ["Toolwire: Fix 'undefined name 'bb''"]
+    assert [c["status"] for c in report["snapshot"]["toolCalls"]] == ["done"], report["snapshot"]["toolCalls"]
+    plain(report)
+    assert report["buffer"] == "def add(a, b):\n    return a + b  # ünïcode\n"
+    assert any(m.startswith("Toolwire (fix)") and "done" in m.splitlines()[0] for m in report["messages"]), report

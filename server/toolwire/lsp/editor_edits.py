@@ -124,7 +124,8 @@ async def confirm_unversioned(store: "BufferStore", doc: OpenDocument, new_text:
     lines = changed_lines(new_text, buf.text)
     raise ToolError(
         "stale",
-        f"after the editor applied the edit of {name}, {describe_lines(lines)} of its buffer differ from what the edit "
+        f"after the editor applied the edit of {name}, {describe_lines(lines)} of its buffer "
+        f"{'differs' if describe_lines(lines).startswith('line ') else 'differ'} from what the edit "
         "meant (text was typed there while the edit was on its way, or the editor applied it its own way). The edit "
         "stays in the buffer: the editor's undo removes it and brings back the text it replaced. Read the file again "
         "before changing it",

@@ -1,9 +1,9 @@
 """Where a file tool reads and writes: the open editor buffer, else the disk.
 
 Open buffers win: when the editor has the file open, its (possibly unsaved)
-text is what the tool reads and the edit goes back through the editor,
-versioned; a refused or outdated edit is reported as stale and nothing else is
-written. Other files are read with a size limit and written atomically with a
+text is what the tool reads and the edit goes back through the editor
+(versioned, or checked against the editor's report for a client without versioned
+edits); a refused or outdated edit is reported and nothing else is written. Other files are read with a size limit and written atomically with a
 check that the disk still holds what was read.
 """
 

@@ -56,7 +56,9 @@ class Documents(Protocol):
 
         Raises:
             ToolError: the editor cannot or did not take the edit, with a code
-                saying why (LSP: ``editor_unsupported``, ``editor_refused``).
+                saying why (LSP: ``editor_unsupported``, ``editor_refused``), or took
+                it onto text that changed meanwhile (LSP, a client without versioned
+                edits: ``stale`` with ``data.applied`` true; the edit stays in the buffer).
         """
         ...
 
