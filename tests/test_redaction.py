@@ -93,10 +93,13 @@ def test_json_escaped_and_percent_decoded_forms_are_replaced():
 
 def test_the_inherited_environment_is_never_redacted_wholesale():
     env = {"HOME": "/home/someone-long", "PATH": "/usr/local/bin:/usr/bin", "OPENAI_API_KEY": "sk-env-0123456789",
-           "OPENAI_BASE_URL": "https://proxy:proxypassword1@gw.example/v1"}
+           "OPENAI_BASE_URL": "https://gw:gatewaypassword1@gw.example/v1", "SOME_TOKEN": "not-read-by-toolwire",
+           "HTTPS_PROXY": "http://me:proxypassword2@proxy.example:3128"}
     r = Redactor(env=env)
-    text = r.redact("home /home/someone-long path /usr/local/bin:/usr/bin key sk-env-0123456789 pw proxypassword1")
-    assert text == "home /home/someone-long path /usr/local/bin:/usr/bin key *** pw ***"
+    text = r.redact("home /home/someone-long path /usr/local/bin:/usr/bin key sk-env-0123456789 pw gatewaypassword1 "
+                    "proxy proxypassword2 other not-read-by-toolwire")
+    assert text == ("home /home/someone-long path /usr/local/bin:/usr/bin key *** pw *** proxy *** "
+                    "other not-read-by-toolwire")
 
 
 def test_redact_data_walks_strings_and_keeps_the_named_fields_exact():
@@ -136,3 +139,19 @@ def test_log_records_at_every_level_are_rewritten_args_and_tracebacks_included()
 def test_the_shared_redactor_is_one_object():
     assert shared() is shared()
     assert isinstance(shared(), Redactor) and REDACTED == "***"
+
+
+def test_cli_logging_redacts_warnings_and_the_last_words_of_an_uncaught_exception(tmp_path):
+    """What bypasses log records (a library's warnings.warn, the interpreter's traceback
+    on stderr) is redacted too once the command set up its logging."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "cli.log"
+    code = (f"import warnings; from toolwire import cli; cli._setup_logging('INFO', {str(log)!r}); "
+            f"warnings.warn('retrying {URL}'); raise RuntimeError('failed: {URL}')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "RuntimeError: failed: http://***@127.0.0.1:8765/v1?api-key=***" in done.stderr
+    assert "retrying http://***@127.0.0.1:8765/v1?api-key=***&token=***" in log.read_text()
+    for text in (done.stderr, log.read_text()):
+        assert LONG_PASSWORD not in text and "AKEY-0123456789" not in text

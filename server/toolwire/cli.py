@@ -36,6 +36,7 @@ def _setup_logging(level: str, log_file: str | None, command: str = "") -> bool:
 
     shared().install()  # every record, pygls' and the libraries' included, at every level
     shared().install_excepthook()
+    logging.captureWarnings(True)  # a library's warning goes through the handler too, not straight to stderr
     if level.upper() != "DEBUG":
         logging.getLogger("pygls").setLevel(logging.WARNING)
     return True

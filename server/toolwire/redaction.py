@@ -51,9 +51,10 @@ MIN_SECRET = 8
 #: Environment variables an API key may come from (as the openai model reads them).
 API_KEY_ENV = ("TOOLWIRE_API_KEY", "OPENAI_API_KEY")
 
-#: Environment variables holding a URL Toolwire uses (the openai SDK reads it when
-#: ``baseUrl`` is not set): their user info and key-like query values are secrets.
-URL_ENV = ("OPENAI_BASE_URL",)
+#: Environment variables holding a URL Toolwire uses: the openai SDK reads the first
+#: when ``baseUrl`` is not set, httpx the proxies (``http://user:pass@proxy:3128``).
+#: Their user info and key-like query values are secrets.
+URL_ENV = ("OPENAI_BASE_URL", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 #: Query parameter and header names whose values are secrets, normalized by
 #: :func:`_normal` (lower case, ``-`` and ``_`` removed). Sources: OpenAI/Azure
