@@ -52,6 +52,9 @@ class EditorClient(ToolwireTestClient):
         #: A change ``(start, end, text)`` the user types right before the next plain ``changes``
         #: edit is applied (reported in the same didChange, as a debouncing editor does).
         self.typed_before_edit: tuple[tuple[int, int], tuple[int, int], str] | None = None
+        #: Report that typing with this change instead (a buggy editor's report), once.
+        self.typed_reported_at: tuple[tuple[int, int], tuple[int, int], str] | None = None
+        self.silent_edits = False  # apply plain changes without reporting them (an editor that never does)
 
     def open(self, path: Path | str, text: str, version: int = 1) -> str:
         uri = path if isinstance(path, str) else path.as_uri()
@@ -122,7 +125,8 @@ class EditorClient(ToolwireTestClient):
                 start, end, typed = self.typed_before_edit
                 self.typed_before_edit = None
                 text = ref.apply(text, start, end, typed, self.encoding)
-                reported.append((start, end, typed))
+                reported.append(self.typed_reported_at or (start, end, typed))
+                self.typed_reported_at = None
             ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
             for edit in ordered:  # the last first: the earlier ranges still name the same places
                 start = (edit.range.start.line, edit.range.start.character)
@@ -135,6 +139,8 @@ class EditorClient(ToolwireTestClient):
                 content_changes=[types.TextDocumentContentChangePartial(
                     range=types.Range(start=types.Position(*a), end=types.Position(*b)), text=t)
                     for a, b, t in reported])
+            if self.silent_edits:
+                continue  # applied, never reported
             if self.report_late:
                 asyncio.get_running_loop().call_later(0.3, self.text_document_did_change, report)
             else:

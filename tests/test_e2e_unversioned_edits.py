@@ -143,6 +143,38 @@ async def test_an_edit_that_lands_on_text_the_user_changed_is_stale_naming_the_l
     editor.close(uri)
 
 
+async def test_an_editor_that_never_reports_the_change_is_trusted_as_for_a_versioned_edit(plain16, repo, tmp_path):
+    editor = plain16
+    (repo / "q.py").write_text("q = 1\n")
+    uri = editor.open(repo / "q.py", "q = 1\n")
+    editor.silent_edits = True
+    try:
+        _, finals = await turn(editor, repo, tmp_path, ("e", "edit_file", {
+            "path": "q.py", "old_string": "q = 1", "new_string": "q = 2"}))
+    finally:
+        editor.silent_edits = False
+    assert finals["e"]["status"] == "done", finals  # after the 5 s wait: nothing says otherwise
+    assert editor.buffers[uri][0] == "q = 2\n"
+    editor.close(uri)
+
+
+async def test_a_report_that_does_not_fit_the_servers_copy_is_out_of_sync_not_done(plain16, repo, tmp_path):
+    editor = plain16
+    (repo / "o.py").write_text("o = '😀'\n")
+    uri = editor.open(repo / "o.py", "o = '😀'\n")
+    editor.typed_before_edit = ((0, 5), (0, 5), "x")
+    editor.typed_reported_at = ((0, 6), (0, 6), "x")  # reported inside the emoji's surrogate pair: no place
+    try:
+        _, finals = await turn(editor, repo, tmp_path, ("e", "edit_file", {
+            "path": "o.py", "old_string": "o =", "new_string": "p ="}))
+    finally:
+        editor.typed_before_edit = None
+    final = finals["e"]
+    assert final["status"] == "errored" and final["error"]["code"] == "out_of_sync", final
+    assert "was applied" in final["error"]["message"] and "reopen" in final["error"]["message"]
+    editor.close(uri)
+
+
 async def test_undo_of_a_plain_buffer_edit_goes_back_through_the_editor(plain8, repo, tmp_path):
     editor = plain8
     (repo / "u.py").write_text("x = 'é'\n")
