@@ -68,3 +68,20 @@ async def test_a_file_with_another_hard_link_is_copied(tmp_path: Path) -> None:
     assert os.stat(obj).st_ino != os.stat(tmp_path / "elsewhere.txt").st_ino
     (tmp_path / "elsewhere.txt").write_bytes(b"changed through the other link\n")
     assert store.get(sha256_hex(before)) == before
+
+
+def test_a_damaged_or_shared_content_under_the_same_name_is_written_again(tmp_path: Path) -> None:
+    """A content whose name is already taken by a truncated copy, or by a file still linked to a
+    workspace file (a crash between link and unshare, then the file changed in place), is stored
+    again rather than trusted: undo must find the bytes the checkpoint was taken with."""
+    store = CheckpointStore(tmp_path / "ws", tmp_path / "state")
+    data = b"the content\n" * 10
+    digest = store.put(data)
+    (store.objects / digest).write_bytes(data[:5])  # truncated
+    assert store.put(data) == digest and store.get(digest) == data
+    outside = tmp_path / "linked.txt"
+    os.link(store.objects / digest, outside)  # shared with another file, which then changes in place
+    with open(outside, "r+b") as fh:
+        fh.write(b"X")
+    assert store.put(data) == digest and store.get(digest) == data
+    assert outside.read_bytes().startswith(b"X")  # the other file is left as it is

@@ -83,3 +83,28 @@ async def test_a_file_the_server_user_may_not_write_is_refused(nobody):
     st = os.stat(target)
     assert target.read_text() == "one\ntwo\n" and (st.st_uid, st.st_gid) == (NOBODY, NOBODY)
     assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]  # no temporary file left
+
+
+async def test_a_file_the_server_user_may_not_read_is_asked_about_as_irreversible(nobody):
+    """rename_file of a file the server cannot read (nobody's, mode 0200): the turn cannot
+    record its content, so the rename is asked about even under auto, marked irreversible."""
+    ws = BASE / "ws"
+    target = ws / "secret.txt"
+    target.write_text("hidden\n")
+    os.chown(target, NOBODY, NOBODY)
+    os.chmod(target, 0o200)
+    script = write_script(BASE / "r.jsonl", [
+        {"tool_calls": [{"name": "rename_file", "arguments": {"path": "secret.txt", "new_path": "moved.txt"},
+                         "id": "r1"}]},
+        {"text": "done"}])
+    os.chmod(script, 0o644)
+    sid = (await nobody.call("toolwire/session/new", {"cwd": str(ws), "model": f"replay:{script}",
+                                                      "settings": {"permissions": {"edits": "auto"}}}))["sessionId"]
+    nobody.answers[sid] = {"optionId": "reject"}
+    await nobody.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "rename"})
+    [asked] = nobody.permission_requests[sid]
+    assert asked["subject"]["irreversible"] == {"reason": "secret.txt: cannot read it: Permission denied"}, asked
+    [call] = [snaps[-1] for snaps in nobody.tool_calls(sid).values()]
+    assert call["cancelReason"] == "rejected", call
+    assert target.exists() and not (ws / "moved.txt").exists()
+    target.unlink()

@@ -81,6 +81,18 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def _kept(path: Path, size: int) -> bool:
+    """True when ``path`` is a stored content of ``size`` bytes of its own: a regular file
+    with no other link. Anything else under that name (a truncated or damaged copy, one
+    still shared with a workspace file after a crash, a folder) is written again, so a
+    checkpoint never rests on a content that undo would find damaged."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == size and st.st_nlink == 1
+
+
 class CheckpointStore:
     """The checkpoint storage of one workspace folder.
 
@@ -127,7 +139,7 @@ class CheckpointStore:
         """Store ``data`` and return its SHA-256 (hex). Raises OSError when the disk refuses."""
         digest = sha256_hex(data)
         path = self.objects / digest
-        if not path.exists():
+        if not _kept(path, len(data)):
             self._ensure()
             _atomic_bytes(path, data)
         return digest
@@ -148,7 +160,7 @@ class CheckpointStore:
         """
         digest = sha256_hex(data)
         dest = self.objects / digest
-        if dest.exists():
+        if _kept(dest, len(data)):
             return digest, False
         self._ensure()
         temp = self.objects / f".{digest}.{secrets.token_hex(4)}.tmp"
