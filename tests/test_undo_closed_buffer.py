@@ -166,3 +166,32 @@ async def test_a_closed_buffers_file_changed_since_blocks_the_undo_until_forced(
     assert forced["status"] == "undone", forced
     assert (repo / "a.py").read_bytes() == b"x = 1\n" and (repo / "b.py").read_bytes() == b"y = 1\n"
     assert git(repo, "log", "-1", "--format=%s").strip() == "files"
+
+
+async def test_a_step_that_fails_while_acting_is_rolled_back(ed, files, tmp_path):
+    """Found beyond the issue's inputs: the plan cannot see everything (the editor refuses
+    the versioned edit, git refuses a switch, the disk fails). What the undo did before the
+    failing step is put back: the result is blocked and nothing is changed."""
+    repo = files
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.py").write_text("y = 1\n")
+    uri = ed.open(repo / "b.py", "y = 1\nunsaved = 1\n", version=1)  # not clean: the editor does not save it
+    script = calls_script(tmp_path / "s.jsonl", [
+        ("edit_file", {"path": "a.txt", "old_string": "a", "new_string": "A"}),
+        ("edit_file", {"path": "b.py", "old_string": "y = 1", "new_string": "y = 2"}),
+    ])
+    sid, _ = await run_turn(ed, repo, script)
+    assert ed.buffers[uri][0] == "y = 2\nunsaved = 1\n"
+    changed = state(repo)
+    ed.refuse_edits = "the editor is busy"
+    try:
+        blocked = await undo(ed, sid)  # a.txt (sorted first) is restored, then the editor refuses b.py
+    finally:
+        ed.refuse_edits = None
+    assert blocked["status"] == "blocked" and outcomes(blocked) == {"b.py": "not_undoable"}, blocked
+    assert "what was done before it was put back" in blocked["message"], blocked
+    assert state(repo) == changed and ed.buffers[uri][0] == "y = 2\nunsaved = 1\n"
+    done = await undo(ed, sid)
+    assert done["status"] == "undone" and outcomes(done) == {"a.txt": "restored", "b.py": "restored"}, done
+    assert (repo / "a.txt").read_text() == "a\n" and ed.buffers[uri][0] == "y = 1\nunsaved = 1\n"
+    ed.close(uri)

@@ -17,7 +17,9 @@ before them), each only when the repository is still where the turn left it
 
 Everything is checked before anything is done (:meth:`Restorer.plan`): when a path
 or git action would be ``kept`` or ``not_undoable``, nothing is changed and the
-result is ``blocked``, unless ``partial`` asks for the rest anyway.
+result is ``blocked``, unless ``partial`` asks for the rest anyway. A step that
+fails while acting all the same (the editor refuses, git refuses a switch) has what
+was done before it put back (:meth:`Restorer._roll_back`): still ``blocked``.
 
 Anything else is ``not_undoable`` with the reason. An item put back is marked
 undone, so undoing the same turn again does nothing and says so.
@@ -27,8 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
-import stat
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -37,86 +37,19 @@ from typing import Any
 
 from toolwire.agent.checkpoint_store import CheckpointStore, StoreError
 from toolwire.agent.checkpoints import BufferState, FileState, GitAction, PathChange, TurnCheckpoint, probe
+from toolwire.agent.undo_files import describe_change
+from toolwire.agent.undo_files import same as _same
+from toolwire.agent.undo_files import text as _text
+from toolwire.agent.undo_files import write_entry as _write_entry
 from toolwire.agent.undo_force import forced_index, forced_paths, unmatched_force
 from toolwire.agent.undo_git import GitUndo
 from toolwire.agent.undo_report import result_message
 from toolwire.tools.base import ToolContext
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.fs import TEMP_MARKER, keep_metadata
 from toolwire.workspace.paths import is_inside
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["Restorer", "refresh"]
-
-
-def _same(a: FileState, b: FileState) -> bool:
-    return a.kind == b.kind and a.digest == b.digest and (a.kind != "file" or a.mode == b.mode)
-
-
-def _text(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
-
-
-def describe_change(rel: str, now: bytes | None, then: bytes | None, now_mode: int | None = None,
-                    then_mode: int | None = None) -> str:
-    """The diff from what ``rel`` holds ``now`` to what the undo would make it (``then``).
-
-    Text is shown as a unified diff; binary contents and permission changes as one line each.
-    """
-    out = ""
-    if now is not None and then is not None and now_mode is not None and then_mode is not None and now_mode != then_mode:
-        out += f"mode {now_mode:o} -> {then_mode:o}\n"
-    if now == then:
-        return out
-    a, b = _text(now), _text(then)
-    if (now is None or a is not None) and (then is None or b is not None):
-        return out + unified_diff(a, b, rel)
-    size = lambda d: "absent" if d is None else f"{len(d)} bytes"  # noqa: E731
-    return out + f"Binary file {rel} differs ({size(now)} now, {size(then)} after the undo)\n"
-
-
-def _write_entry(entry: Path, state: FileState, data: bytes | None, listener: Callable | None) -> None:
-    """Make the directory entry ``entry`` hold ``state`` atomically (``data``: its bytes or link target)."""
-    if state.kind == "absent":
-        if os.path.lexists(entry):
-            if listener is not None:
-                listener(entry, None)
-            os.unlink(entry)
-        return
-    assert data is not None
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    temp = entry.parent / f".{entry.name[:80]}{TEMP_MARKER}{secrets.token_hex(6)}.tmp"
-    try:
-        if state.kind == "symlink":
-            os.symlink(os.fsdecode(data), temp)
-        else:
-            try:
-                now = os.lstat(entry)
-            except OSError:
-                now = None
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-            try:
-                if now is not None and stat.S_ISREG(now.st_mode):  # owner, group, xattrs of the file replaced
-                    keep_metadata(fd, now, entry)
-                os.fchmod(fd, state.mode if state.mode is not None else 0o644)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        if listener is not None:
-            listener(entry, data if state.kind == "file" else None)
-        os.replace(temp, entry)
-    except BaseException:
-        if os.path.lexists(temp):
-            os.unlink(temp)
-        raise
 
 
 def refresh(record: TurnCheckpoint, store: CheckpointStore) -> None:
@@ -161,6 +94,7 @@ class Restorer:
         self.gitundo = GitUndo(ctx, record.turn_id, tree_write)
         self.blocked = self.gitundo.blocked  # path → why: it is in a commit that stays
         self.dry = False  # while planning: decide every outcome, change nothing
+        self.rolled_back: bool | None = None  # True: a step failed while acting and what was done was put back
 
     async def run(self, *, redo: bool = False, force: list[str] | None = None,
                   partial: bool = False) -> dict[str, Any]:
@@ -197,23 +131,51 @@ class Restorer:
         if (paths or git) and not partial:
             self.paths, self.git = paths, git
             return self._result("blocked")
-        if redo:
-            for action in actions:
-                await self._git(action)
-        for change in files:
-            await self._path(change)
-        self._folders()
-        if not redo:
-            for action in reversed(actions):
-                await self._git(action)
-        if not redo and any(item["outcome"] == "restored" for item in self.paths + self.git):
+        await self._act(files, actions)
+        ok = all(p["outcome"] == "restored" for p in self.paths + self.git)
+        status = ("redone" if redo else "undone") if ok else "partial"
+        if not ok and not partial:  # failed while acting (the editor refused, git refused a switch, I/O)
+            status = "blocked" if await self._roll_back(files, actions) else "partial"
+        if not redo and (any(c.undone for c in files) or any(g.undone for g in actions)):
             record.undone_at = time.time()
         try:
             self.store.save(record.session_id, record.turn_id, record.dump())
         except OSError:
             pass  # the in-memory record is still right; the next save retries
-        ok = all(p["outcome"] == "restored" for p in self.paths + self.git)
-        return self._result(("redone" if redo else "undone") if ok else "partial")
+        return self._result(status)
+
+    async def _act(self, files: list[PathChange], actions: list[GitAction]) -> None:
+        """Undo (redo) ``files`` and ``actions``: redo does git first, oldest first; undo
+        does the files first, then git newest first."""
+        if self.redo:
+            for action in actions:
+                await self._git(action)
+        for change in files:
+            await self._path(change)
+        self._folders()
+        if not self.redo:
+            for action in reversed(actions):
+                await self._git(action)
+
+    async def _roll_back(self, files: list[PathChange], actions: list[GitAction]) -> bool:
+        """Something failed while acting although the plan found nothing in the way: put
+        back what this run already did (the opposite way, under the same rule), so the
+        result is ``blocked`` with nothing changed. Returns False when that failed too
+        (the result then reports everything, ``partial``, and the message says so)."""
+        done_files = [c for c in files if c.undone != self.redo]
+        done_actions = [g for g in actions if g.undone != self.redo]
+        failed_paths = [p for p in self.paths if p["outcome"] != "restored"]
+        failed_git = [g for g in self.git if g["outcome"] != "restored"]
+        back = Restorer(self.record, self.ctx, self.store, self.gitundo.tree_write)
+        back.redo = back.gitundo.redo = not self.redo
+        await back._act(done_files, done_actions)
+        if any(item["outcome"] != "restored" for item in back.paths + back.git):
+            self.paths += [p | {"reason": f"{p.get('reason') or p['outcome']}; could not be put back after "
+                                f"a later step failed"} for p in back.paths if p["outcome"] != "restored"]
+            self.rolled_back = False
+            return False
+        self.paths, self.git, self.rolled_back = failed_paths, failed_git, True
+        return True
 
     async def plan(self, files: list[PathChange], actions: list[GitAction]
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -412,6 +374,7 @@ class Restorer:
     # -------------------------------------------------------------- result
     def _result(self, status: str) -> dict[str, Any]:
         record = self.record
-        message = result_message(record, status, self.paths, self.git, redo=self.redo, unmatched=self.unmatched)
+        message = result_message(record, status, self.paths, self.git, redo=self.redo, unmatched=self.unmatched,
+                                 rolled_back=self.rolled_back)
         return {"turnId": record.turn_id, "status": status, "message": message, "paths": self.paths, "git": self.git,
                 "unmatchedForce": self.unmatched}

@@ -27,8 +27,10 @@ _PLAIN = re.compile(r"[A-Za-z0-9._/+-]+")
 
 
 def result_message(record: TurnCheckpoint, status: str, paths: list[dict[str, Any]], git: list[dict[str, Any]], *,
-                   redo: bool, unmatched: list[str]) -> str:
-    """The ``message`` of an undo or redo result with ``status``, ``paths`` and ``git``."""
+                   redo: bool, unmatched: list[str], rolled_back: bool | None = None) -> str:
+    """The ``message`` of an undo or redo result with ``status``, ``paths`` and ``git``
+    (``rolled_back``: a step failed while acting, and what was done was put back (True)
+    or could not all be put back (False))."""
     turn = record.turn_id
     verb = "redo" if redo else "undo"
     if status == "nothing_to_do":
@@ -45,8 +47,9 @@ def result_message(record: TurnCheckpoint, status: str, paths: list[dict[str, An
         if len(items) > MAX_NAMED_BLOCKERS:
             shown += f"; and {len(items) - MAX_NAMED_BLOCKERS} more"
         kept = any(p["outcome"] == "kept" for p in paths + git)
-        message = (f"Nothing was {verb}ne: {len(items)} change(s) of turn {turn} cannot be {verb}ne as they are: "
-                   f"{shown}. Send partial: true to {verb} the rest"
+        failed = " (it failed while the undo ran; what was done before it was put back)" if rolled_back else ""
+        message = (f"Nothing was {verb}ne: {len(items)} change(s) of turn {turn} cannot be {verb}ne as they are"
+                   f"{failed}: {shown}. Send partial: true to {verb} the rest"
                    + (", or force for the paths to overwrite." if kept else "."))
     else:
         restored = sum(1 for p in paths if p["outcome"] == "restored")
@@ -62,6 +65,8 @@ def result_message(record: TurnCheckpoint, status: str, paths: list[dict[str, An
             g["action"] for g in git if g["outcome"] != "restored"]
         if blocked:
             message += f" Not done: {', '.join(blocked)} (see the reasons)."
+        if rolled_back is False:
+            message += f" A step failed while the {verb} ran and what was done before it could not all be put back."
     if unmatched:
         shown = ", ".join(display_name(e) if e else '""' for e in unmatched)
         them = "it" if len(unmatched) == 1 else "them"
