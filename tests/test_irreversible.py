@@ -254,3 +254,32 @@ async def test_a_store_that_fails_mid_turn_under_auto(silent, tmp_path, tool, ar
     finally:
         for blocker in broken:
             blocker.unlink()
+
+
+async def test_a_commit_whose_hook_snapshot_cannot_be_stored_does_not_run(client, tmp_path):
+    """With a commit hook the checkpoint stores the untracked files a hook might change; when
+    the store refuses them after the question (only its contents folder broken: the record
+    itself could still be saved), the commit does not run, rather than run unwatched."""
+    root = workspace(tmp_path, "git_commit")
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    (root / "notes.txt").write_text("untracked, a hook could rewrite it\n")
+    before = state(root)
+    script = calls_script(tmp_path / "s.jsonl", [("git_commit", {"message": "change f", "paths": ["f.txt"]})])
+    objects = CheckpointStore(root).objects
+
+    def break_objects(params: dict[str, Any]) -> None:
+        if objects.is_dir():
+            shutil.rmtree(objects)
+        objects.write_text("not a folder\n")
+
+    client.before_permission = break_objects
+    try:
+        sid, calls = await turn(client, root, script, {"optionId": "allow_once"})
+    finally:
+        client.before_permission = None
+        objects.unlink(missing_ok=True)
+    assert calls["c0"]["status"] == "errored" and calls["c0"]["error"]["code"] == "not_undoable", calls
+    assert "the checkpoint store cannot be written" in calls["c0"]["error"]["message"]
+    assert state(root) == before

@@ -133,12 +133,17 @@ class Checkpointer:
                 ToolError ``not_undoable`` and records nothing: the tool must not run.
         """
         step = _Step(tool, args)
+        listed: Exception | None = None
         try:
             step.paths = await self.paths(tool, args)
-        except (ToolError, OSError, ValueError) as exc:  # the tool refuses such paths itself
+        except (ToolError, OSError, ValueError) as exc:  # a file tool refuses such paths itself
             log.info("checkpoint: paths of %s not known (%s)", tool.name, exc)
+            listed = exc
         taken: dict[str, PathChange] = {}
         try:
+            if strict and listed is not None and tool.name == "git_restore":  # git itself failed to list them
+                error = tool_error_in(listed)
+                raise Unrecordable(f"git could not list the files it restores: {error.message if error else listed}")
             for rel in step.paths:
                 if rel not in self.record.paths and rel not in taken:
                     taken[rel] = self.capture_before(rel, strict=strict)
@@ -149,6 +154,8 @@ class Checkpointer:
                     step.index_before = await self._read(index_entries(self.ctx, step.index_paths), {}, strict)
             if tool.name in _HEAD_TOOLS and getattr(args, "action", None) != "list":
                 step.head_before = await self._read(repo_state(self.ctx), None, strict)
+            if tool.name == "git_commit" and step.head_before is not None:
+                step.tree = await self._read(self._hooks.before(strict), None, strict)
             self.record.paths.update(taken)
             if strict:
                 self.save(strict=True)  # the record must be kept before the change is made
@@ -158,8 +165,6 @@ class Checkpointer:
                 self.record.paths.pop(rel, None)
             raise ToolError("not_undoable", "not run, nothing changed: its checkpoint could not be taken, so "
                             f"it could not be undone. Why: {exc.args[0]}") from None
-        if tool.name == "git_commit" and step.head_before is not None:
-            step.tree = await self._quiet(self._hooks.before(), None)
         return step
 
     async def after(self, step: _Step, result: ToolResult | None = None) -> None:
@@ -325,13 +330,16 @@ class Checkpointer:
         return out.returncode == 0 and out.text.strip() == "true"
 
     async def _read(self, coro: Any, default: Any, strict: bool) -> Any:
-        """A git read of :meth:`before`: as :meth:`_quiet`, or (``strict``) Unrecordable when it fails."""
+        """A git read of :meth:`before` (or the commit hooks' tree snapshot, which stores
+        contents): as :meth:`_quiet`, or (``strict``) Unrecordable when it fails."""
         if not strict:
             return await self._quiet(coro, default)
         try:
             return await coro
         except Exception as exc:  # noqa: BLE001 - said in the call's error
             error = tool_error_in(exc)
+            if error is None and isinstance(exc, OSError):
+                raise Unrecordable(f"the checkpoint store cannot be written ({exc.strerror or exc})") from None
             raise Unrecordable(f"git could not be read: {error.message if error else exc}") from None
 
     async def _quiet(self, coro: Any, default: Any) -> Any:

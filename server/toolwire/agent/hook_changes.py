@@ -285,14 +285,17 @@ class HookWatch:
     def __init__(self, owner: "Checkpointer") -> None:
         self.owner = owner
 
-    async def before(self) -> Any:
-        """The tree before the commit, or None when there are no hooks (or it cannot be taken)."""
+    async def before(self, strict: bool = False) -> Any:
+        """The tree before the commit, or None when there are no hooks (or it cannot be
+        taken; ``strict``: then the ToolError or OSError is raised, so the commit does not run)."""
         ctx = self.owner.ctx
         try:
             if not await has_commit_hooks(ctx):
                 return None
             return await take_tree(ctx, self.owner.store, self.owner.limit)
         except (ToolError, OSError) as exc:
+            if strict:
+                raise
             log.warning("checkpoint: cannot watch what the commit hooks change: %s", getattr(exc, "message", exc))
             return None
 
