@@ -128,3 +128,29 @@ async def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher(tmp_path: 
                             break
     finally:
         logging.getLogger("toolwire.workspace.watch").removeHandler(handler)
+
+
+async def test_everything_in_a_folder_that_appears_is_reported(tmp_path: Path) -> None:
+    """The backend watches a new folder only once it has seen it appear: files written
+    into it before then, and the contents of a folder moved in whole, have no event of
+    their own. The watcher walks each new folder, so none of them is lost."""
+    root, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    root.mkdir()
+    for n in range(5):  # a tree made outside the workspace, then moved in
+        (elsewhere / "moved" / f"d{n}").mkdir(parents=True)
+        (elsewhere / "moved" / f"d{n}" / "f.txt").write_text("x")
+    (elsewhere / "moved" / "node_modules").mkdir()
+    (elsewhere / "moved" / "node_modules" / "dep.js").write_text("x")
+    expected = {root / "moved" / f"d{n}" / "f.txt" for n in range(5)}
+    async with watching(root) as (_, receive):
+        for n in range(20):  # a folder, and a file in it at once (mkdir -p, git checkout, unzip)
+            (root / f"new{n}" / "deep").mkdir(parents=True)
+            (root / f"new{n}" / "deep" / "file.txt").write_text("x")
+            expected.add(root / f"new{n}" / "deep" / "file.txt")
+        (elsewhere / "moved").rename(root / "moved")
+        seen: set[Path] = set()
+        with anyio.fail_after(20):
+            while not expected <= seen:
+                seen |= {e.path for e in await receive.receive()}
+    assert expected <= seen
+    assert not [path for path in seen if "node_modules" in path.parts], seen

@@ -11,6 +11,13 @@ with the new content, and an event on that path is dropped while the file
 still holds exactly that content (compared by SHA-256), or is still absent
 after an announced deletion.
 
+A folder that appears (created, or moved in) is walked when its event comes, and
+every file and folder in it is reported as added: the backend watches a new folder
+only once it has seen it appear, so what was written into it before then (a
+``mkdir`` then a write, ``git checkout`` creating a folder with its files, a folder
+moved in whole) sends no event of its own. A file seen both ways may be reported
+twice, in two batches; no change is lost.
+
 Readiness: ``await tg.start(watcher.run)`` returns once the watcher provably
 sees events: it writes a probe file in a private temporary folder it also
 watches, and waits until that probe's event comes back.
@@ -176,6 +183,26 @@ class WorkspaceWatcher:
         del self._expected[path]  # changed again since our write: report it, stop expecting
         return False
 
+    def _in_new_folders(self, events: list[FileEvent]) -> list[FileEvent]:
+        """Everything inside the folders ``events`` add, as ``added`` events not in ``events``
+        (ignored folders and temporary files left out, links not followed)."""
+        seen = {event.path for event in events}
+        covered: set[Path] = set()
+        found: list[FileEvent] = []
+        for event in events:
+            if event.kind != "added" or event.path in covered or not os.path.isdir(event.path) \
+                    or os.path.islink(event.path):
+                continue
+            for folder, dirnames, filenames in os.walk(event.path):
+                dirnames[:] = [name for name in dirnames if name not in self._ignored]
+                covered.update(Path(folder, name) for name in dirnames)
+                for name in (*dirnames, *filenames):
+                    path = Path(folder, name)
+                    if path not in seen and not self.is_ignored(str(path)):
+                        seen.add(path)
+                        found.append(FileEvent("added", path))
+        return found
+
     async def _deliver(self, events: list[FileEvent]) -> None:
         result = self._on_change(events)
         if inspect.isawaitable(result):
@@ -243,6 +270,9 @@ class WorkspaceWatcher:
                     (FileEvent(_KINDS[c], Path(p)) for c, p in batch if not p.startswith(probe_root)),
                     key=lambda e: (str(e.path), e.kind),
                 )
+                if any(e.kind == "added" for e in events):
+                    inside = await anyio.to_thread.run_sync(self._in_new_folders, events, abandon_on_cancel=True)
+                    events = sorted(events + inside, key=lambda e: (str(e.path), e.kind))
                 events = [e for e in events if not self._own(str(e.path))]
                 if events and ready.is_set():
                     await self._deliver(events)
