@@ -47,6 +47,16 @@ def test_every_key_like_query_value_is_masked_even_short_and_unregistered(name):
     assert redact_url(f"https://h.example:443/p?{name}=ab&x=1#f") == f"https://h.example:443/p?{name}=***&x=1#f"
 
 
+def test_a_raw_at_sign_in_a_password_and_a_fragment_token_are_masked():
+    r = fresh()
+    url = "postgres://admin:p@ss@db.example:5432/app"
+    r.add_url(url)
+    assert r.redact(f"connect {url} failed") == "connect postgres://***@db.example:5432/app failed"
+    assert redact_url("https://app.example/cb#access_token=ab.cd&state=1") == (
+        "https://app.example/cb#access_token=***&state=1")
+    assert redact_url("mail me at a@b.example, see http://host/x@y") == "mail me at a@b.example, see http://host/x@y"
+
+
 @pytest.mark.parametrize("name", ["model", "api-version", "limit", "q", "keyboard"])
 def test_ordinary_query_values_stay(name):
     assert redact_url(f"https://h/p?{name}=gpt-4o-mini") == f"https://h/p?{name}=gpt-4o-mini"

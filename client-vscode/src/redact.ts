@@ -35,8 +35,10 @@ const FIELD_NAMES = new Set(["apikey", "xapikey", "apitoken", "accesstoken", "re
   "token", "authorization", "password", "passwd", "secret", "clientsecret", "credential", "credentials", "bearer"]);
 const FIELD_SUFFIXES = ["apikey", "token", "secret", "password", "passwd"];
 
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"'<>\\]+)@/gi;
-const QUERY_VALUE = /([?&;]([A-Za-z0-9_.\-%[\]]+)=)((?:[^&#\s"'<>\\,;:.)\]]|[:.,)\]](?=[^\s&#"'<>]))+)/g;
+/** User info runs to the last "@" before the host (a password may hold a raw "@"). */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#"'<>\\]+)@/gi;
+/** Query and fragment (OAuth's `#access_token=`) values. */
+const QUERY_VALUE = /([?&;#]([A-Za-z0-9_.\-%[\]]+)=)((?:[^&#\s"'<>\\,;:.)\]]|[:.,)\]](?=[^\s&#"'<>]))+)/g;
 const FIELD_VALUE = /(?<![\w-])(["']?)([A-Za-z][\w-]*)\1(\s*[:=]\s*)(["'])((?:(?!\4)[^\\]|\\.)*)\4/g;
 const BEARER = /\b(bearer\s+)[^\s'",}\]]+/gi;
 
@@ -80,7 +82,7 @@ export function urlSecrets(url: string | undefined): string[] {
       }
     }
   };
-  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(url.trim())?.[1];
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(url.trim())?.[1]; // greedy: to the last "@"
   if (userinfo !== undefined) {
     const colon = userinfo.indexOf(":");
     add(userinfo);
@@ -89,8 +91,9 @@ export function urlSecrets(url: string | undefined): string[] {
       add(userinfo.slice(colon + 1));
     }
   }
-  const query = url.split("#")[0].split("?").slice(1).join("?");
-  for (const piece of query.split(/[&;]/)) {
+  const [beforeFragment, ...fragment] = url.split("#");
+  const query = beforeFragment.split("?").slice(1).join("?");
+  for (const piece of [...query.split(/[&;]/), ...fragment.join("#").split("&")]) {
     const eq = piece.indexOf("=");
     if (eq > 0 && isKeyName(piece.slice(0, eq))) {
       add(piece.slice(eq + 1));

@@ -32,6 +32,9 @@ test("a URL's user info and key-like query values are masked in place, long ones
     `cannot reach http://${REDACTED}@127.0.0.1:9/v1?api-key=${REDACTED}&token=${REDACTED}&api-version=2024-06-01: refused; echo ${REDACTED} ${REDACTED}`,
   );
   assert.equal(redact("https://u:p@h/x?sig=ab&q=1", []), `https://${REDACTED}@h/x?sig=${REDACTED}&q=1`, "any URL, nothing registered");
+  assert.equal(redact("postgres://admin:p@ss@db:5432/app", []), `postgres://${REDACTED}@db:5432/app`, "a raw @ in a password");
+  assert.equal(redact("https://a/cb#access_token=ab.cd&state=1", []), `https://a/cb#access_token=${REDACTED}&state=1`);
+  assert.deepEqual(urlSecrets("https://a/cb#access_token=abcdefgh12"), ["abcdefgh12"]);
 });
 
 test("the verbose trace never contains baseUrl's user info or query key", { timeout: 60_000 }, async (t) => {

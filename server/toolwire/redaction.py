@@ -94,10 +94,12 @@ EXACT_FIELDS = frozenset({"argumentsDelta", "argumentsText", "partialArguments",
 #: write (LSP ``workspace/applyEdit``, ACP ``fs/write_text_file``).
 EXACT_METHODS = frozenset({"workspace/applyEdit", "fs/write_text_file"})
 
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#@\"'<>\\]+)@")
-# A query value ends at the next parameter, the fragment, white space or a quote, and
+# User info runs to the last "@" before the host: a password may hold a raw "@".
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#\"'<>\\]+)@")
+# A query (or fragment: OAuth's #access_token=) value ends at the next parameter, the
+# fragment, white space or a quote, and
 # before a ``:``, ``,``, ``.`` or ``)`` that ends the sentence ("…&token=***: refused").
-_QUERY_VALUE = re.compile(r"([?&;]([A-Za-z0-9_.\-%\[\]]+)=)((?:[^&#\s\"'<>\\,;:.)\]]|[:.,)\]](?=[^\s&#\"'<>]))+)")
+_QUERY_VALUE = re.compile(r"([?&;#]([A-Za-z0-9_.\-%\[\]]+)=)((?:[^&#\s\"'<>\\,;:.)\]]|[:.,)\]](?=[^\s&#\"'<>]))+)")
 _FIELD_VALUE = re.compile(r"""(?<![\w-])(["']?)([A-Za-z][\w-]*)\1(\s*[:=]\s*)(["'])((?:(?!\4)[^\\]|\\.)*)\4""")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s'\",}\]]+")
 _AUTHORIZATION = re.compile(r"""(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[a-z]+\s+)?)[^\s"',}\]]+""")
