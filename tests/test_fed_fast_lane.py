@@ -28,8 +28,9 @@ def frag(index: int, text) -> dict:
 
 def stream() -> list:
     """Two parallel calls, text between fragments, fragments of a call that does not
-    exist yet and of the wrong type, an SSE-event-wrapped and a JSON-text chunk,
-    a usage chunk, the finish and the ``[DONE]`` sentinel."""
+    exist yet, an SSE-event-wrapped and a JSON-text chunk, a usage chunk, the finish
+    and the ``[DONE]`` sentinel. (A fragment of the wrong type is refused before
+    either path sees it: see the test below.)"""
     args0 = json.dumps({"path": "a.txt", "content": "héllo \"quoted\" \\ 😀 " * 40})
     args1 = json.dumps({"path": "b.txt", "content": "x" * 300})
     out = [chunk({"role": "assistant", "content": ""}),
@@ -44,7 +45,6 @@ def stream() -> list:
                                               "function": {"name": "create_file", "arguments": ""}}]}))
             out.append({"event": "message", "data": frag(1, args1[:20])})
             out.append("data: " + json.dumps(frag(1, args1[20:40])))
-            out.append(frag(1, 12))  # not a string: the general path decides
             out.append(frag(1, args1[40:]))
         if i == 140:
             out.append(chunk({"content": " still going"}))
@@ -100,3 +100,16 @@ def test_the_fast_lane_reports_what_the_general_path_would(seed):
     assert [c.arguments_text for c in fed.merger.calls][1:] == [
         json.dumps({"path": "a.txt", "content": "héllo \"quoted\" \\ 😀 " * 40}),
         json.dumps({"path": "b.txt", "content": "x" * 300})]
+
+
+def test_a_fragment_of_the_wrong_type_is_refused_before_the_lane():
+    """``arguments: 12`` would be left out by either path: the batch is refused whole."""
+    from toolwire.agent.fed import FedStreamError
+
+    fed = FedStream("s", "openai-chat")
+    fed.merge([chunk({"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "f", "arguments": ""}}]})])
+    before = state(fed.merger)
+    with pytest.raises(FedStreamError, match=r"^chunk 1 of the batch: choices\[0\]\.delta\.tool_calls\[0\]"
+                                             r"\.function\.arguments is a number, not a string or an object$"):
+        fed.merge([frag(0, '{"a": '), frag(0, 12), frag(0, "1}")])
+    assert state(fed.merger) == before

@@ -20,7 +20,7 @@ from toolwire.agent.scheduler import Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.streaming.delta import TextDelta
 from toolwire.streaming.decoding import PayloadDecoder
-from toolwire.streaming.partial import loads_marking_duplicates
+from toolwire.streaming.fed_chunks import ChunkError, check_fields, decode_chunks
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
@@ -29,10 +29,6 @@ from toolwire.streaming.wireform import update_form
 
 class FedStreamError(ValueError):
     """A chunk or a request that cannot be applied (bad chunk text, stream already ended)."""
-
-
-#: The OpenAI end-of-stream sentinel; skipped when fed as text.
-_DONE = "[DONE]"
 
 
 @dataclass(slots=True)
@@ -87,7 +83,9 @@ class FedStream:
             The calls that changed, each once, in call order.
 
         Raises:
-            FedStreamError: chunks after the end, a chunk that is not JSON, a
+            FedStreamError: chunks after the end, a chunk that is not JSON or not an
+                object, a field of the wrong type (of an envelope, or of a payload the
+                format's normalizer reads: :mod:`toolwire.streaming.fed_chunks`), a
                 format contradicting the stream's, or ``end`` while no chunk told
                 the format. Nothing of the request is applied then.
             UnknownFormat: ``fmt`` is not a known format name (nothing applied).
@@ -96,15 +94,27 @@ class FedStream:
             if chunks:
                 raise FedStreamError(f"stream {self.stream_id!r} already ended; no more chunks")
             return []
-        payloads = [item for item in (_unwrap(chunk, n) for n, chunk in enumerate(chunks)) if item is not None]
+        try:
+            decoded = decode_chunks(chunks)
+        except ChunkError as exc:
+            raise FedStreamError(str(exc)) from None
+        payloads = [(payload, event) for _, payload, event in decoded]
         wanted = make_normalizer(fmt).format if fmt else None  # UnknownFormat before anything is applied
         if wanted is not None and self.fmt is not None and wanted != self.fmt:
             raise FedStreamError(
                 f"stream {self.stream_id!r} is {self.fmt!r} (given or detected earlier), not {fmt!r}")
-        undecided = [*self.decoder.held, *payloads] if self.fmt is None and wanted is None else []
-        if end and undecided and not any(detect_format(payload, event) for payload, event in undecided):
-            raise FedStreamError(
-                f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
+        known = self.fmt or wanted
+        if known is None:  # the first chunk that tells the format decides it for the held ones too
+            known = next((found for found in (detect_format(p, e) for p, e in [*self.decoder.held, *payloads])
+                          if found), None)
+            if end and known is None and (self.decoder.held or payloads):
+                raise FedStreamError(
+                    f"stream {self.stream_id!r}: no chunk matched a known format; pass format to end it")
+        if known is not None:
+            try:
+                check_fields(known, decoded)
+            except ChunkError as exc:
+                raise FedStreamError(str(exc)) from None
         changed: dict[int, ToolCallState] = {}
         if wanted is not None and self.fmt is None:
             self._apply(self.decoder.adopt(wanted), sink, changed)
@@ -169,39 +179,6 @@ class FedStream:
                 call.rev += 1
                 changed[call.index] = call
         return [changed[i] for i in sorted(changed)]
-
-
-def _unwrap(chunk: Any, position: int) -> tuple[Any, str | None] | None:
-    """Decode one fed chunk into ``(payload, event)``; None for the ``[DONE]`` sentinel."""
-    if type(chunk) is dict and not ("event" in chunk and "data" in chunk and len(chunk) == 2):
-        return chunk, None  # the common case: a payload object
-    if isinstance(chunk, str):
-        text = chunk.strip()
-        if text.startswith("data:"):
-            text = text[5:].strip()
-        if text == _DONE:
-            return None
-        chunk = _json(text, position)
-    if isinstance(chunk, dict) and set(chunk) == {"event", "data"} and isinstance(chunk["event"], str):
-        data = chunk["data"]
-        payload = _json(data.strip(), position) if isinstance(data, str) else data
-        return _object(payload, position), chunk["event"]
-    return _object(chunk, position), None
-
-
-def _object(payload: Any, position: int) -> dict[str, Any]:
-    """A provider payload is a JSON object: anything else is refused (protocol.md, merge ``chunks``)."""
-    if not isinstance(payload, dict):
-        raise FedStreamError(f"chunk {position} of the batch is neither an object nor the JSON text of one "
-                             f"(got {type(payload).__name__ if payload is not None else 'null'})")
-    return payload
-
-
-def _json(text: str, position: int) -> Any:
-    try:
-        return loads_marking_duplicates(text)  # keys named twice in whole arguments are refused later
-    except ValueError as exc:
-        raise FedStreamError(f"chunk {position} of the batch is not JSON ({exc}): {text[:80]!r}") from None
 
 
 def _settle(calls: list[ToolCallState], push: Any) -> None:

@@ -54,7 +54,10 @@ def _exception(event: str | None, payload: Any) -> StreamError | None:
     return None
 
 
-def _unwrap(payload: dict, event: str | None, names: frozenset[str]) -> tuple[str | None, Any]:
+def unwrap_event(payload: dict, event: str | None, names: frozenset[str]) -> tuple[str | None, Any]:
+    """``(event name, body)`` of a payload: the given ``event`` when it is one of ``names``,
+    else the key of a one-key object naming such an event or an exception (boto3's shape
+    ``{"contentBlockDelta": {...}}``), else ``(event, payload)``."""
     if event in names:
         return event, payload
     if len(payload) == 1:
@@ -79,7 +82,7 @@ class BedrockConverseNormalizer:
         """Normalize one event (see :class:`~toolwire.streaming.formats.base.Normalizer`)."""
         if not isinstance(payload, dict):
             return [not_an_object(payload)]
-        event, body = _unwrap(payload, event, CONVERSE_EVENTS)
+        event, body = unwrap_event(payload, event, CONVERSE_EVENTS)
         error = _exception(event, body)
         if error is not None:
             return [error]
@@ -164,7 +167,7 @@ class BedrockInvokeNormalizer:
         """Decode one ``chunk`` and normalize the event inside it."""
         if not isinstance(payload, dict):
             return [not_an_object(payload)]
-        event, body = _unwrap(payload, event, frozenset({"chunk"}))
+        event, body = unwrap_event(payload, event, frozenset({"chunk"}))
         error = _exception(event, body)
         if error is not None:
             return [error]

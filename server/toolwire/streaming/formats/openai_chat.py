@@ -86,6 +86,44 @@ def _index(raw: Any) -> int | None:
     return raw
 
 
+def fragment_shape(payload: Any) -> tuple[int, str] | None:
+    """``(N, "...")`` for exactly ``{"choices": [{"index": 0, "delta": {"tool_calls":
+    [{"index": N, "function": {"arguments": "..."}}]}, "finish_reason": null}], ...}``
+    (N a non-negative integer, no usage or error), else None. Pure; never raises."""
+    try:
+        choices = payload["choices"]
+        if len(choices) != 1 or len(payload["choices"][0]["delta"]) != 1:
+            return None
+        choice = choices[0]
+        calls = choice["delta"]["tool_calls"]
+        if len(calls) != 1:
+            return None
+        raw = calls[0]
+        if len(raw) != 2:
+            return None
+        index = raw["index"]
+        fn = raw["function"]
+        if len(fn) != 1:
+            return None
+        arguments = fn["arguments"]
+    except (KeyError, TypeError, IndexError):
+        return None
+    if (
+        type(index) is not int
+        or index < 0
+        or type(arguments) is not str
+        or type(payload) is not dict
+        or type(choice) is not dict
+        or choice.get("finish_reason")
+        or choice.get("index", 0) != 0
+        or payload.get("usage")
+        or payload.get("error")
+        or "x_groq" in payload
+    ):
+        return None
+    return index, arguments
+
+
 class OpenAIChatNormalizer:
     """Normalizer for Chat Completions chunks (see the module docstring)."""
 
@@ -127,45 +165,15 @@ class OpenAIChatNormalizer:
     def fragment(self, payload: Any) -> tuple[int, str] | None:
         """The most common chunk, a bare argument fragment, without the general walk.
 
-        Matches only ``{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": N,
-        "function": {"arguments": "..."}}]}, "finish_reason": null}], ...}`` with no
-        usage or error and returns ``(N, "...")``: :meth:`feed` would return exactly
-        ``[ArgumentsDelta(N, "...")]``. Returns None for anything else (:meth:`feed`
-        decides). Never raises. A decoder may call it before :meth:`feed` (see
-        :meth:`toolwire.streaming.decoding.PayloadDecoder.fast_path`).
+        Returns ``(N, "...")`` when :func:`fragment_shape` matches: :meth:`feed` would
+        return exactly ``[ArgumentsDelta(N, "...")]``. Returns None for anything else
+        (:meth:`feed` decides). Never raises. A decoder may call it before :meth:`feed`
+        (see :meth:`toolwire.streaming.decoding.PayloadDecoder.fast_path`).
         """
-        try:
-            choices = payload["choices"]
-            if len(choices) != 1 or len(payload["choices"][0]["delta"]) != 1:
-                return None
-            choice = choices[0]
-            calls = choice["delta"]["tool_calls"]
-            if len(calls) != 1:
-                return None
-            raw = calls[0]
-            if len(raw) != 2:
-                return None
-            index = raw["index"]
-            fn = raw["function"]
-            if len(fn) != 1:
-                return None
-            arguments = fn["arguments"]
-        except (KeyError, TypeError, IndexError):
-            return None
-        if (
-            type(index) is not int
-            or type(arguments) is not str
-            or type(payload) is not dict
-            or type(choice) is not dict
-            or choice.get("finish_reason")
-            or choice.get("index", 0) != 0
-            or payload.get("usage")
-            or payload.get("error")
-            or "x_groq" in payload
-        ):
-            return None
-        self._last_key = index
-        return index, arguments
+        found = fragment_shape(payload)
+        if found is not None:
+            self._last_key = found[0]
+        return found
 
     def _choice(self, choice: dict, out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
