@@ -40,6 +40,8 @@ export interface Settings {
   maxModelRequests: number;
   /** Reveal the file an edit call targets as soon as its path is known; highlight the change when done. */
   followAlong: boolean;
+  /** Let the permission policy run changes that cannot be undone without asking (server setting `allowIrreversible`). */
+  allowIrreversible: boolean;
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
@@ -49,7 +51,13 @@ export const RESTART_SETTINGS = ["toolwire.pythonPath", "toolwire.importStrategy
  * Settings the server applies to the next turn of every session, sent with
  * `workspace/didChangeConfiguration` when they change (never a restart).
  */
-export const SERVER_SETTINGS = ["toolwire.model", "toolwire.baseUrl", "toolwire.permissions", "toolwire.maxModelRequests"] as const;
+export const SERVER_SETTINGS = [
+  "toolwire.model",
+  "toolwire.baseUrl",
+  "toolwire.permissions",
+  "toolwire.maxModelRequests",
+  "toolwire.allowIrreversible",
+] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
 const EMBEDDED_MODEL = "replay";
@@ -90,6 +98,7 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     permissions: pick("permissions", isPermissions),
     maxModelRequests: pick("maxModelRequests", (v): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 200),
     followAlong: pick("followAlong", (v): v is boolean => typeof v === "boolean"),
+    allowIrreversible: pick("allowIrreversible", (v): v is boolean => typeof v === "boolean"),
   };
 }
 
@@ -105,6 +114,7 @@ export function initializationOptions(settings: Settings, apiKey?: string): Init
     model: settings.model,
     permissions: settings.permissions,
     maxModelRequests: settings.maxModelRequests,
+    allowIrreversible: settings.allowIrreversible,
   };
   if (settings.baseUrl !== "") {
     options.baseUrl = settings.baseUrl;

@@ -1,8 +1,10 @@
 /** Unit tests of the pure parts the Ask command uses: the transcript and the permission mapping. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import manifest from "../package.json";
 import { automaticAnswer, choicesFor, notificationText, permissionOutcome, permissionPrompt } from "../src/permission";
 import type { PermissionOption, SessionUpdate, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
+import { initializationOptions, manifestDefaults, readSettings } from "../src/settings";
 import { Transcript } from "../src/transcript";
 
 /** A `tool_call` update's `toolCall` (absent argument fields: unchanged). */
@@ -86,6 +88,23 @@ test("toolwire.approval auto rejects a subject marked irreversible; every prompt
   assert.equal(automaticAnswer("ask", OPTIONS, subject), undefined);
   const prompt = permissionPrompt({ sessionId: "s", toolCall: whole({ name: "delete_file", status: "generated" }), subject, options: OPTIONS });
   assert.equal(prompt.message, "This change cannot be undone: big.bin: 70 MiB is over the 64 MiB checkpoint limit. Toolwire wants to delete_file: big.bin");
+});
+
+test("toolwire.allowIrreversible (default false, from package.json) is sent to the server as allowIrreversible", () => {
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.equal(defaults.allowIrreversible, false);
+  assert.equal(initializationOptions(defaults).allowIrreversible, false);
+  const on = readSettings(manifestDefaults(manifest, { allowIrreversible: true }), (message) => assert.fail(message));
+  assert.equal(initializationOptions(on).allowIrreversible, true);
+  const warned: string[] = [];
+  assert.equal(readSettings(manifestDefaults(manifest, { allowIrreversible: "yes" }), (m) => warned.push(m)).allowIrreversible, false);
+  assert.equal(warned.length, 1);
+});
+
+test("the hidden-panel notification of a change that cannot be undone opens with why", () => {
+  const subject = { kind: "edit" as const, tool: "delete_file", path: "big.bin", diff: "deleted big.bin\n", irreversible: { reason: "the checkpoint store cannot be written (Not a directory)" } };
+  const text = notificationText({ sessionId: "s", toolCall: whole({ name: "delete_file", status: "generated" }), subject, options: OPTIONS });
+  assert.equal(text, "This change cannot be undone: the checkpoint store cannot be written (Not a directory). Toolwire wants to run delete_file big.bin.");
 });
 
 test("the permission dialog shows the diff or the git command line", () => {
