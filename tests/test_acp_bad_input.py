@@ -30,6 +30,12 @@ NOT_UTF8 = {
     "an encoded surrogate": b'{"jsonrpc": "2.0", "id": 51, "method": "\xed\xa0\x80"}',
     "Latin-1 text": "caf\u00e9 cr\u00e8me".encode("latin-1"),
 }
+#: Lines the SDK would drop or stop on, each answered (code, the message's start).
+OTHER_BAD = {
+    b"[" * 100_000 + b"]" * 100_000: (-32700, "Parse error: the line nests arrays or objects too deeply"),
+    b'{"jsonrpc": "2.0"}': (-32600, "Invalid Request: neither a request nor a notification"),
+    b"[]": (-32600, "Invalid Request: expected one JSON object per line"),
+}
 
 #: Notifications Toolwire does not handle: ignored, one DEBUG line each naming the method.
 UNKNOWN_NOTIFICATIONS = {
@@ -106,11 +112,19 @@ async def test_lines_that_are_not_utf8_are_answered_and_the_session_goes_on(fold
         await observer.wait_for(lambda: len(observer.errors_without_id()) == len(NOT_UTF8))
         response = await conn.prompt(session_id=sid, prompt=text("after"))
         assert response.stop_reason == "end_turn"
+        for line in OTHER_BAD:
+            process.stdin.write(line + b"\n")
+        await process.stdin.drain()
+        total = len(NOT_UTF8) + len(OTHER_BAD)
+        await observer.wait_for(lambda: len(observer.errors_without_id()) == total)
+        assert (await conn.prompt(session_id=sid, prompt=text("still"))).stop_reason == "end_turn"
         assert process.returncode is None
     errors = observer.errors_without_id()
-    assert [e["code"] for e in errors] == [-32700] * len(NOT_UTF8)
+    assert [e["code"] for e in errors[:len(NOT_UTF8)]] == [-32700] * len(NOT_UTF8)
     for (name, line), error in zip(NOT_UTF8.items(), errors):
         assert error["message"].startswith("Parse error: the line is not UTF-8 (byte 0x"), (name, error)
+    for (code, says), error in zip(OTHER_BAD.values(), errors[len(NOT_UTF8):]):
+        assert error["code"] == code and error["message"].startswith(says), error
     assert not [m for m in observer.incoming if m.get("id") in (50, 51)]  # nothing of them reached the SDK
     assert "Traceback" not in (tmp_path / "acp.log").read_text()
 
@@ -141,12 +155,18 @@ async def test_unknown_notifications_are_ignored_with_one_debug_line(folder: Pat
 
 
 def test_check_line_refuses_what_the_sdk_would_mishandle() -> None:
-    refused = {b"\xff\n": -32700, b"not json\n": -32700, b"[1, 2]\n": -32600, b"7\n": -32600}
+    refused = {b"\xff\n": -32700, b"not json\n": -32700, b"[1, 2]\n": -32600, b"7\n": -32600,
+               b"[" * 100_000 + b"]" * 100_000 + b"\n": -32700,  # deeper than the parser can go
+               b'{"jsonrpc": "2.0"}\n': -32600, b'{"jsonrpc": "2.0", "id": 5}\n': -32600}
     for line, code in refused.items():
         answer = check_line(line)
         assert answer is not None and answer.endswith(b"\n")
-        assert json.loads(answer) == {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": json.loads(
-            answer)["error"]["message"]}}, line
+        message = json.loads(answer)
+        assert message["jsonrpc"] == "2.0" and message["error"]["code"] == code, line
+        assert message["id"] == (5 if b'"id": 5' in line else None), line
+    assert json.loads(check_line(b'{"jsonrpc": "2.0", "id": 5}\n'))["id"] == 5  # a usable id is echoed
+    assert json.loads(check_line(b'{"id": [5]}\n'))["id"] is None
+    assert check_line(b'{"jsonrpc": "2.0", "id": 5, "result": null}\n') is None  # a response: the SDK's
     assert check_line(b"  \n") == b""
     assert check_line(b'{"jsonrpc": "2.0", "method": "no/such"}\n') == b""  # an unknown notification: dropped
     assert check_line(b'{"jsonrpc": "2.0", "id": 1, "method": "no/such"}\n') is None  # a request: the SDK answers

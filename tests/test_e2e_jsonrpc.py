@@ -146,6 +146,14 @@ def test_invalid_utf8_is_a_parse_error(raw):
     assert raw.read()["error"]["code"] == -32700
 
 
+def test_a_body_nested_too_deeply_is_a_parse_error_and_the_server_keeps_serving(raw):
+    raw.send(b"[" * 100_000 + b"]" * 100_000)  # json.loads: RecursionError, not a JSONDecodeError
+    assert raw.read() == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32700, "message": "Parse error: the body nests arrays or objects too deeply to be read"}}
+    raw.send(b'{"jsonrpc": "2.0", "id": 2, "method": "toolwire/tools/list", "params": {}}')
+    assert raw.read()["id"] == 2
+
+
 @pytest.mark.parametrize("cwd, reason", [
     ("/" + "a" * 5000, "is too long"),
     ("relative/folder", "is not an absolute path"),

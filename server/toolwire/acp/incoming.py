@@ -11,12 +11,13 @@ and ``acp/connection.py``) reads one JSON value a line and, on its own:
   method-not-found), and for a known notification whose params do not validate.
 
 So :func:`guard` copies the lines from stdin to the SDK's reader and keeps back
-every line the SDK would mishandle: a line that is not UTF-8 or not JSON is
-answered ``-32700``, JSON that is not an object and a line over the limit
-``-32600`` (JSON-RPC 2.0, section 5: ``id`` null); a notification Toolwire does
-not handle (an unknown method, an ``_``-prefixed extension it does not know,
-``$/cancel_request``) is ignored with one DEBUG line, and one of
-:data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
+every line the SDK would mishandle: a line that is not UTF-8, not JSON or nested
+too deeply to be parsed is answered ``-32700``; JSON that is not an object, an
+object that is neither a request, a notification nor a response (the SDK ignores
+it), and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
+notification Toolwire does not handle (an unknown method, an ``_``-prefixed
+extension it does not know, ``$/cancel_request``) is ignored with one DEBUG line,
+and one of :data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
 notification has no answer). Nothing the guard refuses stops it: the agent keeps
 serving every session.
 """
@@ -43,9 +44,9 @@ ECHO_LIMIT = 80
 NOTIFICATIONS: dict[str, type[BaseModel]] = {AGENT_METHODS["session_cancel"]: CancelNotification}
 
 
-def _error(code: int, message: str) -> bytes:
-    """A JSON-RPC error response with ``id: null`` (JSON-RPC 2.0, section 5)."""
-    return (json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}) + "\n").encode()
+def _error(code: int, message: str, msg_id: Any = None) -> bytes:
+    """A JSON-RPC error response, ``id: null`` unless given (JSON-RPC 2.0, section 5)."""
+    return (json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}) + "\n").encode()
 
 
 def _clip(text: str) -> str:
@@ -72,9 +73,17 @@ def check_line(line: bytes) -> bytes | None:
         value = json.loads(text)
     except ValueError as exc:  # json.JSONDecodeError
         return _error(-32700, f"Parse error: {getattr(exc, 'msg', exc)} in {stripped[:ECHO_LIMIT]!r}")
+    except RecursionError:  # [[[[…]]]] deeper than Python's recursion limit (about 1000 levels)
+        return _error(-32700, f"Parse error: the line nests arrays or objects too deeply to be read "
+                              f"in {stripped[:ECHO_LIMIT]!r}")
     if not isinstance(value, dict):
         kind = "a batch (array)" if isinstance(value, list) else f"a JSON {type(value).__name__}"
         return _error(-32600, f"Invalid Request: expected one JSON object per line, got {kind}")
+    if "method" not in value and not ("id" in value and ("result" in value or "error" in value)):
+        msg_id = value.get("id")
+        usable = isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
+        return _error(-32600, 'Invalid Request: neither a request nor a notification (no "method") nor a '
+                              'response (no "result" or "error")', msg_id if usable else None)
     if "method" in value and "id" not in value and not _handled_notification(value):
         return b""
     return None

@@ -457,13 +457,18 @@ def _cattrs_reason(exc: BaseException) -> str:
     return clip("; ".join(parts), 300)
 
 
+#: What ``json.loads`` raises for a body it cannot parse: not JSON, not UTF-8, or nested
+#: deeper than Python's recursion limit allows (``[[[[…]]]]``, about 1000 levels).
+PARSE_FAILURES = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
+
+
 class _NoParseTracebacks(logging.Filter):
     """Drops pygls' "Unable to handle message" traceback for bodies that are not JSON:
     :func:`answer_parse_error` answers them and the server logs one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError))
+        return not isinstance(exc, PARSE_FAILURES)
 
 
 # run_async logs with the logger it is given: pygls' server's (start_io) or Toolwire's read log.
@@ -472,14 +477,17 @@ for _name in ("pygls.io_", "pygls.server", "toolwire.lsp.read"):
 
 
 def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bool:
-    """Send ``-32700`` for a body that was not JSON or not UTF-8; True when ``error`` was one.
+    """Send ``-32700`` for a body that was not JSON, not UTF-8 or nested too deeply; True
+    when ``error`` was one.
 
     The message says "not UTF-8" for a body that is not valid UTF-8, one that starts
     with a byte order mark and one holding NUL characters (UTF-16 or UTF-32 text)."""
-    if not isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+    if not isinstance(error, PARSE_FAILURES):
         return False
     reason = clip(str(error), 200)
-    if isinstance(error, UnicodeDecodeError):
+    if isinstance(error, RecursionError):
+        reason = "the body nests arrays or objects too deeply to be read"
+    elif isinstance(error, UnicodeDecodeError):
         reason = f"the body is not UTF-8 ({error.reason} at byte {error.start})"
     elif error.doc.startswith("\ufeff"):
         reason = "the body starts with a byte order mark; send UTF-8 without one"
