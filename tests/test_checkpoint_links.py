@@ -85,3 +85,28 @@ def test_a_damaged_or_shared_content_under_the_same_name_is_written_again(tmp_pa
         fh.write(b"X")
     assert store.put(data) == digest and store.get(digest) == data
     assert outside.read_bytes().startswith(b"X")  # the other file is left as it is
+
+
+async def test_a_file_open_in_the_editor_is_copied_not_linked(tmp_path: Path) -> None:
+    """The edit of an open file goes to its buffer and the editor's save (before it answers
+    the edit) may rewrite the file in place: its content before must be a copy of its own."""
+    from toolwire.workspace.documents import NoOpenDocuments, OpenDocument
+
+    root, _, store = setup(tmp_path, b"\xef\xbb\xbfopen text\n")  # on disk with a BOM: the buffer's bytes differ
+    path = (root / "f.txt").resolve()
+
+    class Open(NoOpenDocuments):
+        def get(self, p: Path) -> OpenDocument | None:
+            return OpenDocument(path=path, text="open text\n", version=1) if p == path else None
+
+    record = TurnCheckpoint(session_id="s", turn_id="t1", root=str(root))
+    checkpointer = Checkpointer(record, ToolContext(root, documents=Open()), store)
+    tool = REG.get("edit_file")
+    assert tool is not None
+    args = validate_arguments(tool, {"path": "f.txt", "old_string": "open", "new_string": "shut"})
+    await checkpointer.before(tool, args)
+    digest = record.paths["f.txt"].before.digest
+    assert digest is not None and os.stat(store.objects / digest).st_nlink == 1
+    with open(root / "f.txt", "r+b") as fh:  # the editor saves in place
+        fh.write(b"\xef\xbb\xbfshut")
+    assert store.get(digest) == b"\xef\xbb\xbfopen text\n"

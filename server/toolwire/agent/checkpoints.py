@@ -273,19 +273,23 @@ class Checkpointer:
         # A file's content is kept as a hard link where possible (no copy of a large
         # file before the tool writes it); :meth:`after` makes it a copy if the tool
         # left the file in place (so later writes to it cannot change the checkpoint).
+        # Never for a file open in the editor: the edit goes to the buffer, and the
+        # editor's save (before it answers the edit) may write the file in place,
+        # which would change a linked content under the checkpoint.
         if strict:
             shown = display_name(rel)
             try:
-                state = state or probe(self.ctx.root / rel, self.store, self._linked, limit=self.limit, strict=True)[0]
                 buffer = buffer_state(self.ctx, rel, self.store)[0]
+                linked = self._linked if buffer is None else None
+                state = state or probe(self.ctx.root / rel, self.store, linked, limit=self.limit, strict=True)[0]
             except Unrecordable as exc:
                 raise Unrecordable(f"{shown}: {exc.args[0]}") from None
             except OSError as exc:
                 raise Unrecordable(f"the checkpoint store cannot be written ({exc.strerror or exc})") from None
         else:
-            if state is None:
-                state = self._quiet_probe(rel, self._linked)
             buffer = self._quiet_buffer(rel)
+            if state is None:
+                state = self._quiet_probe(rel, self._linked if buffer is None else None)
         created: list[str] = []
         if state.kind == "absent":
             parent = (self.ctx.root / rel).parent
