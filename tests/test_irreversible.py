@@ -50,8 +50,33 @@ def make_silent() -> NoAnswerClient:
     return client
 
 
+class MessageRequestClient(NoAnswerClient):
+    """An LSP client without Toolwire's panel: approvals come as window/showMessageRequest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+
+def make_plain_editor() -> MessageRequestClient:
+    from lsprotocol import types
+    from pytest_lsp.client import register_lsp_features
+
+    client = MessageRequestClient()
+    register_lsp_features(client)
+    client.feature("toolwire/session/update")(lambda params: client.on_update(params))
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        client.asked.append(params.message)
+        return types.MessageActionItem(title="Reject")
+
+    return client
+
+
 client = server_fixture("client", make_client)
 silent = server_fixture("silent", make_silent)
+plain = server_fixture("plain", make_plain_editor)
 
 
 def setup(root: Path, tool: str) -> None:
@@ -283,3 +308,14 @@ async def test_a_commit_whose_hook_snapshot_cannot_be_stored_does_not_run(client
     assert calls["c0"]["status"] == "errored" and calls["c0"]["error"]["code"] == "not_undoable", calls
     assert "the checkpoint store cannot be written" in calls["c0"]["error"]["message"]
     assert state(root) == before
+
+
+async def test_the_show_message_request_question_opens_with_why(plain, tmp_path):
+    root = workspace(tmp_path, "delete_file")
+    script = calls_script(tmp_path / "s.jsonl", [("delete_file", {"path": "f.txt"})])
+    sid, calls = await turn(plain, root, script, permissions=AUTO, checkpointMaxBytes=LIMIT)
+    (message,) = plain.asked
+    assert message.split("\n")[:2] == [
+        "This change cannot be undone: f.txt: 2.3 KiB is over the 1 KiB checkpoint limit (the checkpointMaxBytes setting)",
+        "Toolwire wants to run delete_file on f.txt:"], message
+    assert calls["c0"]["cancelReason"] == "rejected" and (root / "f.txt").read_text() == BIG
