@@ -35,6 +35,8 @@ from toolwire.agent.session import Session
 from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, ToolCallUpdate, TurnUpdate
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_text
+from toolwire.workspace.shown_paths import CallPath, call_path, subject_file
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +49,23 @@ class CallView:
     """What the ACP client has been told about one tool call, and the call as merged
     from Toolwire's updates (whole snapshots or argument pieces, protocol.md "ToolCall")."""
 
-    __slots__ = ("call", "started", "sent")
+    __slots__ = ("call", "started", "sent", "_root", "_paths")
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
         self.call: dict[str, Any] = {}
         self.started = False
         self.sent: dict[str, Any] = {}
+        self._root = root
+        self._paths: dict[str, CallPath] = {}
+
+    def resolve(self, written: str) -> CallPath:
+        """A path argument of this call resolved as the tools do, once per call (the
+        entry it names is the same for the call's whole life: a deleted or renamed
+        file keeps its title and location)."""
+        found = self._paths.get(written)
+        if found is None:
+            found = self._paths[written] = call_path(self._root, written)
+        return found
 
     def merge(self, update: dict[str, Any]) -> None:
         """Fold one ``toolCall`` update into :attr:`call`."""
@@ -109,8 +122,8 @@ class AcpSink:
 
     def translate(self, event: AgentEvent) -> list[Any]:
         """The ACP session updates for one agent event (possibly none)."""
-        if isinstance(event, MessageChunk):
-            block = TextContentBlock(type="text", text=event.text)
+        if isinstance(event, MessageChunk):  # shown as text: controls and bidi characters escaped
+            block = TextContentBlock(type="text", text=display_text(event.text, keep="\n\t"))
             if event.channel == "reasoning":
                 return [AgentThoughtChunk(session_update="agent_thought_chunk", content=block)]
             return [AgentMessageChunk(session_update="agent_message_chunk", content=block)]
@@ -119,29 +132,29 @@ class AcpSink:
         if isinstance(event, TurnUpdate) and event.state == "ended" and event.stop_reason == "repeated_tool_failure":
             text = f"\n\n[Stopped: {event.message}]" if event.message else "\n\n[Stopped: a tool kept failing]"
             return [AgentMessageChunk(session_update="agent_message_chunk",
-                                      content=TextContentBlock(type="text", text=text))]
+                                      content=TextContentBlock(type="text", text=display_text(text, keep="\n\t")))]
         return []
 
     def _tool_call(self, update: dict[str, Any]) -> list[Any]:
         call_id = update.get("toolCallId") or ""
         if not call_id:  # the provider sends the id late: announce the call once it has one
             return []
-        view = self.calls.setdefault(call_id, CallView())
+        view = self.calls.setdefault(call_id, CallView(self._root))
         view.merge(update)
         call = view.call
         if not call.get("name"):
             return []
         status = mapping.STATUS.get(call.get("status", ""), "pending")
         fields: dict[str, Any] = {
-            "title": mapping.title(call),
+            "title": mapping.title(call, view.resolve),
             "kind": mapping.tool_kind(call),
             "status": status,
-            "locations": mapping.locations(call, self._root, mapping.result_diff(call)),
+            "locations": mapping.locations(call, view.resolve, mapping.result_diff(call)),
         }
         if call.get("arguments") is not None:
             fields["raw_input"] = call["arguments"]
         if call.get("status") in ("done", "errored", "canceled"):
-            fields["content"], fields["raw_output"] = mapping.outcome(call, self._root)
+            fields["content"], fields["raw_output"] = mapping.outcome(call, view.resolve)
         changed = {key: value for key, value in fields.items() if view.sent.get(key) != value}
         view.sent.update(changed)
         if not view.started:
@@ -175,6 +188,7 @@ class AcpApprover:
         diff) plus the exact unified diff the approval is about.
         """
         await self._sink.flush()
+        view = self._sink.calls.get(call.get("toolCallId") or "") or CallView(self._root)
         content = mapping.subject_content(subject, self._root)
         if subject.get("kind") == "edit":
             try:
@@ -183,17 +197,17 @@ class AcpApprover:
                 log.info("no whole-file diff for the permission request: %s", exc)
             else:
                 created = preview.before == "" and "--- /dev/null" in (subject.get("diff") or "")
-                whole = FileEditToolCallContent(type="diff", path=str(self._root / preview.path),
+                whole = FileEditToolCallContent(type="diff", path=str(subject_file(self._root, preview.path)),
                                                 old_text=None if created else preview.before, new_text=preview.after)
                 content = [whole] + [c for c in content if getattr(c, "type", None) != "diff"]
         content = mapping.with_warning(subject, content)
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.get("toolCallId") or "",
-            title=mapping.title(call),
+            title=mapping.title(call, view.resolve),
             kind=mapping.tool_kind(call),
             status="pending",
             content=content,
-            locations=mapping.locations(call, self._root, subject.get("diff")),
+            locations=mapping.locations(call, view.resolve, subject.get("diff")),
             raw_input=call.get("arguments"),
         )
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from acp.schema import (
 )
 
 from toolwire.acp import mapping
+from toolwire.workspace.names import display_text
+from toolwire.workspace.shown_paths import call_path
 
 #: Result texts that mean the call did not run (see protocol.md, "Results sent back to the model").
 _NOT_RUN = ("The user rejected this tool call.", "Canceled by the user.")
@@ -38,13 +41,14 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
         role = message.get("role")
         content = message.get("content")
         text = content if isinstance(content, str) else _joined(content)
+        shown = display_text(text, keep="\n\t")  # as the live updates show it
         if role == "user" and text:
             updates.append(UserMessageChunk(session_update="user_message_chunk",
-                                            content=TextContentBlock(type="text", text=text)))
+                                            content=TextContentBlock(type="text", text=shown)))
         elif role == "assistant":
             if text:
                 updates.append(AgentMessageChunk(session_update="agent_message_chunk",
-                                                 content=TextContentBlock(type="text", text=text)))
+                                                 content=TextContentBlock(type="text", text=shown)))
             for tool_call in message.get("tool_calls") or []:
                 function = tool_call.get("function") or {}
                 try:
@@ -55,10 +59,11 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
                 path = next((args[k] for k in ("path", "file_path", "filepath", "file") if isinstance(args.get(k), str)),
                             None)
                 call = {"name": function.get("name") or "", "arguments": args, "path": path, "kind": "function"}
+                resolve = functools.partial(call_path, root)
                 updates.append(ToolCallStart(
-                    session_update="tool_call", tool_call_id=tool_call.get("id") or "", title=mapping.title(call),
-                    kind=mapping.tool_kind(call), status="pending", raw_input=arguments,
-                    locations=mapping.locations(call, root)))
+                    session_update="tool_call", tool_call_id=tool_call.get("id") or "",
+                    title=mapping.title(call, resolve), kind=mapping.tool_kind(call), status="pending",
+                    raw_input=arguments, locations=mapping.locations(call, resolve)))
         elif role == "tool" and message.get("tool_call_id"):
             failed = text.startswith("Error (") or text.startswith(_NOT_RUN)
             updates.append(ToolCallProgress(

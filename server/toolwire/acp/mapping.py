@@ -12,8 +12,14 @@ protocol.md ("Agent Client Protocol front-end"):
   ``{"error": {"code", "message"}}``.
 * Kind: from the tool (``read_file`` → ``read``, edits → ``edit``, …), ``other``
   for provider-executed calls and unknown tools.
-* Locations: the call's path (absolute) and, once known, the first changed line.
+* Locations: the real file's absolute path and, once known, the first changed line.
 * Content: edits carry ACP ``diff`` content built from the unified diff's hunks.
+* Paths (:mod:`toolwire.workspace.shown_paths`): titles show them in display form, as
+  the approval subject does; locations and diff contents carry the real file's
+  absolute path. Other text shown to the user (tool names, result and error text,
+  the subject's text) is in display form too
+  (:func:`toolwire.workspace.names.display_text`); ``rawInput``/``rawOutput`` and a
+  diff's old and new text stay exact.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +40,11 @@ from acp.schema import (
 )
 
 from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
+from toolwire.workspace.names import display_name, display_text
+from toolwire.workspace.shown_paths import CallPath, subject_file
+
+#: Resolves a path argument as the tools do (:func:`toolwire.workspace.shown_paths.call_path` on the session's folder).
+Resolver = Callable[[str], CallPath]
 
 #: Toolwire status → ACP ``ToolCallStatus``.
 STATUS = {
@@ -106,15 +118,26 @@ def tool_kind(call: dict[str, Any]) -> str:
     return KIND.get(call.get("name") or "", "other")
 
 
-def title(call: dict[str, Any]) -> str:
-    """A one-line title: the tool name and its path, e.g. ``edit_file src/a.py``."""
-    name = call.get("name") or "tool call"
-    args = call.get("arguments") or call.get("partialArguments") or {}
+def title(call: dict[str, Any], resolve: Resolver) -> str:
+    """A one-line title: the tool name and its path, e.g. ``edit_file src/a.py``.
+
+    The path is the one the tool resolves, in display form (``edit_file
+    "invoice\\342\\200\\256fdp.exe"``, as the approval subject shows it); the
+    tool name is in display form too (a model may name any tool).
+    """
+    name = display_text(call.get("name") or "tool call")
+    final = call.get("arguments")
+    args = final or call.get("partialArguments") or {}
     path = call.get("path")
     if call.get("name") == "rename_file" and isinstance(args, dict) and isinstance(args.get("new_path"), str):
-        return f"{name} {path or args.get('path', '')} → {args['new_path']}"
+        # a path still streaming is shown as written so far (display form), resolved once complete
+        source = path or args.get("path")
+        shown = "" if not isinstance(source, str) or not source else \
+            resolve(source).shown if path or final else display_name(source)
+        target = resolve(args["new_path"]).shown if final else display_name(args["new_path"])
+        return f"{name} {shown} → {target}"
     if path:
-        return f"{name} {path}"
+        return f"{name} {resolve(path).shown}"
     if call.get("kind", "function") != "function":
         return f"{name} (run by the provider)"
     return name
@@ -129,13 +152,15 @@ def first_changed_line(diff: str) -> int | None:
     return None
 
 
-def locations(call: dict[str, Any], root: Path, diff: str | None = None) -> list[ToolCallLocation]:
-    """The files a call touches: its path, absolute, with the first changed line when known."""
+def locations(call: dict[str, Any], resolve: Resolver, diff: str | None = None) -> list[ToolCallLocation]:
+    """The files a call touches: its path, the real file's absolute path, with the first
+    changed line when known; none for a path the tools refuse."""
     path = call.get("path")
-    if not path:
+    file = resolve(path).file if path else None
+    if file is None:
         return []
     line = first_changed_line(diff) if diff else None
-    return [ToolCallLocation(path=str(root / path), line=line)]
+    return [ToolCallLocation(path=str(file), line=line)]
 
 
 def diff_content(path: Path, diff: str) -> FileEditToolCallContent | None:
@@ -166,13 +191,16 @@ def diff_content(path: Path, diff: str) -> FileEditToolCallContent | None:
 
 
 def text_content(text: str) -> ContentToolCallContent:
-    """ACP ``content`` holding one text block (cut at :data:`CONTENT_LIMIT` characters)."""
+    """ACP ``content`` holding one text block (cut at :data:`CONTENT_LIMIT` characters), in
+    display form: line breaks and tabs kept, every other control, bidirectional or
+    invisible character shown as an escape."""
     if len(text) > CONTENT_LIMIT:
         text = text[:CONTENT_LIMIT] + f"\n… [{len(text) - CONTENT_LIMIT} more characters]"
-    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+    return ContentToolCallContent(type="content",
+                                  content=TextContentBlock(type="text", text=display_text(text, keep="\n\t")))
 
 
-def outcome(call: dict[str, Any], root: Path) -> tuple[list[Any], Any]:
+def outcome(call: dict[str, Any], resolve: Resolver) -> tuple[list[Any], Any]:
     """``(content, rawOutput)`` of a call that reached a terminal status.
 
     * ``done``: the result text, plus a diff for edits; raw output ``{"ok": true, "data"}``.
@@ -197,8 +225,9 @@ def outcome(call: dict[str, Any], root: Path) -> tuple[list[Any], Any]:
     content: list[Any] = []
     data = result.get("data") if isinstance(result, dict) else None
     diff = data.get("diff") if isinstance(data, dict) else None
-    if isinstance(diff, str) and call.get("path"):
-        block = diff_content(root / call["path"], diff)
+    file = resolve(call["path"]).file if call.get("path") else None
+    if isinstance(diff, str) and file is not None:
+        block = diff_content(file, diff)
         if block is not None:
             content.append(block)
     text = result.get("content") if isinstance(result, dict) else None
@@ -217,10 +246,13 @@ def result_diff(call: dict[str, Any]) -> str | None:
 
 def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
     """The content shown with a permission request: the exact diff of an edit, the git
-    command line, or the arguments."""
+    command line, or the arguments.
+
+    The subject's ``path`` is in display form; the diff names the file it stands for
+    (:func:`toolwire.workspace.shown_paths.subject_file`)."""
     kind = subject.get("kind")
     if kind == "edit" and isinstance(subject.get("diff"), str) and subject.get("path"):
-        block = diff_content(root / subject["path"], subject["diff"])
+        block = diff_content(subject_file(root, subject["path"]), subject["diff"])
         out: list[Any] = [block] if block is not None else []
         out.append(text_content(subject["diff"] or "(no change)"))
         return out

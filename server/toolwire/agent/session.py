@@ -22,7 +22,9 @@ from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
+from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
+from toolwire.workspace.paths import resolve_path
 
 if TYPE_CHECKING:
     from toolwire.agent.fed import FedStream
@@ -170,16 +172,19 @@ class Session:
         """Let the editor adapter fetch the buffers of the paths a call touches before
         the call is planned or run (front-ends whose client holds files behind an
         async request, such as ACP's ``fs/read_text_file``). A no-op for adapters
-        without a ``prepare`` method; paths that do not resolve are skipped (the
-        tool itself refuses them)."""
+        without a ``prepare`` method. Each path is resolved as the tools resolve it
+        (:func:`toolwire.workspace.paths.resolve_path`: git's quoted form of a name,
+        ``\\`` between folders, another spelling of an existing entry), so the buffer
+        fetched is the one the tool reads; paths the tools refuse are skipped (the
+        tool itself reports them)."""
         prepare = getattr(self.documents, "prepare", None)
         if prepare is None:
             return
         paths = []
         for rel in rel_paths:
             try:
-                paths.append((self.root / rel).resolve())
-            except (OSError, ValueError, RuntimeError):
+                paths.append(resolve_path(self.root, rel).resolved)
+            except ToolError:
                 continue
         await prepare(paths)
 
