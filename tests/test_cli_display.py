@@ -5,7 +5,9 @@ path, an argument, a file's content or its message. ``toolwire run`` (status
 lines, the approval question and its diff), ``toolwire merge``'s summary and
 ``toolwire undo``'s output show control, bidirectional and invisible
 characters as escapes (``\\x1b``, ``\\u202e``), so the terminal never acts on
-them and the reader sees what will happen. ``--json`` stays exact JSON.
+them and the reader sees what will happen; a call's path is shown as the tool
+resolves it, in git's quoted form (``"invoice\\342\\200\\256fdp.exe"``), the form
+of the approval subject, the results and the panel. ``--json`` stays exact JSON.
 Real subprocesses, a real server, a pseudo-terminal for the approval question.
 """
 
@@ -52,7 +54,7 @@ def test_the_approval_question_shows_escapes_not_terminal_commands(repo, tmp_pat
     term = Terminal(repo, write_script(tmp_path / "s.jsonl", SCRIPT))
     try:
         first = term.wait_for("(default: no): ")
-        assert "Allow create_file? e\\x1b[2Jvil.txt\n" in first, first
+        assert 'Allow create_file? "e\\033[2Jvil.txt"\n' in first, first
         term.type("n\n")
         second = term.wait_for("(default: no): ", count=2)
         diff = second[len(first):]
@@ -69,7 +71,7 @@ def test_the_approval_question_shows_escapes_not_terminal_commands(repo, tmp_pat
     stdout = out.decode()
     assert_inert(stdout)
     assert "Hi\\x1b]0;pwned\\x07 there\\u202e." in stdout
-    assert "[errored] read_file r\\x1b[2K1 \\x1b[31mRED\\x1b[0m\\x1b]0;pwned\\x07.txt" in stdout, stdout
+    assert '[errored] read_file r\\x1b[2K1 "\\033[31mRED\\033[0m\\033]0;pwned\\a.txt"' in stdout, stdout
     assert not (repo / "ok.txt").exists()
 
 
@@ -80,7 +82,7 @@ def test_status_lines_without_a_terminal_and_json_stays_exact(repo, tmp_path):
     assert human.returncode == 0, human.stderr
     assert_inert(human.stdout)
     assert_inert(human.stderr)
-    assert "[generated] read_file r\\x1b[2K1 \\x1b[31mRED\\x1b[0m\\x1b]0;pwned\\x07.txt" in human.stdout, human.stdout
+    assert '[generated] read_file r\\x1b[2K1 "\\033[31mRED\\033[0m\\033]0;pwned\\a.txt"' in human.stdout, human.stdout
     assert "[done] create_file c2 ok.txt" in human.stdout
     assert (repo / "ok.txt").read_text() == FAKE_DIFF + "\n" + TRICKS + "\n"  # escaped on screen only
 
@@ -94,6 +96,41 @@ def test_status_lines_without_a_terminal_and_json_stays_exact(repo, tmp_path):
     assert texts.startswith("Hi\x1b]0;pwned\x07 there\u202e.")
     ids = {p["update"]["toolCall"]["toolCallId"] for p in lines[:-1] if p["update"].get("sessionUpdate") == "tool_call"}
     assert "r\x1b[2K1" in ids
+
+
+INVOICE = "invoice\u202efdp.exe"
+QUOTED = '"invoice\\342\\200\\256fdp.exe"'  # git's quoted form: the approval subject's path
+
+
+def test_a_calls_path_is_shown_as_the_approval_subject_names_it(repo, tmp_path):
+    """Written raw or in git's quoted form, the path of a call reads the same in its status
+    lines, the approval question, the subject's diff and the result: the form the panel shows."""
+    (repo / INVOICE).write_text("total: 1\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "id": "e1",
+                         "arguments": {"path": INVOICE, "old_string": "total: 1", "new_string": "total: 2"}}]},
+        {"tool_calls": [{"name": "edit_file", "id": "e2",
+                         "arguments": {"path": QUOTED, "old_string": "total: 2", "new_string": "total: 3"}}]},
+        {"text": "Done."}])
+    term = Terminal(repo, script)
+    try:
+        first = term.wait_for("(default: no): ")
+        assert f"\nAllow edit_file? {QUOTED}\n--- a/{QUOTED}\n+++ b/{QUOTED}\n" in first, first
+        term.type("y\n")
+        second = term.wait_for("(default: no): ", count=2)[len(first):]
+        assert f"\nAllow edit_file? {QUOTED}\n--- a/{QUOTED}\n" in second, second
+        term.type("y\n")
+        out, rest = term.proc.communicate(timeout=60)
+        assert term.proc.returncode == 0, rest
+    finally:
+        term.close()
+    stdout = out.decode()
+    assert_inert(stdout)
+    assert (repo / INVOICE).read_text() == "total: 3\n"
+    for call_id in ("e1", "e2"):
+        assert f"[generated] edit_file {call_id} {QUOTED}\n" in stdout, stdout
+        assert f"[done] edit_file {call_id} {QUOTED} — Edited {QUOTED}: 1 replacement at line 1\n" in stdout, stdout
+    assert "\\u202e" not in stdout  # one form for a path, not two
 
 
 def test_a_long_result_line_is_cut_with_a_marker(repo, tmp_path):

@@ -11,6 +11,9 @@ Everything a model (or a file, or the provider) wrote is printed in display
 form (:func:`toolwire.workspace.names.display_text`): control, bidirectional
 and invisible characters appear as escapes (``\\x1b``, ``\\u202e``), so a
 status line, the approval question and its diff show exactly what will happen.
+A call's path is the one the tool resolves, in git's quoted form when it holds
+such characters (:func:`toolwire.workspace.shown_paths.call_path`), as the
+approval subject, the results and the panel show it.
 ``--json`` lines are exact JSON (its own escaping).
 
 Everything printed is redacted (:mod:`toolwire.redaction`) with the secrets of
@@ -46,6 +49,7 @@ from toolwire.lsp.mirror import CallMirror
 from toolwire.lsp.server import make_converter
 from toolwire.redaction import EXACT_FIELDS, RedactingWriter, shared
 from toolwire.workspace.names import display_text
+from toolwire.workspace.shown_paths import call_path
 
 
 @dataclass(slots=True)
@@ -108,8 +112,10 @@ class _Printer:
     line is printed again, named, when the name arrives while the status stays.
     """
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, root: Path) -> None:
         self.out = out
+        self.root = root
+        self.paths: dict[tuple[str, str], str] = {}
         self.status: dict[str, tuple[str, bool]] = {}
         self.rev: dict[str, int] = {}
         self.in_text = False  # the last thing written is text not ending with a newline
@@ -134,17 +140,25 @@ class _Printer:
             self._newline()
             line = f"[{call['status']}] {call.get('name') or '?'} {key}"
             if call.get("path"):
-                line += f" {call['path']}"
+                line += f" {self.shown_path(key, call['path'])}"
             if call.get("error"):
                 line += f" — {call['error']['message']}"
             elif call.get("cancelReason"):
                 line += f" — {call['cancelReason']}"
             elif call["status"] == "done" and call.get("result"):
                 line += first_line(str(call["result"].get("content", "")))
-            self.out.write(display_text(line) + "\n")
+            self.out.write(display_text(line) + "\n")  # the path's display form has nothing to escape
         elif kind == "turn" and update.get("state") == "ended":
             self._newline()
         self.out.flush()
+
+    def shown_path(self, key: str, written: str) -> str:
+        """A call's path as the tool resolves it, in display form (resolved once per call:
+        a deleted or renamed file keeps the name it was shown with)."""
+        found = self.paths.get((key, written))
+        if found is None:
+            found = self.paths[(key, written)] = call_path(self.root, written).shown
+        return found
 
     def approval(self, call: dict[str, Any], option: str) -> None:
         """One line saying how a permission request was answered."""
@@ -247,7 +261,8 @@ class _Prompt:
             loop.remove_reader(fd)
 
 
-async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prompt: _Prompt) -> dict[str, Any]:
+async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prompt: _Prompt,
+                  printer: _Printer) -> dict[str, Any]:
     call = params.get("toolCall", {})
     subject = params.get("subject", {})
     approve = options.approve
@@ -265,7 +280,8 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
             detail = display_text(subject["diff"], keep="\n\t")
         else:
             detail = display_text(json.dumps(subject.get("arguments"), ensure_ascii=False))
-        header = display_text(f"Allow {call.get('name')}? {call.get('path') or ''}")
+        path = printer.shown_path(call.get("toolCallId") or "", call["path"]) if call.get("path") else ""
+        header = display_text(f"Allow {call.get('name')}? {path}")
         if warning is not None:
             header = display_text(warning) + "\n" + header
         question = f"\n{header}\n{detail}\n[y]es / [a]lways / [N]o (default: no): "
@@ -312,7 +328,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
     redactor.add_settings(options.settings)
     raw_out, out, err = out, RedactingWriter(out, redactor), RedactingWriter(err, redactor)
     client = _Client()
-    printer = _Printer(out)
+    printer = _Printer(out, options.workspace)
     session_id: str | None = None
 
     turn_over = False
@@ -357,7 +373,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
 
     @client.feature(P.REQUEST_PERMISSION)
     async def on_permission(params: Any) -> dict[str, Any]:
-        answer = await _answer(options, params, err, prompt)
+        answer = await _answer(options, params, err, prompt, printer)
         if not options.json:
             printer.approval(params.get("toolCall", {}), answer["outcome"].get("optionId", "reject"))
         return answer
