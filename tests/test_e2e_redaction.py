@@ -25,8 +25,10 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
-from conftest import make_client, prompt
+from conftest import make_client, new_session, prompt, write_script
 from endpoint import FakeEndpoint, Reply
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the conftest's module-scoped server
 
 PASSWORD = "s3cretpassword"
 USER = "user"
@@ -132,11 +134,12 @@ async def test_toolwire_serve_writes_no_secret_anywhere(case, repo, tmp_path):
 
 @pytest.mark.parametrize("json_mode", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("case", CASES)
-def test_toolwire_run_prints_no_secret_anywhere(case, json_mode, repo, tmp_path):
+async def test_toolwire_run_prints_no_secret_anywhere(case, json_mode, repo, tmp_path):
     server_log = tmp_path / "server.log"
     with endpoint_for(case) as port:
         settings = settings_for(case, port)
-        done = subprocess.run(
+        done = await asyncio.to_thread(
+            subprocess.run,
             [sys.executable, "-m", "toolwire", "run", "--workspace", str(repo), "--model", settings.pop("model"),
              "--settings", json.dumps(settings), "--log-level", "DEBUG", "--server-log", str(server_log),
              *(["--json"] if json_mode else []), "say hi"],
@@ -197,3 +200,14 @@ async def test_toolwire_acp_writes_no_secret_anywhere(case, repo, tmp_path):
     stdout = "".join(out)
     assert "error" in failed and f"127.0.0.1:{port}" in json.dumps(failed), failed
     assert_clean(case, port, {"stdout": stdout, "stderr": stderr.decode(), "the log": log.read_text()})
+
+
+async def test_what_the_model_wrote_is_shown_as_written_but_for_a_url_s_secrets(client, repo, tmp_path):
+    """Content a client shows is redacted by the rule only: a quoted ``password = "…"``
+    the model wrote stays (log records mask it), a URL's user info does not."""
+    text = 'Set password = "hunter2" and token: "abc" in config; clone https://bob:tok@git.example/r.git'
+    script = write_script(tmp_path / "script.jsonl", [{"text": text, "chunk_size": 1000}])
+    sid = await new_session(client, repo, script)
+    await prompt(client, sid)
+    shown = "".join(u["content"]["text"] for u in client.updates[sid] if u["sessionUpdate"] == "agent_message_chunk")
+    assert shown == 'Set password = "hunter2" and token: "abc" in config; clone https://***@git.example/r.git'

@@ -112,6 +112,18 @@ def test_the_inherited_environment_is_never_redacted_wholesale():
                     "other not-read-by-toolwire")
 
 
+def test_content_a_client_shows_keeps_quoted_fields_and_bearer_words_a_log_masks():
+    """``password = "hunter2"`` in a file or the model's text is content: a message
+    shows it (the panel, a diff to approve); a log record or an error masks it."""
+    r = fresh()
+    r.add_url(URL)
+    text = f'config: password = "hunter2", token: "abc", Authorization: Bearer xyz; url {URL}'
+    shown = 'config: password = "hunter2", token: "abc", Authorization: Bearer xyz; url http://***@127.0.0.1:8765/v1?'
+    assert r.redact_content(text).startswith(shown)
+    assert r.redact_data({"text": text})["text"].startswith(shown)
+    assert r.redact(text).startswith('config: password = "***", token: "***", Authorization: Bearer ***; url http://***@')
+
+
 def test_redact_data_walks_strings_and_keeps_the_named_fields_exact():
     r = fresh()
     r.add("sk-long-secret-1")

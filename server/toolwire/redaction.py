@@ -101,8 +101,8 @@ _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#\"'<>\\]+)@")
 # before a ``:``, ``,``, ``.`` or ``)`` that ends the sentence ("…&token=***: refused").
 _QUERY_VALUE = re.compile(r"([?&;#]([A-Za-z0-9_.\-%\[\]]+)=)((?:[^&#\s\"'<>\\,;:.)\]]|[:.,)\]](?=[^\s&#\"'<>]))+)")
 _FIELD_VALUE = re.compile(r"""(?<![\w-])(["']?)([A-Za-z][\w-]*)\1(\s*[:=]\s*)(["'])((?:(?!\4)[^\\]|\\.)*)\4""")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s'\",}\]]+")
-_AUTHORIZATION = re.compile(r"""(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[a-z]+\s+)?)[^\s"',}\]]+""")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s'\",;}\]]+")
+_AUTHORIZATION = re.compile(r"""(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[a-z]+\s+)?)[^\s"',;}\]]+""")
 
 
 def _normal(name: str) -> str:
@@ -266,9 +266,12 @@ class Redactor(logging.Filter):
                 self._named = tuple(patterns)
             return self._named
 
-    def redact(self, text: str) -> str:
-        """``text`` with every registered secret and every structural secret replaced
-        by ``***`` (see the module docstring)."""
+    def redact_content(self, text: str) -> str:
+        """``text`` with every registered secret (8+ characters), every URL's user info
+        and key-like query values, and the values of registered headers and env
+        entries in their place replaced by ``***``: the rule for content a client
+        shows (messages, results, diffs), where a quoted ``"password": "…"`` the
+        model or a file wrote is shown as it is."""
         if not text:
             return text
         pattern = self._pattern
@@ -279,9 +282,20 @@ class Redactor(logging.Filter):
         if "=" in text:
             text = _QUERY_VALUE.sub(_mask_query, text)
         if ":" in text or "=" in text:
-            text = _FIELD_VALUE.sub(_mask_field, text)
             for named in self._named_patterns():
                 text = named.sub(_mask_named, text)
+        return text
+
+    def redact(self, text: str) -> str:
+        """:meth:`redact_content`, and also the values of quoted key-like fields
+        (``"apiKey": "…"``, ``'password': '…'``, :func:`is_field_name`) and
+        ``Bearer …`` / ``Authorization: …`` credentials, registered or not: the rule
+        for log records and error text, where libraries dump settings and headers."""
+        text = self.redact_content(text)
+        if not text:
+            return text
+        if ":" in text or "=" in text:
+            text = _FIELD_VALUE.sub(_mask_field, text)
         if "earer" in text or "EARER" in text:
             text = _BEARER.sub(rf"\1{REDACTED}", text)
         if "uthorization" in text or "UTHORIZATION" in text:
@@ -289,7 +303,8 @@ class Redactor(logging.Filter):
         return text
 
     def redact_data(self, data: Any, keep: Iterable[str] = ()) -> Any:
-        """A copy of JSON data with every string redacted (dict keys stay as they are).
+        """A copy of JSON data with every string redacted by :meth:`redact_content`
+        (dict keys stay as they are).
 
         Args:
             data: Dicts, lists, tuples and scalars.
@@ -308,7 +323,7 @@ class Redactor(logging.Filter):
 
     def _walk(self, data: Any, keep: frozenset[str]) -> Any:
         if isinstance(data, str):
-            return self.redact(data)
+            return self.redact_content(data)
         if isinstance(data, dict):
             return {k: (v if k in keep else self._walk(v, keep)) for k, v in data.items()}
         if isinstance(data, (list, tuple)):
@@ -356,15 +371,18 @@ class RedactingWriter:
     Args:
         stream: The stream written to (``sys.stdout``, ``sys.stderr``).
         redactor: The redactor (default :func:`shared`).
+        content: Redact as content a user reads (:meth:`Redactor.redact_content`:
+            the model's text, results) rather than as log and error text.
     """
 
-    def __init__(self, stream: Any, redactor: Redactor | None = None) -> None:
+    def __init__(self, stream: Any, redactor: Redactor | None = None, *, content: bool = False) -> None:
         self.stream = stream
         self.redactor = redactor or shared()
+        self._redact = self.redactor.redact_content if content else self.redactor.redact
 
     def write(self, text: str) -> int:
         """Write ``text`` redacted; returns the length of what was given."""
-        self.stream.write(self.redactor.redact(text))
+        self.stream.write(self._redact(text))
         return len(text)
 
     def flush(self) -> None:

@@ -31,6 +31,6 @@ class RedactingWriter(asyncio.StreamWriter):
         try:
             message = json.loads(bytes(data))
         except ValueError:
-            super().write(redactor.redact(bytes(data).decode("utf-8", "replace")).encode())
+            super().write(redactor.redact_content(bytes(data).decode("utf-8", "replace")).encode())
             return
         super().write((json.dumps(redactor.redact_message(message), separators=(",", ":")) + "\n").encode())

@@ -326,7 +326,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
     """Run one prompt against a fresh ``toolwire serve``; see the module docstring for exit codes."""
     redactor = shared()
     redactor.add_settings(options.settings)
-    raw_out, out, err = out, RedactingWriter(out, redactor), RedactingWriter(err, redactor)
+    raw_out, out, err = out, RedactingWriter(out, redactor, content=True), RedactingWriter(err, redactor)
     client = _Client()
     printer = _Printer(out, options.workspace)
     session_id: str | None = None
