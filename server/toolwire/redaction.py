@@ -19,13 +19,16 @@ wherever it occurs (as written, JSON-escaped and percent-decoded). A shorter one
 replaced only in its structural place, where it cannot be an ordinary word: URL
 user info (``http://***@host``), the query value (``?token=***``), the header
 value (``X-Api-Key: ***``, ``"X-Api-Key": "***"``), ``NAME=***`` and
-``"NAME": "***"`` of an env entry, ``Bearer ***``. Those structural places are
-masked in *every* URL, header-like and key-like text, registered or not.
+``"NAME": "***"`` of an env entry. URL user info and key-like query values are
+masked in *every* URL, registered or not. Log records and error text
+(:meth:`Redactor.redact`) also mask quoted key-like fields (``"apiKey": "…"``) and
+``Bearer …`` credentials; content a client shows (:meth:`Redactor.redact_content`)
+keeps them as the model or a file wrote them.
 
-This module is a leaf (standard library only): every layer and front-end may use
-it. :func:`shared` is the process's redactor, the one attached to its log handlers;
-the LSP server, the ACP agent, ``toolwire run`` and (later) the MCP hosting
-register what they are given with it.
+This module is a leaf (the standard library and :mod:`toolwire.secret_names`
+only): every layer and front-end may use it. :func:`shared` is the process's
+redactor, the one attached to its log handlers; the LSP server, the ACP agent,
+``toolwire run`` and (later) the MCP hosting register what they are given with it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from toolwire.secret_names import FIELD_NAMES, FIELD_SUFFIXES, KEY_NAMES, KEY_SUFFIXES, is_field_name, is_key_name
+
+__all__ = ["API_KEY_ENV", "EXACT_FIELDS", "EXACT_METHODS", "FIELD_NAMES", "FIELD_SUFFIXES", "KEY_NAMES", "KEY_SUFFIXES",
+           "MIN_SECRET", "REDACTED", "URL_ENV", "RedactingWriter", "Redactor", "is_field_name", "is_key_name",
+           "redact_url", "shared"]
+
 #: What a secret is replaced by.
 REDACTED = "***"
 
@@ -55,35 +64,6 @@ API_KEY_ENV = ("TOOLWIRE_API_KEY", "OPENAI_API_KEY")
 #: when ``baseUrl`` is not set, httpx the proxies (``http://user:pass@proxy:3128``).
 #: Their user info and key-like query values are secrets.
 URL_ENV = ("OPENAI_BASE_URL", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-
-#: Query parameter and header names whose values are secrets, normalized by
-#: :func:`_normal` (lower case, ``-`` and ``_`` removed). Sources: OpenAI/Azure
-#: (``api-key``, ``subscription-key``), Google (``key``, ``x-goog-signature``),
-#: AWS SigV4 presigned URLs (``X-Amz-Signature``, ``X-Amz-Credential``,
-#: ``X-Amz-Security-Token``), Azure SAS (``sig``), OAuth 2.0 (RFC 6749:
-#: ``access_token``, ``refresh_token``, ``client_secret``, ``code``), JWT
-#: (``id_token``, ``jwt``), basic auth and sessions.
-KEY_NAMES = frozenset({
-    "key", "apikey", "xapikey", "apitoken", "accesskey", "secretkey", "privatekey", "subscriptionkey",
-    "ocpapimsubscriptionkey", "token", "accesstoken", "refreshtoken", "idtoken", "authtoken", "sessiontoken",
-    "securitytoken", "privatetoken", "bearer", "jwt", "auth", "authorization", "proxyauthorization", "xauthtoken",
-    "sig", "signature", "xamzsignature", "xamzcredential", "xamzsecuritytoken", "xgoogsignature",
-    "xgoogcredential", "xgoogapikey", "password", "passwd", "pwd", "pass", "passphrase", "secret",
-    "clientsecret", "credential", "credentials", "code", "cookie", "setcookie", "session", "sessionid", "sid",
-    "hmac", "otp",
-})
-
-#: Name endings that make a query parameter name key-like too (``x-custom-token``).
-KEY_SUFFIXES = ("key", "token", "secret", "password", "passwd", "signature", "credential", "credentials", "auth")
-
-#: Names of quoted fields (``"apiKey": "…"``, ``'password': '…'``, ``api_key="…"``)
-#: whose values are masked in any text, e.g. a settings dict a library logs. Narrower
-#: than :data:`KEY_NAMES`: ``code``, ``session`` and ``sid`` name ordinary fields of
-#: log lines (``"code": "invalid_api_key"``, ``"sessionId"``).
-FIELD_NAMES = KEY_NAMES - {"code", "session", "sessionid", "sid", "cookie", "setcookie", "key", "pass", "pwd", "otp"}
-
-#: Field name endings masked likewise (``"stripeSecret"``, ``"githubToken"``, ``"x-api-key"``).
-FIELD_SUFFIXES = ("apikey", "token", "secret", "password", "passwd")
 
 #: Fields sent exactly as written in every message (protocol.md, "Redaction"): the
 #: tool-call arguments the model wrote (clients rebuild them from offsets, and the
@@ -103,25 +83,6 @@ _QUERY_VALUE = re.compile(r"([?&;#]([A-Za-z0-9_.\-%\[\]]+)=)((?:[^&#\s\"'<>\\,;:
 _FIELD_VALUE = re.compile(r"""(?<![\w-])(["']?)([A-Za-z][\w-]*)\1(\s*[:=]\s*)(["'])((?:(?!\4)[^\\]|\\.)*)\4""")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s'\",;}\]]+")
 _AUTHORIZATION = re.compile(r"""(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[a-z]+\s+)?)[^\s"',;}\]]+""")
-
-
-def _normal(name: str) -> str:
-    return unquote(name).lower().replace("-", "").replace("_", "")
-
-
-def is_key_name(name: str) -> bool:
-    """True when ``name`` (a query parameter or header name, any case, ``-`` or ``_``
-    separated, percent-encoded or not) names a secret (:data:`KEY_NAMES`,
-    :data:`KEY_SUFFIXES`)."""
-    normal = _normal(name)
-    return normal in KEY_NAMES or normal.endswith(KEY_SUFFIXES)
-
-
-def is_field_name(name: str) -> bool:
-    """True when a quoted field ``name`` in text names a secret (:data:`FIELD_NAMES`,
-    :data:`FIELD_SUFFIXES`)."""
-    normal = _normal(name)
-    return normal in FIELD_NAMES or normal.endswith(FIELD_SUFFIXES)
 
 
 def redact_url(url: str) -> str:
