@@ -196,3 +196,27 @@ async def test_no_payload_of_the_recorded_corpus_is_refused() -> None:
             assert wrong_field(fmt, frame.payload, frame.event) is None, (path.name, n)
             checked += 1
     assert checked > 1100
+
+
+#: Request params of the wrong JSON type: refused, never converted (``"yes"`` is not ``true``).
+WRONG_PARAMS = [
+    (MERGE, {"streamId": "p", "chunks": [], "end": "yes"}, "end: Input should be a valid boolean"),
+    (MERGE, {"streamId": "p", "chunks": [], "end": 1}, "end: Input should be a valid boolean"),
+    (MERGE, {"streamId": "p", "chunks": [], "end": "true"}, "end: Input should be a valid boolean"),
+    (MERGE, {"streamId": 5, "chunks": []}, "streamId: Input should be a valid string"),
+    (MERGE, {"streamId": "p", "chunks": [], "format": ["openai"]}, "format: Input should be a valid string"),
+    (MERGE, {"streamId": "p", "chunks": GOOD["openai-chat"]}, "chunks: Input should be a valid list"),
+    ("toolwire/toolCalls/run", {"streamId": "p", "toolCallIds": "c1"}, "toolCallIds: Input should be a valid list"),
+    ("toolwire/session/undoTurn", {"partial": "yes"}, "partial: Input should be a valid boolean"),
+]
+
+
+@pytest.mark.parametrize("method, params, says", WRONG_PARAMS, ids=[s for _, _, s in WRONG_PARAMS])
+async def test_params_of_the_wrong_type_are_refused_not_converted(client, tmp_path, method, params, says):
+    sid = await open_session(client, tmp_path)
+    with pytest.raises(JsonRpcInvalidParams) as info:
+        await client.call(method, {"sessionId": sid, **params})
+    assert says in str(info.value), str(info.value)
+    if method == MERGE and "end" in params:  # the stream was not ended: it opens and takes chunks
+        result = await client.call(MERGE, {"sessionId": sid, "streamId": "p", "chunks": [GOOD["openai-chat"]]})
+        assert result["ended"] is False

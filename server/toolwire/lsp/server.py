@@ -53,13 +53,14 @@ MAX_FED_STREAMS = 256
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
-    """Validate ``params`` into ``model``.
+    """Validate ``params`` into ``model``, strictly: a field of the wrong JSON type is
+    refused, never converted (``"end": "yes"`` or ``1`` is not ``true``, ``"3"`` is not 3).
 
     Raises:
         JsonRpcInvalidParams: naming every bad field.
     """
     try:
-        return model.model_validate(params if params is not None else {})
+        return model.model_validate(params if params is not None else {}, strict=True)
     except ValidationError as exc:
         raise JsonRpcInvalidParams(P.describe_validation_error(method, exc)) from None
 
