@@ -170,3 +170,26 @@ def test_a_rename_is_titled_with_both_names_as_the_tools_read_them(tmp_path: Pat
     assert mapping.locations(done, resolve) == [ToolCallLocation(path=str(tmp_path / NAME))]
     odd_tool = {"name": "run\x1b[2J", "kind": "server_tool_use"}
     assert mapping.title(odd_tool, resolve) == "run\\x1b[2J (run by the provider)"
+
+
+async def test_two_spellings_of_one_file_in_one_answer_wait_for_each_other(repo: Path, tmp_path: Path) -> None:
+    """The raw name and its quoted form are one file: one lock, one call order, so the second
+    edit is asked about (and planned) on the text the first left, as for any two edits of a file."""
+    real = repo / NAME
+    real.write_text("total: 1\n")
+    model = script(tmp_path, [
+        {"tool_calls": [{"id": "first", "name": "edit_file",
+                         "arguments": {"path": NAME, "old_string": "total: 1", "new_string": "total: 2"}},
+                        {"id": "second", "name": "edit_file",
+                         "arguments": {"path": SHOWN, "old_string": "total: 2", "new_string": "total: 3"}}]},
+        {"text": "ok"},
+    ])
+    client = RecordingClient(answers=["allow_once", "allow_once"])
+    async with await start(client, f"replay:{model}") as (conn, _):
+        sid = await open_session(conn, repo)
+        await conn.prompt(session_id=sid, prompt=text("edit twice"))
+    assert [client.final(c)["status"] for c in ("first", "second")] == ["completed", "completed"], \
+        client.final("second")
+    assert real.read_text() == "total: 3\n"
+    [whole] = [c for c in client.permissions[1].content if c.type == "diff"]
+    assert (whole.old_text, whole.new_text) == ("total: 2\n", "total: 3\n")

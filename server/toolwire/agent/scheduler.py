@@ -243,7 +243,7 @@ class Scheduler:
         if planned is None:
             return
         tool, args = planned
-        keys = frozenset(self.session.locks.key(self.session.root / p) for p in tool.paths(args))
+        keys = frozenset(self.session.locks.key(p) for p in self.session.lock_paths(tool.paths(args)))
         if not tool.read_only:
             # The approval shows the exact change, so it is computed on the file as
             # the earlier calls on the same paths leave it: wait for them first.
@@ -366,7 +366,7 @@ class Scheduler:
         session = self.session
         with scope:
             async with limiter:
-                paths = [str((session.root / p)) for p in tool.paths(args)]
+                paths = session.lock_paths(tool.paths(args))
                 async with session.locks.hold(paths):
                     if call.status.terminal:
                         return

@@ -180,13 +180,20 @@ class Session:
         prepare = getattr(self.documents, "prepare", None)
         if prepare is None:
             return
-        paths = []
-        for rel in rel_paths:
-            try:
-                paths.append(resolve_path(self.root, rel).resolved)
-            except ToolError:
-                continue
-        await prepare(paths)
+        await prepare([path for path in map(self._resolved, rel_paths) if path is not None])
+
+    def lock_paths(self, rel_paths: list[str]) -> list[Path]:
+        """The files a call's path arguments name, for its per-path locks: resolved as
+        the tools resolve them, so ``invoice<U+202E>fdp.exe`` and its quoted form
+        ``"invoice\\342\\200\\256fdp.exe"`` (or ``src\\a.py`` and ``src/a.py``) share one
+        lock and one call order; a path the tools refuse keeps its written form."""
+        return [self._resolved(rel) or self.root / rel for rel in rel_paths]
+
+    def _resolved(self, rel: str) -> Path | None:
+        try:
+            return resolve_path(self.root, rel).resolved
+        except ToolError:
+            return None
 
     def checkpoint_store(self) -> CheckpointStore:
         """The checkpoint storage of this session's workspace folder."""
