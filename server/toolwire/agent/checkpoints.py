@@ -159,13 +159,20 @@ class Checkpointer:
             self.record.paths.update(taken)
             if strict:
                 self.save(strict=True)  # the record must be kept before the change is made
+        except ToolError:  # git is missing: the tool's own error, nothing recorded
+            self._drop(taken)
+            raise
         except Unrecordable as exc:
-            self._unshare()  # nothing will replace the files whose contents were linked
-            for rel in taken:
-                self.record.paths.pop(rel, None)
+            self._drop(taken)
             raise ToolError("not_undoable", "not run, nothing changed: its checkpoint could not be taken, so "
                             f"it could not be undone. Why: {exc.args[0]}") from None
         return step
+
+    def _drop(self, taken: dict[str, PathChange]) -> None:
+        """Forget what :meth:`before` took for a tool that will not run."""
+        self._unshare()  # nothing will replace the files whose contents were linked
+        for rel in taken:
+            self.record.paths.pop(rel, None)
 
     async def after(self, step: _Step, result: ToolResult | None = None) -> None:
         """Take the state the tool left and save the record (call shielded).
@@ -342,6 +349,8 @@ class Checkpointer:
             return await coro
         except Exception as exc:  # noqa: BLE001 - said in the call's error
             error = tool_error_in(exc)
+            if error is not None and error.code == "git_missing":  # the git tool cannot run either:
+                raise error from None                                # its own error says why
             if error is None and isinstance(exc, OSError):
                 raise Unrecordable(f"the checkpoint store cannot be written ({exc.strerror or exc})") from None
             raise Unrecordable(f"git could not be read: {error.message if error else exc}") from None
