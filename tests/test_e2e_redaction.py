@@ -132,6 +132,41 @@ async def test_toolwire_serve_writes_no_secret_anywhere(case, repo, tmp_path):
                               "what the client got": seen})
 
 
+async def test_secrets_sent_after_initialize_are_redacted_too(repo, tmp_path):
+    """``baseUrl`` and ``apiKey`` sent with ``workspace/didChangeConfiguration`` and as
+    ``session/new`` settings are registered where they arrive: a 401 quoting them all
+    reaches the client, the stream and the DEBUG log as ``***``."""
+    late = ["cfgpassword123", "cfgkey-0123456789", "sk-late-0123456789", "sespassword123", "seskey-0123456789"]
+    def echo(secrets: list[str]) -> Reply:  # a 401 quoting the secrets given so far
+        return Reply(401, json.dumps({"error": {"message": "refused: " + " ".join(secrets)}}).encode())
+
+    log, wire = tmp_path / "server.log", tmp_path / "wire.bin"
+    command = f"{sys.executable} -m toolwire serve --log-level DEBUG --log-file {log} | tee {wire}"
+    with FakeEndpoint([echo(late[:3]), echo(late)]) as endpoint:
+        port = endpoint.server.server_address[1]
+        client = await ClientServerConfig(server_command=["sh", "-c", command], client_factory=make_client).start()
+        try:
+            await client.initialize_session(types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                initialization_options={"model": "openai:gpt-test", "modelRetries": 0}))
+            client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"toolwire": {
+                "baseUrl": f"http://u:{late[0]}@127.0.0.1:{port}/v1?key={late[1]}", "apiKey": late[2]}}))
+            first = await prompt(client, (await client.call("toolwire/session/new", {"cwd": str(repo)}))["sessionId"])
+            sid = (await client.call("toolwire/session/new", {"cwd": str(repo), "settings": {
+                "baseUrl": f"http://u:{late[3]}@127.0.0.1:{port}/v1?token={late[4]}"}}))["sessionId"]
+            second = await prompt(client, sid)
+        finally:
+            await client.shutdown_session()
+            await client.stop()
+    assert len(endpoint.requests) == 2  # both configured endpoints were asked
+    assert first["stopReason"] == "error" and "refused: *** *** ***" in first["message"], first
+    assert second["stopReason"] == "error" and "refused: *** *** *** *** ***" in second["message"], second
+    assert f"http://***@127.0.0.1:{port}/v1?token=***" in second["message"]
+    for where, text in {"the log": log.read_text(), "the stream": wire.read_bytes().decode("utf-8", "replace")}.items():
+        for secret in late:
+            assert secret not in text, f"{secret} leaked into {where}"
+
+
 @pytest.mark.parametrize("json_mode", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("case", CASES)
 async def test_toolwire_run_prints_no_secret_anywhere(case, json_mode, repo, tmp_path):
