@@ -30,6 +30,7 @@ from toolwire.lsp import boot
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
 from toolwire.lsp.protocol import RunActionArgs
+from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.positions import PositionError
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ def _kind_wanted(kind: str, only: list[str] | None) -> bool:
 
 def _title_of(message: str) -> str:
     first = message.strip().splitlines()[0] if message.strip() else "problem"
-    return first if len(first) <= MAX_TITLE else first[: MAX_TITLE - 1] + "…"
+    first = first if len(first) <= MAX_TITLE else first[: MAX_TITLE - 1] + "…"
+    return display_text(first)  # a diagnostic may quote code holding bidi controls
 
 
 def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -207,7 +209,7 @@ async def drive(server: "ToolwireServer", session: Session, turn: Turn, sink: Tu
         if outcome.message:
             outcome.message = server.redactor.redact(outcome.message)
         level, text = summary(turn, session, outcome, kind)
-        text = server.redactor.redact(text)
+        text = display_text(server.redactor.redact(text), keep="\n\t")  # model and file text, shown as it is
         progress.end(text.splitlines()[0])
         server.window_show_message(types.ShowMessageParams(type=level, message=text))
 
@@ -217,12 +219,12 @@ def start_action(server: "ToolwireServer", session: Session, args: RunActionArgs
 
     The caller checked that no turn runs in ``session``.
     """
-    try:
-        rel = path.relative_to(session.root).as_posix()
+    try:  # display form: what the user reads is what is there, and the tools take it back
+        rel = display_name(path.relative_to(session.root).as_posix())
     except ValueError:
-        rel = str(path)
+        rel = display_name(str(path))
     prompt = build_prompt(args, rel, selected_text(server, args))
-    sink = TurnProgressSink(LspSink(server, session.id, long_tools=None))
+    sink = TurnProgressSink(LspSink(server, session.id, long_tools=None), root=session.root)
     turn = Turn(session, sink, LspApprover(server, session.id))
     session.turn = turn
     title = {"edit": "Toolwire: editing", "explain": "Toolwire: explaining", "fix": "Toolwire: fixing"}[args.kind]

@@ -6,7 +6,9 @@ instead: the message names the tool and shows what it will do (the edit's diff,
 the git command line, or the arguments, cut at :data:`MAX_SUBJECT` characters), and
 the actions are "Allow once", "Allow always" and "Reject". No answer (the user
 dismissed it) counts as a rejection. A change that cannot be undone opens with
-"This change cannot be undone: <reason>". A client that knows neither method
+"This change cannot be undone: <reason>". The text is in display form
+(:func:`toolwire.workspace.names.display_text`: control, bidirectional and invisible
+characters as escapes). A client that knows neither method
 (MethodNotFound again) answers no question: the answer is ``unavailable``.
 """
 
@@ -23,6 +25,7 @@ from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
 from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
+from toolwire.workspace.names import display_text
 
 if TYPE_CHECKING:
     from toolwire.lsp.server import ToolwireServer
@@ -49,7 +52,8 @@ def subject_text(call: dict[str, Any], subject: dict[str, Any]) -> str:
         body = body[:MAX_SUBJECT] + f"\n… ({len(body) - MAX_SUBJECT} more characters)"
     irreversible = subject.get("irreversible")
     warning = f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}\n" if isinstance(irreversible, dict) else ""
-    return f"{warning}Toolwire wants to run {name}{target}:\n{body}"
+    # in display form, as toolwire run asks: the diff's added lines are the model's text
+    return display_text(f"{warning}Toolwire wants to run {name}{target}:\n{body}", keep="\n\t")
 
 
 async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any],

@@ -21,12 +21,15 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from lsprotocol import types
 
 from toolwire.agent.events import AgentEvent, ToolCallUpdate, TurnUpdate
+from toolwire.workspace.names import display_name, display_text
+from toolwire.workspace.shown_paths import call_path
 
 if TYPE_CHECKING:
     from toolwire.lsp.server import ToolwireServer
@@ -47,10 +50,16 @@ def supports_progress(server: "ToolwireServer") -> bool:
     return bool(caps and caps.window and caps.window.work_done_progress)
 
 
-def describe_call(call: dict[str, Any]) -> str:
-    """``"edit_file a.py"``: a call's tool and target, for progress and summaries."""
+def describe_call(call: dict[str, Any], root: Path | None = None) -> str:
+    """``"edit_file a.py"``: a call's tool and target, for progress and summaries, in
+    display form: the path as the tools resolve it under ``root`` (git's quoted form,
+    ``edit_file "invoice\\342\\200\\256fdp.exe"``, as the approval subject names it; the
+    written path in display form without a root), the tool name with escapes."""
+    name = display_text(str(call.get("name") or "tool"))
     path = call.get("path")
-    return f"{call.get('name') or 'tool'} {path}" if path else str(call.get("name") or "tool")
+    if not isinstance(path, str) or not path:
+        return name
+    return f"{name} {call_path(root, path).shown if root is not None else display_name(path)}"
 
 
 class WorkProgress:
@@ -144,9 +153,10 @@ class TurnProgressSink:
     #: Steps kept while no progress is attached.
     BACKLOG = 50
 
-    def __init__(self, inner: Any, progress: WorkProgress | None = None) -> None:
+    def __init__(self, inner: Any, progress: WorkProgress | None = None, root: Path | None = None) -> None:
         self.inner = inner
         self.progress = progress
+        self.root = root
         self._status: dict[str, str] = {}
         self._backlog: list[str] = []
 
@@ -181,7 +191,7 @@ class TurnProgressSink:
         if self._status.get(key) == status:
             return None
         self._status[key] = status
-        what = describe_call(call)
+        what = describe_call(call, self.root)
         if status == "calling":
             return f"running {what}"
         if status == "generated":
@@ -201,9 +211,10 @@ class LongTools:
         cancel_call: Cancels one call by id (the progress is cancellable).
     """
 
-    def __init__(self, server: "ToolwireServer", cancel_call: Callable[[str], Any]) -> None:
+    def __init__(self, server: "ToolwireServer", cancel_call: Callable[[str], Any], root: Path | None = None) -> None:
         self._server = server
         self._cancel_call = cancel_call
+        self._root = root
         self._running: dict[str, tuple[asyncio.Task, WorkProgress]] = {}
 
     def seen(self, call: dict[str, Any]) -> None:
@@ -216,12 +227,12 @@ class LongTools:
             if not supports_progress(self._server):
                 return
             progress = WorkProgress(self._server, lambda: self._cancel_call(call_id))
-            task = self._server.spawn(self._watch(progress, describe_call(call)))
+            task = self._server.spawn(self._watch(progress, describe_call(call, self._root)))
             self._running[call_id] = (task, progress)
         elif status in _TERMINAL and call_id in self._running:
             task, progress = self._running.pop(call_id)
             task.cancel()
-            progress.end(f"{describe_call(call)}: {status}")
+            progress.end(f"{describe_call(call, self._root)}: {status}")
 
     async def _watch(self, progress: WorkProgress, what: str) -> None:
         await asyncio.sleep(LONG_TOOL_AFTER)

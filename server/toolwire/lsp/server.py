@@ -151,7 +151,7 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     session = session_of(ls, req.session_id)
     if session.turn is not None:
         raise TurnInProgress()
-    long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id))
+    long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id), session.root)
     turn = Turn(session, LspSink(ls, session.id, long_tools=long_tools), LspApprover(ls, session.id))
     session.turn = turn
     try:
@@ -296,7 +296,7 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     if stream is None:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: invalid params: streamId: unknown stream {req.stream_id!r}")
     try:
-        long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id))
+        long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id), session.root)
         sink = LspSink(ls, session.id, req.stream_id, long_tools=long_tools)
         results = await run_fed_calls(session, stream, req.tool_call_ids, sink, LspApprover(ls, session.id))
     except FedStreamError as exc:
