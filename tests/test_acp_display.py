@@ -12,6 +12,7 @@ Real ``toolwire acp`` over stdio, the ACP SDK's client side, real git and files.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from test_acp import RecordingClient, open_session, script, start, text
 from acp.schema import ToolCallLocation
 
 from toolwire.acp import mapping
-from toolwire.workspace.names import display_name
+from toolwire.workspace.names import display_name, valid_text
 from toolwire.workspace.shown_paths import call_path
 
 NAME = "invoice\u202efdp.exe"
@@ -155,8 +156,9 @@ def test_a_subjects_diff_names_the_file_its_display_form_stands_for(tmp_path: Pa
     for name in odd:
         subject = {"kind": "edit", "tool": "edit_file", "path": display_name(name),
                    "diff": f"--- a/{display_name(name)}\n+++ b/{display_name(name)}\n@@ -1 +1 @@\n-a\n+b\n"}
-        [diff, unified] = mapping.subject_content(subject, tmp_path)
-        assert diff.path == str(tmp_path / name), name
+        *diff, unified = mapping.subject_content(subject, tmp_path)
+        # a name that is not UTF-8 has no diff block: no JSON string can name it
+        assert [d.path for d in diff] == ([] if "\udce9" in name else [str(tmp_path / name)]), name
         assert RAW.search(unified.content.text) is None
 
 
@@ -193,3 +195,40 @@ async def test_two_spellings_of_one_file_in_one_answer_wait_for_each_other(repo:
     assert real.read_text() == "total: 3\n"
     [whole] = [c for c in client.permissions[1].content if c.type == "diff"]
     assert (whole.old_text, whole.new_text) == ("total: 2\n", "total: 3\n")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _strings(k) + _strings(v)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+async def test_a_name_that_is_not_utf8_is_never_sent_as_a_path(repo: Path, tmp_path: Path) -> None:
+    """No JSON string can name ``caf<0xE9>.txt`` (a lone surrogate escape breaks strict parsers):
+    its title is the quoted form, and it has no location, no diff block and no fs/read_text_file."""
+    with open(os.fsencode(repo) + b"/caf\xe9.txt", "wb") as handle:
+        handle.write(b"one\n")
+    quoted = '"caf\\351.txt"'
+    model = script(tmp_path, [
+        {"tool_calls": [{"id": "r", "name": "read_file", "arguments": {"path": quoted}}]},
+        {"tool_calls": [{"id": "e", "name": "edit_file",
+                         "arguments": {"path": quoted, "old_string": "one", "new_string": "two"}}]},
+        {"text": "ok"},
+    ])
+    client = RecordingClient(answers=["allow_once"])
+    async with await start(client, f"replay:{model}") as (conn, _):
+        sid = await open_session(conn, repo, fs=True)
+        await conn.prompt(session_id=sid, prompt=text("edit"))
+    assert not client.invalid, client.invalid
+    assert [client.final(c)["status"] for c in ("r", "e")] == ["completed", "completed"]
+    with open(os.fsencode(repo) + b"/caf\xe9.txt", "rb") as handle:
+        assert handle.read() == b"two\n"
+    for call_id in ("r", "e"):
+        final = client.final(call_id)
+        assert final["title"].endswith(f" {quoted}") and not final.get("locations")
+        assert not _diffs(final.get("content", []))
+    assert not [c for c in client.permissions[0].content if c.type == "diff"]
+    sent = [s for u in client.updates + client.permissions for s in _strings(u.model_dump())] + client.reads
+    assert all(valid_text(s) is s for s in sent), [s for s in sent if valid_text(s) is not s]

@@ -36,7 +36,7 @@ from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, To
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_text
-from toolwire.workspace.shown_paths import CallPath, call_path, subject_file
+from toolwire.workspace.shown_paths import CallPath, call_path, sendable, subject_file
 
 log = logging.getLogger(__name__)
 
@@ -196,10 +196,13 @@ class AcpApprover:
             except PreviewError as exc:
                 log.info("no whole-file diff for the permission request: %s", exc)
             else:
+                file = subject_file(self._root, preview.path)
                 created = preview.before == "" and "--- /dev/null" in (subject.get("diff") or "")
-                whole = FileEditToolCallContent(type="diff", path=str(subject_file(self._root, preview.path)),
-                                                old_text=None if created else preview.before, new_text=preview.after)
-                content = [whole] + [c for c in content if getattr(c, "type", None) != "diff"]
+                if file is not None:  # a name that is not UTF-8 has no diff block (no JSON path names it)
+                    whole = FileEditToolCallContent(type="diff", path=str(file),
+                                                    old_text=None if created else preview.before,
+                                                    new_text=preview.after)
+                    content = [whole] + [c for c in content if getattr(c, "type", None) != "diff"]
         content = mapping.with_warning(subject, content)
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.get("toolCallId") or "",
@@ -258,13 +261,14 @@ class AcpDocuments:
     async def prepare(self, paths: list[Path]) -> None:
         """Fetch the client's text of each path (absolute, resolved) a call touches.
 
-        Folders, binary files and files over :data:`CLIENT_FILE_LIMIT` stay on the
-        disk path; a path the client cannot read (missing) is forgotten.
+        Folders, binary files, files over :data:`CLIENT_FILE_LIMIT` and names that
+        are not UTF-8 (no JSON string names them) stay on the disk path; a path the
+        client cannot read (missing) is forgotten.
         """
         if not self.enabled:
             return
         for path in paths:
-            if path.is_dir() or not _client_readable(path):
+            if sendable(path) is None or path.is_dir() or not _client_readable(path):
                 self._docs.pop(path, None)
                 continue
             try:

@@ -252,7 +252,8 @@ def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
     (:func:`toolwire.workspace.shown_paths.subject_file`)."""
     kind = subject.get("kind")
     if kind == "edit" and isinstance(subject.get("diff"), str) and subject.get("path"):
-        block = diff_content(subject_file(root, subject["path"]), subject["diff"])
+        file = subject_file(root, subject["path"])
+        block = diff_content(file, subject["diff"]) if file is not None else None
         out: list[Any] = [block] if block is not None else []
         out.append(text_content(subject["diff"] or "(no change)"))
         return out

@@ -14,7 +14,10 @@ entry. Two different things come out of it:
 * What the editor opens (ACP ``locations[].path``, a ``diff`` content's ``path``): the
   real absolute path of that entry, resolved the way the tool resolves it
   (:func:`toolwire.workspace.paths.resolve_path`), under the session's folder as
-  the client named it. A path the tools refuse has none.
+  the client named it. A path the tools refuse has none, and so has a name that is
+  not UTF-8: no JSON string can carry it (Python writes a lone surrogate escape
+  such as ``\\udce9``, which strict parsers such as Rust's serde_json refuse, losing
+  the whole message).
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.names import display_name, parse_quoted
+from toolwire.workspace.names import display_name, parse_quoted, valid_text
 from toolwire.workspace.paths import resolve_path
 
-__all__ = ["CallPath", "call_path", "subject_file"]
+__all__ = ["CallPath", "call_path", "sendable", "subject_file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ class CallPath:
         shown: Display form of the workspace-relative path (the subject's ``path``).
         file: Absolute path of the directory entry the tool acts on (a symbolic
             link's own name, its folders resolved), or None when the tools refuse
-            the path.
+            the path or it is not valid Unicode (:func:`sendable`).
     """
 
     shown: str
@@ -56,15 +59,22 @@ def call_path(root: Path, written: str) -> CallPath:
         wp = resolve_path(root, written)
     except ToolError:
         return CallPath(shown=display_name(written), file=None)
-    return CallPath(shown=wp.rel, file=_under(root, wp.entry))
+    return CallPath(shown=wp.rel, file=sendable(_under(root, wp.entry)))
 
 
-def subject_file(root: Path, shown: str) -> Path:
+def sendable(path: Path) -> Path | None:
+    """``path`` when a client can be sent it as JSON text (valid Unicode), else None."""
+    text = str(path)
+    return path if valid_text(text) is text else None
+
+
+def subject_file(root: Path, shown: str) -> Path | None:
     """The file a permission subject's ``path`` names (display form, relative to the
     workspace): :func:`toolwire.workspace.names.parse_quoted` gives the name back from
     git's quoted form; a name in plain form is itself (display form quotes every name
-    that starts with ``"``, so the two cannot be confused)."""
-    return root / (parse_quoted(shown) or shown)
+    that starts with ``"``, so the two cannot be confused). None for a name that is not
+    valid Unicode (:func:`sendable`)."""
+    return sendable(root / (parse_quoted(shown) or shown))
 
 
 def _under(root: Path, path: Path) -> Path:
