@@ -86,6 +86,10 @@ def test_a_stalled_stream_names_the_timeout_setting(repo):
     ({"permissions": {"git_comit": "deny"}}, "unknown tool or group 'git_comit' (did you mean 'git_commit'?)"),
     ({"temperature": 9}, "setting temperature"),
     ({"readTimeout": 0}, "setting readTimeout"),
+    # a baseUrl httpx cannot parse was an internal error at the first request; never echoed (secrets)
+    ({"baseUrl": "http://user:s3cretpassword@127.0.0.1:notaport/v1"},
+     "setting baseUrl: its port must be a number from 1 to 65535"),
+    ({"baseUrl": "127.0.0.1:11434/v1?api-key=s3cretpassword"}, "setting baseUrl: must be an http:// or https:// URL"),
 ])
 def test_invalid_settings_exit_2_and_nothing_runs(repo, tmp_path, settings, words):
     script = write_script(tmp_path / "s.jsonl", [
@@ -95,7 +99,7 @@ def test_invalid_settings_exit_2_and_nothing_runs(repo, tmp_path, settings, word
     done = run("run", "--workspace", str(repo), "--model", f"replay:{script}", "--approve", "yes",
                "--settings", json.dumps(settings), "commit")
     assert done.returncode == 2 and words in done.stderr, done.stderr
-    assert "using the default" not in done.stderr
+    assert "using the default" not in done.stderr and "s3cretpassword" not in done.stderr + done.stdout
     assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout == head
 
 

@@ -11,6 +11,7 @@ entries are then not applied; everything else is).
 from __future__ import annotations
 
 import difflib
+from urllib.parse import urlsplit
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -64,6 +65,28 @@ class Settings(BaseModel):
         (``apiKey`` is left out: ``repr=False``)."""
         for name, value in super().__repr_args__():
             yield name, redact_url(value) if name == "base_url" and isinstance(value, str) else value
+
+    @field_validator("base_url")
+    @classmethod
+    def _endpoint_url(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host and a valid port; the problem never quotes the value
+        (it may hold a password or a key)."""
+        if value is None:
+            return None
+        try:
+            parts = urlsplit(value)
+            host = parts.hostname
+        except ValueError:  # e.g. an unclosed [ of an IPv6 address
+            host = None
+        if not host or parts.scheme.lower() not in ("http", "https"):
+            raise ValueError("must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:11434/v1")
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port == 0:
+            raise ValueError("its port must be a number from 1 to 65535")
+        return value
 
     @field_validator("permissions")
     @classmethod
