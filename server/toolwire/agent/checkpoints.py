@@ -28,6 +28,7 @@ restart (``toolwire undo --workspace DIR``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -56,6 +57,13 @@ __all__ = [
 _INDEX_TOOLS: Final = ("git_add", "git_restore", "git_commit")
 #: Tools around which HEAD and the branch are recorded.
 _HEAD_TOOLS: Final = ("git_commit", "git_branch")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b) and not os.path.islink(a)
+    except OSError:
+        return False
 
 
 def _typed_lines(result: ToolResult | None) -> list[list[int]] | None:
@@ -144,9 +152,13 @@ class Checkpointer:
             if strict and listed is not None and tool.name == "git_restore":  # git itself failed to list them
                 error = tool_error_in(listed)
                 raise Unrecordable(f"git could not list the files it restores: {error.message if error else listed}")
+            # rename_file moves the file itself (its inode stays in the workspace), so a
+            # content linked to it would still be shared once the tool is done, and the copy
+            # that unshares it could fail only after the change was made (a full disk): copy it now.
+            link = tool.name != "rename_file"
             for rel in step.paths:
                 if rel not in self.record.paths and rel not in taken:
-                    taken[rel] = self.capture_before(rel, strict=strict)
+                    taken[rel] = self.capture_before(rel, strict=strict, link=link)
             if tool.name in _INDEX_TOOLS and await self._in_repo():
                 names = getattr(args, "paths", None)
                 if names:
@@ -170,9 +182,9 @@ class Checkpointer:
 
     def _drop(self, taken: dict[str, PathChange]) -> None:
         """Forget what :meth:`before` took for a tool that will not run."""
-        self._unshare()  # nothing will replace the files whose contents were linked
         for rel in taken:
             self.record.paths.pop(rel, None)
+        self._unshare()  # nothing will replace the files whose contents were linked
 
     async def after(self, step: _Step, result: ToolResult | None = None) -> None:
         """Take the state the tool left and save the record (call shielded).
@@ -183,12 +195,14 @@ class Checkpointer:
                 landed on text the user changed meanwhile (``stale`` with ``data.applied``)
                 marks the path's buffer (:attr:`PathChange.typed_lines`).
         """
-        self._unshare()
+        self._unshare(step)
         typed = _typed_lines(result)
         hooked = await self._quiet(self._hooks.after(step), None) if step.tree is not None else None
         staged: set[str] = set()
         for rel in step.paths:
-            change = self.record.paths[rel]
+            change = self.record.paths.get(rel)
+            if change is None:  # left as it was, and its content could not be kept (_unshare)
+                continue
             change.after = self._quiet_probe(rel)
             change.after_buffer = self._quiet_buffer(rel)
             change.undone = False
@@ -272,11 +286,14 @@ class Checkpointer:
             out += [wp.entry.relative_to(root).as_posix(), wp.resolved.relative_to(root).as_posix()]
         return list(dict.fromkeys(out))
 
-    def capture_before(self, rel: str, state: FileState | None = None, *, strict: bool = False) -> PathChange:
+    def capture_before(self, rel: str, state: FileState | None = None, *, strict: bool = False,
+                       link: bool = True) -> PathChange:
         """The record of ``rel`` (file-system spelling) before the turn touches it: ``state``
         when the caller already has it (a commit hook's file, taken before the commit),
         else the path as it is now; the open buffer as it is now; the folders it lacks.
-        ``strict``: raise :class:`Unrecordable` when the path or its buffer cannot be kept."""
+        ``strict``: raise :class:`Unrecordable` when the path or its buffer cannot be kept.
+        ``link``: False when the tool will not replace the file (it moves it), so its
+        content is copied now rather than hard-linked."""
         # A file's content is kept as a hard link where possible (no copy of a large
         # file before the tool writes it); :meth:`after` makes it a copy if the tool
         # left the file in place (so later writes to it cannot change the checkpoint).
@@ -287,7 +304,7 @@ class Checkpointer:
             shown = display_name(rel)
             try:
                 buffer = buffer_state(self.ctx, rel, self.store)[0]
-                linked = self._linked if buffer is None else None
+                linked = self._linked if buffer is None and link else None
                 state = state or probe(self.ctx.root / rel, self.store, linked, limit=self.limit, strict=True)[0]
             except Unrecordable as exc:
                 raise Unrecordable(f"{shown}: {exc.args[0]}") from None
@@ -296,7 +313,7 @@ class Checkpointer:
         else:
             buffer = self._quiet_buffer(rel)
             if state is None:
-                state = self._quiet_probe(rel, self._linked if buffer is None else None)
+                state = self._quiet_probe(rel, self._linked if buffer is None and link else None)
         created: list[str] = []
         if state.kind == "absent":
             parent = (self.ctx.root / rel).parent
@@ -307,16 +324,30 @@ class Checkpointer:
         return PathChange(path=shown, name=rel if shown != rel else None, before=state, before_buffer=buffer,
                           created_dirs=created)
 
-    def _unshare(self) -> None:
-        """Copy every before-content still sharing its bytes with a workspace file."""
+    def _unshare(self, step: _Step | None = None) -> None:
+        """Copy every before-content still sharing its bytes with a workspace file.
+
+        When the copy fails (a full disk), a path of ``step`` whose file is still the
+        linked one was left as it was (the tool failed before replacing it): it is
+        forgotten, as a path the turn did not change, and the store's link removed; any
+        other path recorded with that content is not undoable.
+        """
         linked, self._linked = self._linked, []
         for digest, data in linked:
             try:
                 self.store.unshare(digest, data)
-            except OSError as exc:  # cannot copy: the paths recorded with it are not undoable
+            except OSError as exc:  # cannot copy
+                obj = self.store.objects / digest
+                for rel in step.paths if step is not None else []:
+                    change = self.record.paths.get(rel)
+                    if change is not None and change.before.digest == digest and _same_file(self.ctx.root / rel, obj):
+                        del self.record.paths[rel]
                 for change in self.record.paths.values():
                     if change.before.digest == digest:
                         change.before = FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc}")
+                if all(change.before.digest != digest for change in self.record.paths.values()):
+                    with contextlib.suppress(OSError):
+                        obj.unlink()  # no record names it: do not keep sharing a workspace file's bytes
 
     def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None) -> FileState:
         try:
