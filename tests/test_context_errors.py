@@ -27,6 +27,11 @@ from toolwire.llm.openai_model import OpenAIModel
 from toolwire.settings import Settings
 from toolwire.workspace.documents import NoOpenDocuments
 
+_OPENAI_WINDOW = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
+#: The opening chunk some servers stream before they check the request.
+_ROLE_OPENING = (b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":'
+                 b'"assistant","content":""},"finish_reason":null}]}\n\n')
+
 #: (id, HTTP 400 reply, window stated, request size stated)
 WORDINGS = [
     ("openai", refusal("This model's maximum context length is 16385 tokens. However, your messages resulted in "
@@ -72,6 +77,17 @@ WORDINGS = [
     ("together", refusal("The input (516368 tokens) is longer than the model's context length (131072 tokens)."),
      131072, 516368),
     ("lm-studio", refusal("Input length 6491 exceeds context length 1500"), 1500, 6491),
+    # Beyond OpenAI's error object: the texts wherever the body holds them (llm/error_bodies.py)
+    ("openrouter-wrapped", Reply(400, json.dumps({"error": {"message": "Provider returned error", "code": 400,
+        "metadata": {"provider_name": "DeepInfra", "raw": json.dumps({"error": {"message": _OPENAI_WINDOW}})}}}).encode()),
+     8192, 9000),
+    ("fastapi-detail", Reply(400, json.dumps({"detail": _OPENAI_WINDOW}).encode()), 8192, 9000),
+    ("plain-text", Reply(400, _OPENAI_WINDOW.encode(), {"Content-Type": "text/plain"}), 8192, 9000),
+    ("http-413-html", Reply(413, b"<html><body><h1>413 Request Entity Too Large</h1></body></html>",
+                            {"Content-Type": "text/html"}), None, None),
+    ("in-stream-after-role", Reply(200, _ROLE_OPENING + b'data: {"error": {"message": "' + _OPENAI_WINDOW.encode()
+                                   + b'"}}\n\ndata: [DONE]\n\n'), 8192, 9000),
+    ("error-event-plain-text", Reply(200, b"event: error\ndata: " + _OPENAI_WINDOW.encode() + b"\n\n"), 8192, 9000),
 ]
 
 

@@ -217,3 +217,59 @@ async def test_a_400_refusing_tools_names_the_tool_calling_setting(message):
         await model.aclose()
     assert len(endpoint.requests) == 1
     assert 'set the toolCalling setting to "text"' in str(info.value)
+
+
+def _json(value) -> bytes:
+    return json.dumps(value).encode()
+
+
+#: Refusals that name a field outside OpenAI's error.message/error.param (llm/error_bodies.py):
+#: (id, reply, the field it refuses)
+REFUSALS_ELSEWHERE = [
+    ("param-only-generic-message", refusal("Invalid request", param="stream_options"), "stream_options"),
+    ("azure-code", Reply(400, _json({"error": {"code": "unsupported_parameter", "param": None, "message":
+        "Unsupported parameter: 'stream_options' is not supported with this API version."}})), "stream_options"),
+    ("litellm-quoting", refusal("litellm.BadRequestError: OpenAIException - Error code: 400 - {'error': {'message': "
+                                f"\"{STREAM_OPTIONS}\", 'type': 'invalid_request_error'}}}}", code="400"),
+     "stream_options"),
+    ("openrouter-wrapped", Reply(400, _json({"error": {"message": "Provider returned error", "code": 400, "metadata": {
+        "provider_name": "Azure", "raw": json.dumps({"error": {"message": STREAM_OPTIONS}})}}})), "stream_options"),
+    ("openrouter-wrapped-param", Reply(400, _json({"error": {"message": "Provider returned error", "code": 400,
+        "metadata": {"raw": json.dumps({"error": {"message": "Invalid request", "param": "stream_options"}})}}})),
+     "stream_options"),
+    ("plain-text-body", Reply(400, STREAM_OPTIONS.encode(), {"Content-Type": "text/plain"}), "stream_options"),
+    ("dotted-param", refusal("Unknown parameter", param="stream_options.include_usage"), "stream_options"),
+    ("dotted-message", refusal("Unknown parameter: 'stream_options.include_usage'."), "stream_options"),
+    ("fastapi-422-loc", Reply(422, _json({"detail": [{"type": "extra_forbidden", "loc": ["body", "stream_options"],
+                                                     "msg": "Extra inputs are not permitted"}]})), "stream_options"),
+    ("body-path-param", refusal("Extra inputs are not permitted", param="body.stream_options"), "stream_options"),
+    ("bracket-param", refusal("Invalid", param="stream_options[include_usage]"), "stream_options"),
+    ("fastapi-detail-string", Reply(400, _json({"detail": STREAM_OPTIONS})), "stream_options"),
+    ("temperature-backticks", refusal("`temperature` is not supported by this model"), "temperature"),
+    ("temperature-capitalised", refusal("Temperature is not supported for this model"), "temperature"),
+    ("temperature-0.0", refusal("Unsupported value: 'temperature' does not support 0.0 with this model. Only the "
+                                "default (1) value is supported.", code="unsupported_value"), "temperature"),
+]
+
+
+@pytest.mark.parametrize("reply, field", [r[1:] for r in REFUSALS_ELSEWHERE], ids=[r[0] for r in REFUSALS_ELSEWHERE])
+@pytest.mark.asyncio
+async def test_a_refusal_naming_the_field_anywhere_in_its_body_leaves_it_out(reply, field):
+    with FakeEndpoint([reply, Reply()]) as endpoint:
+        model = OpenAIModel("strict-" + field, base_url=endpoint.base_url, api_key="k")
+        frames = await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert frames[0].payload["choices"][0]["delta"] == {"content": "ok"}
+    assert [sorted(k for k in body if k in ("temperature", "stream_options")) for body in endpoint.requests] == [
+        ["stream_options", "temperature"], sorted({"stream_options", "temperature"} - {field})]
+
+
+@pytest.mark.asyncio
+async def test_an_error_body_without_a_message_field_is_shown_to_the_user():
+    """A streamed request's SDK message is only 'Error code: 400': the body's detail must be in the turn's error."""
+    with FakeEndpoint([Reply(400, _json({"detail": "model 'nope' not found on this server"}))]) as endpoint:
+        model = OpenAIModel("nope", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError) as info:
+            await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert "HTTP 400" in str(info.value) and "model 'nope' not found on this server" in str(info.value)

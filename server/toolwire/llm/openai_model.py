@@ -30,6 +30,7 @@ import openai
 from toolwire.llm import endpoints
 from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
 from toolwire.llm.context_errors import context_sizes
+from toolwire.llm.error_bodies import error_terms
 from toolwire.llm.request_params import optional_fields, refused_param
 from toolwire.redaction import shared as shared_redactor
 from toolwire.streaming.framing import Frame, SSEDecoder, decode_data
@@ -93,11 +94,14 @@ def _context_error_event(frame: Frame, url: str) -> ContextLengthError | None:
     """A :class:`ContextLengthError` for an error event that says the request is over the
     context window (servers that start the stream before checking: llama.cpp before late
     2025 answers HTTP 200 then ``error: {…}`` or ``data: {"error": {…}}``; SGLang), else None."""
-    if not _is_error(frame) or not isinstance(frame.payload, dict):
+    if not _is_error(frame):
         return None
-    error = frame.payload.get("error") or frame.payload
-    text = error.get("message") if isinstance(error, dict) else error
-    if not isinstance(text, str):
+    if isinstance(frame.payload, dict):
+        error = frame.payload.get("error") or frame.payload
+    else:  # ``event: error`` with plain-text data
+        error = frame.payload if isinstance(frame.payload, str) else frame.raw.strip()
+    text = error_terms(error).text
+    if not text:
         return None
     sizes = context_sizes(error, text)
     if sizes is None:
@@ -107,8 +111,21 @@ def _context_error_event(frame: Frame, url: str) -> ContextLengthError | None:
 
 
 def _has_content(payload: Any) -> bool:
-    """True when a Chat Completions chunk carries a choice (anything the merger may show)."""
-    return isinstance(payload, dict) and bool(payload.get("choices"))
+    """True when a Chat Completions chunk carries something of an answer: a delta with
+    more than an empty ``role``/``content`` opening (which servers send before they
+    check the request), or a ``finish_reason``."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list):
+        return False
+    for choice in payload["choices"]:
+        if not isinstance(choice, dict):
+            return True  # not a choice the opening has: the merger judges it
+        delta = choice.get("delta")
+        if choice.get("finish_reason") or (isinstance(delta, dict) and any(
+                value not in (None, "", []) for key, value in delta.items() if key != "role")):
+            return True
+        if delta is not None and not isinstance(delta, dict):
+            return True
+    return False
 
 
 def _is_error(frame: Frame) -> bool:
@@ -126,13 +143,17 @@ def _has_finish(payload: Any) -> bool:
 
 def _error_text(exc: "openai.APIStatusError") -> tuple[Any, str]:
     """The error object of a refused request (``body["error"]``: a dict, or Ollama's
-    string) and its message (the object's ``message``, else the SDK's)."""
-    error = exc.body
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error, error["message"]
-    if isinstance(error, str):
-        return error, error
-    return error, exc.message
+    string) and its texts wherever the body holds them (``message``, FastAPI's
+    ``detail``, a gateway's wrapped provider body: :mod:`toolwire.llm.error_bodies`),
+    else the SDK's message (for a streamed request only ``Error code: N``)."""
+    return exc.body, error_terms(exc.body, exc.message).text
+
+
+def _shown(exc: "openai.APIStatusError") -> str:
+    """The SDK's message, with the body's texts when the SDK left them out (a streamed
+    request's error is only ``Error code: N``)."""
+    text = error_terms(exc.body).text
+    return exc.message if not text or text in exc.message else f"{exc.message} - {text}"
 
 
 def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
@@ -164,7 +185,7 @@ def _translate_raw(exc: Exception, url: str, read_timeout: float) -> ModelError:
         elif status in _REFUSING and _REFUSES_TOOLS.search(_error_text(exc)[1]):
             hint = (' (the endpoint refuses tool definitions: set the toolCalling setting to "text", or enable tool '
                     "calling on the server, e.g. vLLM --enable-auto-tool-choice --tool-call-parser NAME)")
-        return ModelError(f"the model endpoint {url} answered HTTP {status}: {exc.message}{hint}",
+        return ModelError(f"the model endpoint {url} answered HTTP {status}: {_shown(exc)}{hint}",
                           retryable=status == 429 or status >= 500, status=status,
                           retry_after=_retry_after(getattr(exc.response, "headers", None)))
     if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
@@ -300,7 +321,7 @@ class OpenAIModel:
                 error, text = _error_text(exc)
                 if context_sizes(error, text) is not None:
                     raise
-                row = refused_param(body, exc.param if isinstance(exc.param, str) else None, text)
+                row = refused_param(body, error_terms(exc.body).params, text)
                 if row is None or row.name in left_out:
                     raise
                 left_out.add(row.name)

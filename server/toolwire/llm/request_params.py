@@ -46,10 +46,22 @@ class OptionalParam:
     value: Callable[[ModelRequest], Any]
 
     def named_in(self, param: str | None, message: str) -> bool:
-        """True when an error's ``param`` or message names this field (whole words only)."""
-        if param and any(param == w or param.startswith(w + ".") for w in self.words):
+        """True when an error's ``param`` or message names this field (whole words, any case).
+
+        ``param`` may be a path: ``stream_options.include_usage``,
+        ``stream_options[include_usage]``, FastAPI's ``body.stream_options``.
+        """
+        if param and _field_of(param) in self.words:
             return True
-        return any(re.search(rf"(?<![\w.]){re.escape(w)}(?!\w)", message) for w in self.words)
+        return any(re.search(rf"(?<![\w.]){re.escape(w)}(?!\w)", message, re.I) for w in self.words)
+
+
+def _field_of(param: str) -> str:
+    """The body field a ``param`` path starts with, past a ``body`` or ``$`` root."""
+    parts = [p for p in re.split(r"[.\[\]/'\"]+", param) if p]
+    if parts and parts[0] in ("body", "$"):
+        parts = parts[1:]
+    return parts[0] if parts else ""
 
 
 #: Every optional field, in the order it is put in the body.
@@ -72,22 +84,25 @@ def optional_fields(request: ModelRequest, left_out: Iterable[str] = ()) -> dict
     return out
 
 
-def refused_param(body: dict[str, Any], param: str | None, message: str) -> OptionalParam | None:
+def refused_param(body: dict[str, Any], params: Iterable[str], message: str) -> OptionalParam | None:
     """The optional field of ``body`` that an error refuses, or None.
 
     Args:
         body: The request body that was refused.
-        param: The error's ``param`` field (OpenAI's error object), if any.
-        message: The error's message.
+        params: The field paths the error names (OpenAI's ``param``, FastAPI's
+            ``loc``, a wrapped provider's ``param``:
+            :func:`toolwire.llm.error_bodies.error_terms`), outermost first.
+        message: The error's texts.
 
     Returns:
         The first row of :data:`OPTIONAL_PARAMS` that was sent in ``body`` and is
-        named by ``param`` or, failing that, by the message.
+        named by a param or, failing that, by the message.
     """
     sent = [p for p in OPTIONAL_PARAMS if p.name in body]
-    for row in sent:  # the param field is exact: it wins over words in the message
-        if row.named_in(param, ""):
-            return row
+    for param in params:  # a param is exact: it wins over words in the message
+        for row in sent:
+            if row.named_in(param, ""):
+                return row
     for row in sent:
         if row.named_in(None, message):
             return row
