@@ -192,7 +192,7 @@ class Session:
     def _resolved(self, rel: str) -> Path | None:
         try:
             return resolve_path(self.root, rel).resolved
-        except ToolError:
+        except (ToolError, OSError, ValueError):  # the tool itself reports it
             return None
 
     def checkpoint_store(self) -> CheckpointStore:

@@ -54,10 +54,12 @@ def call_path(root: Path, written: str) -> CallPath:
     Args:
         root: The session's workspace folder, as the client gave it.
         written: The argument as the model wrote it.
+
+    Never raises: a front-end calls it on every update it shows.
     """
     try:
         wp = resolve_path(root, written)
-    except ToolError:
+    except (ToolError, OSError, ValueError):  # refused, or unreadable: shown as written, no file
         return CallPath(shown=display_name(written), file=None)
     return CallPath(shown=wp.rel, file=sendable(_under(root, wp.entry)))
 
