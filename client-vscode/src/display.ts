@@ -115,3 +115,78 @@ export function displayName(name: string): string {
   }
   return `${out}"`;
 }
+
+/** git's quoted form (names.py `_QUOTED`): a whole string between double quotes. */
+const QUOTED = /^"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"$/su;
+const NAME_UNESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };
+
+/** Bytes as `os.fsdecode` reads them: UTF-8, each byte of an invalid sequence as U+DC80…U+DCFF. */
+function fsDecode(bytes: number[]): string {
+  let out = "";
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    let code = need === 0 ? b : need === 1 ? b & 0x1f : need === 2 ? b & 0x0f : b & 0x07;
+    let ok = need >= 0;
+    for (let k = 1; ok && k <= need; k++) {
+      const c = bytes[i + k];
+      // the second byte's range is narrower after E0, ED, F0 and F4 (no overlong form, no surrogate, ≤ U+10FFFF)
+      const lo = k === 1 && b === 0xe0 ? 0xa0 : k === 1 && b === 0xf0 ? 0x90 : 0x80;
+      const hi = k === 1 && b === 0xed ? 0x9f : k === 1 && b === 0xf4 ? 0x8f : 0xbf;
+      ok = c !== undefined && c >= lo && c <= hi;
+      code = (code << 6) | (c & 0x3f);
+    }
+    if (ok) {
+      out += String.fromCodePoint(code);
+      i += need + 1;
+    } else {
+      out += String.fromCharCode(0xdc00 + b);
+      i += 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * The name git's quoted form stands for (names.py `parse_quoted`), or undefined when
+ * `text` is not one (or holds a character no byte stands for).
+ */
+export function parseQuoted(text: string): string | undefined {
+  if (text.length < 2 || !QUOTED.test(text)) {
+    return undefined;
+  }
+  const body = text.slice(1, -1);
+  const bytes: number[] = [];
+  for (let i = 0; i < body.length; ) {
+    const ch = String.fromCodePoint(body.codePointAt(i) as number);
+    if (ch !== "\\") {
+      const code = ch.codePointAt(0) as number;
+      if (code >= 0xdc80 && code <= 0xdcff) {
+        bytes.push(code - 0xdc00);
+      } else if (code >= 0xd800 && code <= 0xdfff) {
+        return undefined; // the server's encoder refuses it too
+      } else {
+        bytes.push(...new TextEncoder().encode(ch));
+      }
+      i += ch.length;
+    } else if (NAME_UNESCAPES[body[i + 1]] !== undefined) {
+      bytes.push(NAME_UNESCAPES[body[i + 1]]);
+      i += 2;
+    } else {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 4;
+    }
+  }
+  return fsDecode(bytes);
+}
+
+/**
+ * A path argument as the model wrote it, in display form, read as the name it stands
+ * for (names.py `display_path`): git's quoted form, which models copy from results and
+ * the tools take as that name, is shown as the approval subject shows it, not quoted
+ * a second time (`"\"invoice\\342…\""`, a name that is not the file the tool acts on).
+ */
+export function displayPath(written: string): string {
+  return displayName(parseQuoted(written) ?? written);
+}

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { displayName, displayText, hasUnusual } from "../src/display";
+import { displayName, displayPath, displayText, hasUnusual, parseQuoted } from "../src/display";
 
 const PACKAGE_ROOT = path.resolve(__dirname, path.basename(path.dirname(__dirname)) === "out" ? "../.." : "..");
 
@@ -138,4 +138,19 @@ test("both rules escape exactly the same code points, over all of Unicode", () =
   }
   assert.deepEqual(ours, theirs);
   assert.ok(theirs.some(([first, last]) => first <= 0x202e && 0x202e <= last), "U+202E is among them");
+});
+
+test("displayPath reads a written path as the tools do: git's quoted form is the name it stands for", () => {
+  const written = [...ODD, ...ODD.map(displayName), '"abc"', '"bad\\9"', '""', '"a\\"b\\\\c"', '"\\377\\300\\355\\240\\200\\364\\220\\200\\200"',
+    '"\\342\\200"', '"\\360\\237\\230\\200.txt"', '"caf\udce9"', "\"x\u202e\""];
+  const theirs = server<string[]>(
+    "from toolwire.workspace.names import display_path\nprint(json.dumps([display_path(s) for s in json.load(sys.stdin)]))",
+    written,
+  );
+  written.forEach((input, i) => assert.equal(displayPath(input), theirs[i], `displayPath(${JSON.stringify(input)})`));
+  // both spellings of the issue's name read as the approval subject names it
+  assert.equal(displayPath("invoice\u202efdp.exe"), '"invoice\\342\\200\\256fdp.exe"');
+  assert.equal(displayPath('"invoice\\342\\200\\256fdp.exe"'), '"invoice\\342\\200\\256fdp.exe"');
+  assert.equal(parseQuoted('"caf\\351.txt"'), "caf\udce9.txt");
+  assert.equal(parseQuoted("plain.txt"), undefined);
 });

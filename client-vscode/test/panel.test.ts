@@ -497,6 +497,8 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
     [
       { text: `Fixing [${BIDI_NAME}](https://example.com/${BIDI_NAME}) now.`, tool_calls: [{ name: "edit_file", arguments: rawArguments }] },
       { tool_calls: [{ name: "read\u202efile", arguments: { path: "hello.txt" } }] },
+      // git's quoted form, as results print the name: the card names the same file the same way
+      { tool_calls: [{ name: "read_file", arguments: { path: BIDI_SHOWN } }] },
       { text: "Done." },
     ],
     { visible: false },
@@ -536,6 +538,7 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   assert.equal(await readFile(path.join(workspace, BIDI_NAME), "utf8"), "total\u200b due\n");
   // A tool name the model wrote with U+202E, and a link whose text holds it.
   assert.equal(await page.locator("article.card .tool-name").nth(1).innerText(), "read\\u202efile");
+  assert.equal(await card(panel, "read_file").locator("button.path").innerText(), BIDI_SHOWN);
   const link = page.locator(".markdown a").first();
   assert.equal(await link.innerText(), "invoice\\u202efdp.exe");
   assert.equal(await link.getAttribute("href"), "https://example.com/invoice%E2%80%AEfdp.exe");

@@ -166,4 +166,7 @@ test("a workspace change that arrives while a message streams never cuts it in t
 test("the announcement of a call names its path in display form", () => {
   const state = apply(initialState(), call({ rev: 1, status: "generated", path: "invoice\u202efdp.exe" }));
   assert.equal(state.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');
+  // written in git's quoted form (as results print it): the same name, not quoted twice
+  const quoted = apply(initialState(), call({ rev: 1, status: "generated", path: '"invoice\\342\\200\\256fdp.exe"' }));
+  assert.equal(quoted.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');
 });

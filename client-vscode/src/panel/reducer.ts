@@ -30,7 +30,7 @@ import type {
   TurnState,
   UsageCounts,
 } from "../protocol";
-import { displayName } from "../display";
+import { displayPath } from "../display";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest } from "./messages";
 
 /** A tool call as the panel shows it. */
@@ -501,7 +501,7 @@ function applyCall(state: PanelState, wire: ToolCallUpdateWire, whole: boolean):
     permissions = left;
   }
   const announcement =
-    known?.status === status ? state.announcement : `${call.name || "tool call"}${call.path ? ` ${displayName(call.path)}` : ""}: ${status}`;
+    known?.status === status ? state.announcement : `${call.name || "tool call"}${call.path ? ` ${displayPath(call.path)}` : ""}: ${status}`;
   return { ...state, calls, entries, permissions, seq, announcement };
 }
 

@@ -9,7 +9,7 @@
  * bidirectional and invisible characters as escapes (`\u202e`).
  */
 import { Component } from "preact";
-import { displayName, displayText } from "../display";
+import { displayPath, displayText } from "../display";
 import type { PendingPermission, WebviewMessage } from "../panel/messages";
 import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
 
@@ -68,7 +68,7 @@ export class CallCard extends Component<Props, State> {
     const provider = call.kind !== "function";
     const detail = reasonOf(call);
     const name = displayText(call.name);
-    const path = call.path ? displayName(call.path) : "";
+    const path = call.path ? displayPath(call.path) : "";
     const label = `Tool call ${name || "(unnamed)"}${path ? ` on ${path}` : ""}: ${STATUS_WORDS[status]}${detail ? `, ${detail}` : ""}`;
     const cancellable = !provider && (status === "generated" || status === "calling") && call.toolCallId !== "";
     return (

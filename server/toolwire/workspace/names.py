@@ -28,7 +28,7 @@ import os
 import re
 from typing import Final
 
-__all__ = ["display_name", "display_text", "parse_quoted", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
+__all__ = ["display_name", "display_path", "display_text", "parse_quoted", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
 
 _ESCAPES: Final = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
 _UNESCAPES: Final = {v: k for k, v in _ESCAPES.items()}
@@ -134,6 +134,21 @@ def display_name(name: str | bytes) -> str:
             out.append(ch)
     out.append('"')
     return "".join(out)
+
+
+def display_path(written: str) -> str:
+    """A path argument as a model wrote it, in display form, read as the name it stands for.
+
+    A model often writes git's quoted form it saw in a result (``"invoice\\342\\200\\256fdp.exe"``),
+    which the tools take as that name (unless an entry of the literal name exists:
+    :func:`toolwire.workspace.paths.resolve_path`). :func:`display_name` of the written text
+    would quote it again (``"\\"invoice\\\\342…\\""``), a name with literal quotes and
+    backslashes that is not the file the tool acts on; this gives the form the approval
+    subject shows for both spellings. For a front-end that cannot resolve paths (the VS
+    Code panel); one that can shows :func:`toolwire.workspace.shown_paths.call_path`.
+    """
+    quoted = parse_quoted(written)
+    return display_name(quoted if quoted is not None else written)
 
 
 _QUOTED: Final = re.compile(r'"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"', re.S)
