@@ -161,3 +161,58 @@ async def test_a_blocked_undo_rewinds_nothing(client, repo, tmp_path):  # noqa: 
     roles = [m["role"] for m in requests(log)[-1]]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
     assert requests(log)[-1][1]["content"] == "make x"
+
+
+async def test_names_in_the_note_are_in_display_form_once(client, repo, tmp_path):  # noqa: F811
+    """A name git quotes (U+202E, a tab) is given in that form, not quoted a second time
+    (the note read "\\"inv\\\\342\\\\200\\\\256fdp.exe\\"", a name no file has)."""
+    bidi, tab = "inv\u202efdp.exe", "tab\tname.txt"
+    (repo / bidi).write_text("one\n")
+    (repo / tab).write_text("t\n")
+    (repo / 'say "hi".txt').write_text("q\n")
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": bidi, "old_string": "one", "new_string": "two"}},
+                        {"name": "delete_file", "arguments": {"path": tab}},
+                        {"name": "delete_file", "arguments": {"path": 'say "hi".txt'}}]},
+        {"text": "done"},
+        {"text": "next"},
+    ])
+    sid = await logged_session(client, repo, script, log)
+    await prompt(client, sid, "go")
+    assert (await undo(client, sid))["status"] == "undone"
+    await prompt(client, sid, "then")
+    assert requests(log)[-1][-1]["content"] == (
+        'then\n\n[Turn t1 was undone by the user: "inv\\342\\200\\256fdp.exe", "say \\"hi\\".txt", "tab\\tname.txt" '
+        "are back to their state before it. Read files again before editing.]")
+
+
+async def test_rewinding_the_turn_that_carried_a_note_tells_it_again(client, repo, tmp_path):  # noqa: F811
+    """t1 is undone; t2's user message carries that note; t2 is then undone with rewind,
+    which drops that message: the next request must still say t1 was undone (t1 is
+    still in the conversation, saying x.txt was created), then what the rewind did."""
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "x.txt", "content": "x\n"}, "id": "c1"}]},
+        {"text": "made x"},
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "y.txt", "content": "y\n"}, "id": "c2"}]},
+        {"text": "made y"},
+        {"text": "three"},
+        {"text": "four"},
+    ])
+    sid = await logged_session(client, repo, script, log)
+    await prompt(client, sid, "make x")
+    assert (await undo(client, sid))["status"] == "undone"
+    await prompt(client, sid, "make y")
+    t1_note = "\n\n[Turn t1 was undone by the user: x.txt is back to its state before it. Read files again before editing.]"
+    assert requests(log)[-1][1 + 4]["content"] == "make y" + t1_note  # after t1's four messages
+    assert (await undo(client, sid, rewind=True))["status"] == "undone"
+    await prompt(client, sid, "next")
+    messages = requests(log)[-1]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert messages[1]["content"] == "make x" and pairing_problems(messages) == []
+    assert messages[-1]["content"] == "next" + t1_note + (
+        "\n\n[Turn t2 was undone by the user and removed from this conversation: y.txt is back to its state "
+        "before it. Read files again before editing.]")
+    await prompt(client, sid, "again")  # told once
+    assert requests(log)[-1][-1]["content"] == "again"

@@ -136,6 +136,8 @@ class Session:
         history_notes: Notes for the model about what the user did since the last
             turn (an undo or redo, :mod:`toolwire.agent.turn_undo`), oldest first;
             the next turn's user message carries them (:meth:`take_notes`).
+        carried_notes: Turn id → the notes its user message carried, put back in
+            :attr:`history_notes` when that turn is rewound (its message dropped).
     """
 
     root: Path
@@ -162,6 +164,7 @@ class Session:
     git_cache: GitCache = field(default_factory=GitCache)
     plan_memo: PlanMemo = field(default_factory=PlanMemo)
     history_notes: list[str] = field(default_factory=list)
+    carried_notes: dict[str, str] = field(default_factory=dict)
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
@@ -285,11 +288,15 @@ class Session:
             self.git_cache.clear()
         return [display_name(name) for name in sorted(recorded)]
 
-    def take_notes(self) -> str:
+    def take_notes(self, turn_id: str | None = None) -> str:
         """What the next turn's user message carries after the user's text: the
-        :attr:`history_notes` in order, then :meth:`take_external_note`; both are forgotten."""
+        :attr:`history_notes` in order, then :meth:`take_external_note`; both are forgotten,
+        and kept as what turn ``turn_id`` carried (:attr:`carried_notes`)."""
         notes, self.history_notes = self.history_notes, []
-        return "".join(notes) + self.take_external_note()
+        text = "".join(notes) + self.take_external_note()
+        if text and turn_id is not None:
+            self.carried_notes[turn_id] = text
+        return text
 
     def take_external_note(self) -> str:
         """A note for the model naming the files changed outside Toolwire since the

@@ -160,7 +160,7 @@ class Turn:
         self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store(),
                                                    session.settings.checkpoint_max_bytes)
         session.conversation.start_turn(self.id)
-        session.conversation.add_user(prompt + session.take_notes())
+        session.conversation.add_user(prompt + session.take_notes(self.id))
         self.sink.emit(TurnUpdate("started", turn_id=self.id))
         outcome: TurnOutcome
         try:

@@ -46,6 +46,9 @@ async def undo_in_session(session: Session, record: TurnCheckpoint, *, redo: boo
             redo=redo, force=force, partial=partial)
     rewound = rewind and not redo and result["status"] != "blocked" and session.conversation.drop_turn(record.turn_id) > 0
     note = model_note(record, result, redo=redo, rewound=rewound)
+    carried = session.carried_notes.pop(record.turn_id, "") if rewound else ""
+    if carried:  # its user message told of earlier undos and changes: the next one tells again
+        session.history_notes.insert(0, carried)
     if note:
         session.history_notes.append(note)
     if rewound:

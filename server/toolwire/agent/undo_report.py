@@ -75,6 +75,10 @@ def result_message(record: TurnCheckpoint, status: str, paths: list[dict[str, An
 
 
 def _name(shown: str) -> str:
+    """A display-form name as the note gives it: git's quoted form (it opens with a
+    double quote) as it is, a plain one bare, any other one quoted (:func:`quoted_name`)."""
+    if shown.startswith('"'):  # already inert; quoting it again escaped its quotes and escapes
+        return shown
     return shown if _PLAIN.fullmatch(shown) else quoted_name(shown)
 
 
