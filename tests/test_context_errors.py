@@ -213,3 +213,20 @@ async def test_an_error_line_that_is_not_about_the_context_is_reported_not_taken
         await session.model.aclose()
     assert len(endpoint.requests) == 1
     assert outcome.stop_reason == "error" and "slot unavailable" in outcome.message, outcome.message
+
+
+def test_toolwire_run_advises_on_the_context_for_a_500_over_the_window(tmp_path):
+    """llama.cpp's HTTP 500 'Context size has been exceeded.': the advice is about the context,
+    not 'the endpoint failed on its side' (the turn's message quotes 'HTTP 500')."""
+    (tmp_path / "ws").mkdir()
+    reply = refusal("Context size has been exceeded.", status=500, type="server_error", code=500)
+    with FakeEndpoint(check=lambda _: reply) as endpoint:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire", "run", "--workspace", str(tmp_path / "ws"), "--model", "openai:small",
+             "--settings", json.dumps({"baseUrl": endpoint.base_url}), "hello"],
+            capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL,
+            env={"OPENAI_API_KEY": "test", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 3, done.stderr
+    assert len(endpoint.requests) == 2
+    assert "the turn failed: the request does not fit the model's context window" in done.stderr
+    assert "what to do: start a new session or shorten the prompt" in done.stderr, done.stderr

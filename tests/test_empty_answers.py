@@ -176,3 +176,86 @@ async def test_a_tool_calls_finish_without_any_call_is_an_empty_answer_that_says
         await session.model.aclose()
     assert len(endpoint.requests) == 2 and outcome.stop_reason == "error"
     assert outcome.message.startswith(f"{EMPTY_ANSWER}: no text and no tool call (finish reason 'tool_calls'), also")
+
+
+def _chunk(**fields) -> dict:
+    return {"id": "e", "object": "chat.completion.chunk", **fields}
+
+
+STOP = _chunk(choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+#: More empty answers (chat): (id, body, what the message must say after EMPTY_ANSWER)
+MORE_EMPTIES = [
+    ("usage-chunk-only", b"".join(sse_events([_chunk(choices=[], usage={"prompt_tokens": 5, "completion_tokens": 0})]))
+     + b"data: [DONE]\n\n", ": no text and no tool call, also"),
+    ("role-only", b"".join(sse_events([_chunk(choices=[{"index": 0, "delta": {"role": "assistant"}}])]))
+     + b"data: [DONE]\n\n", ": no text and no tool call, also"),
+    ("zero-width-space", b"".join(sse_events([_chunk(choices=[{"index": 0, "delta": {"content": "\u200b\ufeff"}}]),
+                                              STOP])) + b"data: [DONE]\n\n", ": no text and no tool call, also"),
+    ("white-space-reasoning", b"".join(sse_events([_chunk(choices=[{"index": 0, "delta": {
+        "content": " \n", "reasoning_content": "\n"}}]), STOP])) + b"data: [DONE]\n\n", ": no text and no tool call, also"),
+    ("content-filter", b"".join(sse_events([_chunk(choices=[{"index": 0, "delta": {},
+                                                             "finish_reason": "content_filter"}])])) + b"data: [DONE]\n\n",
+     ": the endpoint's content filter withheld it (finish reason 'content_filter'), also when asked again. Rephrase"),
+]
+
+
+@pytest.mark.parametrize("body, says", [e[1:] for e in MORE_EMPTIES], ids=[e[0] for e in MORE_EMPTIES])
+@pytest.mark.asyncio
+async def test_more_empty_answers_are_asked_again_then_end_the_turn_error(tmp_path, body, says):
+    with FakeEndpoint([Reply(200, body)] * 3) as endpoint:
+        session = session_on(tmp_path, endpoint.base_url)
+        outcome = await Turn(session, RecordingSink(), None).run("hello")
+        await session.model.aclose()
+    assert len(endpoint.requests) == 2 and outcome.stop_reason == "error"
+    assert outcome.message.startswith(EMPTY_ANSWER + says), outcome.message
+
+
+def _events(events: list[dict], named: bool = True) -> str:
+    return "".join((f"event: {e['type']}\n" if named else "") + f"data: {json.dumps(e)}\n\n" for e in events)
+
+
+_CREATED = {"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}}
+#: Recorded-stream replay lines in other formats: (id, stream file text, what the message says)
+EMPTY_STREAMS = [
+    ("responses-completed-no-output", _events([_CREATED, {"type": "response.completed", "response": {
+        "id": "r", "status": "completed", "output": [], "usage": {"input_tokens": 5, "output_tokens": 0}}}]),
+     ": no text and no tool call, also"),  # 'completed' is a normal end: not named as a reason
+    ("responses-empty-message-item", _events([_CREATED, {"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "message", "id": "m", "role": "assistant", "content": []}}, {"type": "response.completed",
+        "response": {"id": "r", "status": "completed", "output": []}}]), ": no text and no tool call, also"),
+    ("responses-incomplete-content-filter", _events([_CREATED, {"type": "response.incomplete", "response": {
+        "id": "r", "status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []}}]),
+     ": the endpoint's content filter withheld it (finish reason 'content_filter')"),
+    ("anthropic-no-content", _events([{"type": "message_start", "message": {"id": "m", "role": "assistant",
+        "content": [], "usage": {"input_tokens": 5, "output_tokens": 0}}}, {"type": "message_delta",
+        "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 0}}, {"type": "message_stop"}]),
+     ": no text and no tool call, also"),
+    ("gemini-safety", _events([{"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "SAFETY",
+                                                "index": 0}]}], named=False),
+     ": the endpoint's content filter withheld it (finish reason 'SAFETY')"),
+]
+
+
+@pytest.mark.parametrize("stream, says", [e[1:] for e in EMPTY_STREAMS], ids=[e[0] for e in EMPTY_STREAMS])
+@pytest.mark.asyncio
+async def test_empty_recorded_streams_of_other_formats_follow_the_rule(tmp_path, stream, says):
+    (tmp_path / "s.sse").write_text(stream)
+    script = write_script(tmp_path / "s.jsonl", [{"stream": "s.sse"}, {"stream": "s.sse"}, {"text": "late"}])
+    session = open_session(tmp_path, None, Settings.model_validate({"model": f"replay:{script}"}), NoOpenDocuments())
+    outcome = await Turn(session, RecordingSink(), None).run("hello")
+    assert outcome.stop_reason == "error" and len(session.model.requests) == 2
+    assert outcome.message.startswith(EMPTY_ANSWER + says), outcome.message
+
+
+def test_toolwire_run_advises_on_a_filtered_answer(tmp_path):
+    (tmp_path / "ws").mkdir()
+    body = MORE_EMPTIES[-1][1]
+    with FakeEndpoint([Reply(200, body)] * 3) as endpoint:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolwire", "run", "--workspace", str(tmp_path / "ws"), "--model", "openai:m",
+             "--settings", json.dumps({"baseUrl": endpoint.base_url}), "hello"],
+            capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL,
+            env={"OPENAI_API_KEY": "test", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 3, done.stderr
+    assert "content filter withheld it" in done.stderr
+    assert "what to do: rephrase the prompt, or check the filter settings" in done.stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import unicodedata
 from typing import Any
 
 from toolwire.llm.base import ContextLengthError, ModelError
@@ -89,19 +90,42 @@ def too_large_message(error: ContextLengthError, estimated: int, window: int) ->
             f"num_ctx, vLLM --max-model-len) and set the contextWindow setting to it. The endpoint said: {error}")
 
 
+#: Finish reasons of a normal end (OpenAI chat, Responses, Anthropic, Gemini, Cohere,
+#: Bedrock, Vercel): an empty answer's message does not name them.
+NORMAL_FINISH = frozenset({"stop", "completed", "end_turn", "STOP", "COMPLETE", "stop_sequence", "end"})
+#: Finish reasons that say a filter withheld the answer (OpenAI/Azure ``content_filter``,
+#: Gemini's ``SAFETY`` and friends, Bedrock's ``guardrail_intervened``/``content_filtered``,
+#: Anthropic's ``refusal``).
+FILTER_FINISH = frozenset({"content_filter", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+                           "IMAGE_SAFETY", "guardrail_intervened", "content_filtered", "refusal", "ERROR_TOXIC"})
+
+
+def _visible(text: str) -> bool:
+    """True when ``text`` has a character that shows: white space and invisible format
+    characters (U+200B ZERO WIDTH SPACE, U+FEFF, U+2060 …, Unicode category Cf) count as none."""
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+
+
 def is_empty(merger: StreamMerger) -> bool:
-    """True for a response with no text (white space counts as none), no reasoning and
-    no tool call, that was not cut short by a token limit (that is ``max_tokens``)."""
-    if merger.calls or merger.errors or merger.text.strip() or merger.reasoning.strip():
+    """True for a response with no text (white space and invisible format characters
+    count as none), no reasoning and no tool call, that was not cut short by a token
+    limit (that is ``max_tokens``)."""
+    if merger.calls or merger.errors or _visible(merger.text) or _visible(merger.reasoning):
         return False
     return not any(reason in TRUNCATING_FINISH for reason in merger.finish_reasons)
 
 
 def empty_answer_message(merger: StreamMerger, retries: int) -> str:
-    """The turn's message for an empty answer, after ``retries`` retries of it."""
-    reasons = [r for r in merger.finish_reasons if r and r != "stop"]
+    """The turn's message for an empty answer, after ``retries`` retries of it; it names
+    the finish reason unless it is a normal end (:data:`NORMAL_FINISH`), and says so when
+    a content filter withheld the answer (:data:`FILTER_FINISH`)."""
+    reasons = [r for r in merger.finish_reasons if r and r not in NORMAL_FINISH]
+    filtered = next((r for r in reasons if r in FILTER_FINISH), None)
     why = f" (finish reason {reasons[0]!r})" if reasons else ""
     again = ", also when asked again" if retries else " (not asked again: the modelRetries setting is 0)"
+    if filtered is not None:
+        return (f"{EMPTY_ANSWER}: the endpoint's content filter withheld it (finish reason {filtered!r}){again}. "
+                "Rephrase the prompt, or check the filter settings of the endpoint's deployment")
     return (f"{EMPTY_ANSWER}: no text and no tool call{why}{again}. Send the prompt again or rephrase it; "
             "if this model keeps answering nothing, check the model setting, or try toolCalling: \"text\" "
             "for a model without native tool calls")

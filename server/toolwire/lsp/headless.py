@@ -297,6 +297,14 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
 def advice(message: str) -> str:
     """What to do about a turn that ended with ``stopReason: "error"``, from its message."""
     low = message.lower()
+    # the turn's own messages first: they quote the endpoint's answer (an HTTP 500 over the context window)
+    if low.startswith("the model returned an empty answer") and "content filter" in low:
+        return "rephrase the prompt, or check the filter settings of the endpoint's deployment"
+    if low.startswith("the model returned an empty answer"):
+        return "send the prompt again or rephrase it; if the model keeps answering nothing, try another model"
+    if low.startswith("the request does not fit the model's context window"):
+        return ("start a new session or shorten the prompt, or give the model a larger context and set the "
+                "contextWindow setting to it")
     if "http 401" in low or "http 403" in low:
         return ("check the API key: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting "
                 "(--settings '{\"apiKey\": \"…\"}')")
