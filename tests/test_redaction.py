@@ -177,3 +177,23 @@ def test_cli_logging_redacts_warnings_and_the_last_words_of_an_uncaught_exceptio
     assert "retrying http://***@127.0.0.1:8765/v1?api-key=***&token=***" in log.read_text()
     for text in (done.stderr, log.read_text()):
         assert LONG_PASSWORD not in text and "AKEY-0123456789" not in text
+
+
+def _ts_strings(source: str, name: str) -> set[str]:
+    """The string literals of the TypeScript constant ``name`` (a Set or an array)."""
+    import re
+    body = re.search(rf"const {name} = (?:new Set\(\[)?\[?(.*?)\]", source, re.S)
+    assert body, f"{name} not found in client-vscode/src/redact.ts"
+    return set(re.findall(r'"([^"]*)"', body.group(1)))
+
+
+def test_the_client_names_the_same_secrets_as_the_server():
+    """The VS Code client redacts its own output channel with a copy of the name lists
+    (it runs before the server starts); the copy must not drift from secret_names.py."""
+    from pathlib import Path
+
+    from toolwire import secret_names
+    source = (Path(__file__).parent.parent / "client-vscode" / "src" / "redact.ts").read_text()
+    assert _ts_strings(source, "KEY_NAMES") == set(secret_names.KEY_NAMES)
+    assert _ts_strings(source, "KEY_SUFFIXES") == set(secret_names.KEY_SUFFIXES)
+    assert _ts_strings(source, "FIELD_NAMES") <= set(secret_names.FIELD_NAMES)

@@ -19,7 +19,7 @@ export const REDACTED = "***";
 /** Shortest secret replaced wherever it occurs (shorter ones only in their place). */
 export const MIN_SECRET = 8;
 
-/** Query parameter names whose values are secrets, normalized (lower case, no `-`/`_`); as the server's. */
+/** Query parameter names whose values are secrets, normalized (lower case, no `-`/`_`): a copy of the server's (server/toolwire/secret_names.py; tests/test_redaction.py checks they agree). */
 const KEY_NAMES = new Set([
   "key", "apikey", "xapikey", "apitoken", "accesskey", "secretkey", "privatekey", "subscriptionkey",
   "ocpapimsubscriptionkey", "token", "accesstoken", "refreshtoken", "idtoken", "authtoken", "sessiontoken",
