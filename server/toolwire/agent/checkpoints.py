@@ -378,6 +378,8 @@ class Checkpointer:
             return await self._quiet(coro, default)
         try:
             return await coro
+        except Unrecordable:  # it says why itself
+            raise
         except Exception as exc:  # noqa: BLE001 - said in the call's error
             error = tool_error_in(exc)
             if error is not None and error.code == "git_missing":  # the git tool cannot run either:

@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolwire.agent.checkpoint_store import CheckpointStore
-from toolwire.agent.checkpoints import MAX_CHECKPOINT_BYTES, FileState, GitAction, probe
+from toolwire.agent.checkpoints import MAX_CHECKPOINT_BYTES, FileState, GitAction, Unrecordable, over_limit, probe
 from toolwire.tools.base import ToolContext
 from toolwire.tools.gitrepo import git
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.names import display_name
 
 if TYPE_CHECKING:
     from toolwire.agent.checkpoints import Checkpointer
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["HOOK_NAMES", "HOOK_CAPTURE_BYTES", "HookWatch", "TreeSnapshot", "TreeChanges", "has_commit_hooks",
-           "take_tree", "tree_changes"]
+           "hook_risk", "take_tree", "tree_changes"]
 
 #: Hooks ``git commit`` may run (githooks(5)).
 HOOK_NAMES: Final = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "reference-transaction",
@@ -189,9 +190,9 @@ async def take_tree(ctx: ToolContext, store: CheckpointStore, limit: int = MAX_C
         key = snap.stats.get(name)
         if key is None or not (stat.S_ISREG(key[0]) or stat.S_ISLNK(key[0])):
             continue
-        if key[1] > min(budget, limit):
-            snap.unsaved[name] = (f"its content before the commit was not kept ({key[1]} bytes, over the "
-                                  f"{HOOK_CAPTURE_BYTES}-byte limit for files a commit hook might change)")
+        why = _unkept(key[1], budget, limit)
+        if why is not None:
+            snap.unsaved[name] = f"its content before the commit was not kept: {why}"
             continue
         state, _ = probe(root / name, store, limit=limit)
         if state.kind == "unknown":
@@ -200,6 +201,51 @@ async def take_tree(ctx: ToolContext, store: CheckpointStore, limit: int = MAX_C
         snap.saved[name] = state
         budget -= key[1]
     return snap
+
+
+def _unkept(size: int, budget: int, limit: int) -> str | None:
+    """Why a file of ``size`` bytes a hook might change is not stored before the commit
+    (``budget`` bytes left of :data:`HOOK_CAPTURE_BYTES`, ``limit`` = checkpointMaxBytes), or None."""
+    if size > limit:
+        return over_limit(size, limit)
+    if size > budget:
+        return f"{size} bytes, over the {HOOK_CAPTURE_BYTES}-byte limit for files a commit hook might change"
+    return None
+
+
+async def hook_risk(ctx: ToolContext, limit: int = MAX_CHECKPOINT_BYTES) -> str | None:
+    """Why a commit now could change a file whose prior state the turn cannot record, or None.
+
+    Only a repository with commit hooks (:func:`has_commit_hooks`): a hook may rewrite any
+    file, and one git does not hold (untracked, or changed and not staged) is recorded
+    only when it can be stored (:func:`take_tree`'s rule, read from metadata only). Asked
+    before a ``git_commit`` is approved (:mod:`toolwire.agent.recordable`).
+
+    Raises:
+        ToolError: git failed.
+    """
+    if not await has_commit_hooks(ctx):
+        return None
+    listing = await _listing(ctx)
+    if listing is None:
+        return "the repository has commit hooks and too many files to watch what they change"
+    index, untracked = listing
+    dirty = await _names(ctx, ["diff-files", "--name-only", "--relative", "-z"]) or []
+    budget = HOOK_CAPTURE_BYTES
+    for name in (*untracked, *sorted(set(dirty))):
+        key = _stat_key(ctx.root / name)
+        if key is None or not (stat.S_ISREG(key[0]) or stat.S_ISLNK(key[0])):
+            continue
+        why = _unkept(key[1], budget, limit) if stat.S_ISREG(key[0]) else None
+        if why is None and stat.S_ISREG(key[0]):
+            try:
+                os.close(os.open(ctx.root / name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)))
+            except OSError as exc:
+                why = f"cannot read it: {exc.strerror or exc}"
+        if why is not None:
+            return f"{display_name(name)}: {why}, and a commit hook might change it"
+        budget -= key[1]
+    return None
 
 
 async def _blob_state(ctx: ToolContext, store: CheckpointStore, name: str, entry: str, key: _StatKey
@@ -292,12 +338,17 @@ class HookWatch:
         try:
             if not await has_commit_hooks(ctx):
                 return None
-            return await take_tree(ctx, self.owner.store, self.owner.limit)
+            snap = await take_tree(ctx, self.owner.store, self.owner.limit)
         except (ToolError, OSError) as exc:
             if strict:
                 raise
             log.warning("checkpoint: cannot watch what the commit hooks change: %s", getattr(exc, "message", exc))
             return None
+        if strict and snap is not None and snap.unsaved:  # approved as undoable: it must not run unrecorded
+            name, why = min(snap.unsaved.items())
+            raise Unrecordable(f"{display_name(name)}: {why.removeprefix('its content before the commit was not kept: ')}"
+                               ", and a commit hook might change it")
+        return snap
 
     async def after(self, step: Any) -> GitAction | None:
         """Add the paths the hooks changed to the record and to ``step.paths`` (their state
