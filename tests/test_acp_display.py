@@ -111,7 +111,7 @@ async def test_an_edit_of_a_bidi_name_is_titled_in_display_form_and_points_at_th
         [whole] = [c for c in asked.content if c.type == "diff"]
         assert whole.path == str(real) and Path(whole.path).is_file()
         shown = [c.content.text for c in asked.content if c.type == "content"]
-        assert shown and SHOWN in shown[0]  # the unified diff's header, in display form
+        assert shown and f'--- "a/{SHOWN[1:]}' in shown[0]  # the unified diff's header, as git writes it
 
     # a path the tools refuse: titled in display form, no location
     outside = _final(live, "outside")

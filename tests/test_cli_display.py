@@ -115,10 +115,11 @@ def test_a_calls_path_is_shown_as_the_approval_subject_names_it(repo, tmp_path):
     term = Terminal(repo, script)
     try:
         first = term.wait_for("(default: no): ")
-        assert f"\nAllow edit_file? {QUOTED}\n--- a/{QUOTED}\n+++ b/{QUOTED}\n" in first, first
+        header = QUOTED[1:]  # git's header form: "a/invoice\342…"
+        assert f'\nAllow edit_file? {QUOTED}\n--- "a/{header}\n+++ "b/{header}\n' in first, first
         term.type("y\n")
         second = term.wait_for("(default: no): ", count=2)[len(first):]
-        assert f"\nAllow edit_file? {QUOTED}\n--- a/{QUOTED}\n" in second, second
+        assert f'\nAllow edit_file? {QUOTED}\n--- "a/{header}\n' in second, second
         term.type("y\n")
         out, rest = term.proc.communicate(timeout=60)
         assert term.proc.returncode == 0, rest

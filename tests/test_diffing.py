@@ -139,3 +139,24 @@ def test_mixed_line_endings_and_changed_endings_give_difflibs_diff(seed):
             old, new, diff)
     else:
         assert diff == ""
+
+
+def test_a_quoted_name_is_written_as_git_writes_it_and_the_diff_applies(tmp_path):
+    """``--- "a/invoice\\342\\200\\256fdp.exe"`` (git's form, as git_diff prints it), not
+    ``--- a/"invoice…"``, which git apply reads as a name holding quotes."""
+    import subprocess
+
+    from toolwire.workspace.names import display_name
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for name in ("invoice\u202efdp.exe", 'say "hi".txt', "tab\there.txt"):
+        (tmp_path / name).write_text("total: 1\n")
+        diff = unified_diff("total: 1\n", "total: 2\n", display_name(name))
+        shown = display_name(name)
+        if shown.startswith('"'):  # a quote inside a name needs no quoting (git apply reads it as is)
+            assert diff.startswith(f'--- "a/{shown[1:]}\n+++ "b/{shown[1:]}\n'), diff
+        (tmp_path / "p.diff").write_text(diff)
+        done = subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / name).read_text() == "total: 2\n"
+    assert unified_diff("a\n", "b\n", "plain.txt").startswith("--- a/plain.txt\n+++ b/plain.txt\n")

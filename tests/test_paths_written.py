@@ -159,7 +159,8 @@ async def test_control_and_bidi_characters_are_refused_and_prompts_show_them_esc
     subject = await build_subject(tool, args, ToolContext(ws))
     assert subject["kind"] == "edit" and subject["path"].startswith('"') and "\\" in subject["path"]
     header = subject["diff"].split("\n")[:2]
-    assert header == [f"--- a/{subject['path']}", f"+++ b/{subject['path']}"]
+    # git's header form: the prefix inside the quotes, as git_diff prints it
+    assert header == [f'--- "a/{subject["path"][1:]}', f'+++ "b/{subject["path"][1:]}']
     for bad in ("\u202e", "\n", "\x07", "\u200e"):
         assert bad not in subject["path"]
 

@@ -523,7 +523,7 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   assert.equal(args, `{"path": "invoice\\u202efdp.exe", "old_string": "total", "new_string": "total\\u200b due"}`);
   assert.match(await approval.locator(".ask").innerText(), new RegExp(`on ${BIDI_SHOWN.replace(/\\/g, "\\\\")}:`));
   const diff = await approval.locator("pre.diff").innerText();
-  assert.ok(diff.includes(`+++ b/${BIDI_SHOWN}`), diff);
+  assert.ok(diff.includes(`+++ "b/${BIDI_SHOWN.slice(1)}`), diff); // git's header form
   assert.ok(diff.includes("+total\\u200b due"), diff);
   assert.match((await approval.getByRole("button", { name: /^Allow always/ }).getAttribute("title")) ?? "", new RegExp(BIDI_SHOWN.replace(/\\/g, "\\\\")));
   // The panel is hidden: the notification names the file the same way.

@@ -24,7 +24,7 @@ from toolwire.tools.gitinfo import GitTool, git_paths, note_unsaved, repo_state,
 from toolwire.tools.gitrepo import git
 from toolwire.tools.gitrun import git_argv
 from toolwire.workspace.errors import ToolError
-from toolwire.workspace.names import display_name
+from toolwire.workspace.names import display_name, prefixed
 
 __all__ = ["GitDiff", "GitShow", "capped_patch", "LOCKFILES", "PER_FILE_CHARS", "TOTAL_CHARS"]
 
@@ -98,11 +98,6 @@ _OLD_SIDE: Final = ("--- ", "rename from ", "copy from ")
 _NEW_SIDE: Final = ("+++ ", "rename to ", "copy to ")
 
 
-def _with_prefix(prefix: str, shown: str) -> str:
-    """``a/`` + a name in display form as git prints it: inside the quotes when quoted."""
-    return f'"{prefix}{shown[1:]}' if shown.startswith('"') else prefix + shown
-
-
 def _quote_headers(block: str, item: dict[str, Any]) -> str:
     """``block`` with its header lines naming the file in display form.
 
@@ -123,10 +118,10 @@ def _quote_headers(block: str, item: dict[str, Any]) -> str:
         if line.startswith("@@"):
             break
         if line.startswith("diff --git "):
-            lines[index] = f"diff --git {_with_prefix('a/', old)} {_with_prefix('b/', new)}\n"
+            lines[index] = f"diff --git {prefixed('a/', old)} {prefixed('b/', new)}\n"
         elif line.startswith(("--- ", "+++ ")) and line.rstrip("\n")[4:] != "/dev/null":
             side = ("a/", old) if line.startswith("--- ") else ("b/", new)
-            lines[index] = f"{line[:4]}{_with_prefix(*side)}\n"
+            lines[index] = f"{line[:4]}{prefixed(*side)}\n"
         elif line.startswith(_OLD_SIDE[1:] + _NEW_SIDE[1:]):
             head = next(h for h in _OLD_SIDE[1:] + _NEW_SIDE[1:] if line.startswith(h))
             lines[index] = f"{head}{old if head in _OLD_SIDE else new}\n"

@@ -20,6 +20,8 @@ from __future__ import annotations
 import difflib
 from typing import Final
 
+from toolwire.workspace.names import prefixed
+
 __all__ = ["CONTEXT", "common_prefix", "common_suffix", "unified_diff"]
 
 #: Lines of context around each change (``diff -u``'s default).
@@ -154,8 +156,10 @@ def unified_diff(old: str | None, new: str | None, rel: str, *, new_rel: str | N
         of the unchanged rest), not to the number of lines in the file.
     """
     target = new_rel or rel
-    a_name = "/dev/null" if old is None else f"a/{rel}"
-    b_name = "/dev/null" if new is None else f"b/{target}"
+    # git's header form: a quoted name is quoted with its prefix ("a/evil\342\200\256txt.exe"),
+    # as git_diff and git_show print it
+    a_name = "/dev/null" if old is None else prefixed("a/", rel)
+    b_name = "/dev/null" if new is None else prefixed("b/", target)
     a = old or ""
     b = new or ""
     body = ""

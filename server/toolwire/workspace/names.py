@@ -28,7 +28,7 @@ import os
 import re
 from typing import Final
 
-__all__ = ["display_name", "display_path", "display_text", "parse_quoted", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
+__all__ = ["display_name", "display_path", "display_text", "parse_quoted", "prefixed", "needs_quoting", "has_unusual", "is_suspicious_char", "valid_text"]
 
 _ESCAPES: Final = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
 _UNESCAPES: Final = {v: k for k, v in _ESCAPES.items()}
@@ -134,6 +134,13 @@ def display_name(name: str | bytes) -> str:
             out.append(ch)
     out.append('"')
     return "".join(out)
+
+
+def prefixed(prefix: str, shown: str) -> str:
+    """``prefix`` (``a/``, ``b/``) before a name in display form, as git's patch headers
+    print it: inside the quotes when the name is quoted (``"a/evil\\342\\200\\256txt.exe"``,
+    not ``a/"evil…"``, which git and patch would read as a name holding quotes)."""
+    return f'"{prefix}{shown[1:]}' if shown.startswith('"') else prefix + shown
 
 
 def display_path(written: str) -> str:
