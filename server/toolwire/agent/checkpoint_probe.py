@@ -9,6 +9,7 @@ be kept.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -47,7 +48,8 @@ def over_limit(size: int, limit: int) -> str:
 
 
 def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[str, bytes]] | None = None,
-          *, limit: int = MAX_CHECKPOINT_BYTES, strict: bool = False) -> tuple[FileState, bytes | None]:
+          *, limit: int = MAX_CHECKPOINT_BYTES, strict: bool = False,
+          hash_large: bool = False) -> tuple[FileState, bytes | None]:
     """The state of the directory entry ``path`` (symlinks are not followed).
 
     Args:
@@ -60,6 +62,10 @@ def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[s
         strict: Raise :class:`Unrecordable` for a file over ``limit`` or one that cannot be
             read, instead of returning ``unknown`` (a folder or a device stays ``unknown``:
             the tools refuse those themselves).
+        hash_large: A file over ``limit`` is hashed (read in pieces), not stored: a
+            ``file`` state whose ``reason`` says its content was not kept, and no bytes.
+            Enough to tell later that the file is still exactly this (the state a turn
+            left, which undo compares), not to write it back.
 
     Returns:
         The state, and the bytes of a file (the link target of a symlink), None otherwise.
@@ -84,7 +90,15 @@ def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[s
         mode = None
     elif stat.S_ISREG(st.st_mode):
         if st.st_size > limit:
-            return unknown(over_limit(st.st_size, limit))
+            if not hash_large:
+                return unknown(over_limit(st.st_size, limit))
+            try:
+                with open(path, "rb") as fh:
+                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            except OSError as exc:
+                return unknown(f"cannot read it: {exc.strerror or exc}")
+            return FileState(kind="file", digest=digest, mode=stat.S_IMODE(st.st_mode),
+                             reason=f"its content was not kept: {over_limit(st.st_size, limit)}"), None
         try:
             data = path.read_bytes()
         except OSError as exc:

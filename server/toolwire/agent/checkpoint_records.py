@@ -34,7 +34,9 @@ class FileState(_Model):
             device, a file over :data:`toolwire.agent.checkpoints.MAX_CHECKPOINT_BYTES`, unreadable).
         digest: SHA-256 of the bytes (file) or of the link target (symlink).
         mode: Permission bits of a file (``stat.S_IMODE``).
-        reason: Why the state is ``unknown``.
+        reason: Why the state is ``unknown``; for a ``file``, why only its digest was
+            kept (over the size limit: undo can tell the file is still exactly this,
+            redo cannot write it back).
     """
 
     kind: Literal["absent", "file", "symlink", "unknown"]

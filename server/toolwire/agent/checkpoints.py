@@ -203,7 +203,7 @@ class Checkpointer:
             change = self.record.paths.get(rel)
             if change is None:  # left as it was, and its content could not be kept (_unshare)
                 continue
-            change.after = self._quiet_probe(rel)
+            change.after = self._quiet_probe(rel, hash_large=True)  # undo only compares it
             change.after_buffer = self._quiet_buffer(rel)
             change.undone = False
             if typed is not None and change.after_buffer is not None:
@@ -327,11 +327,10 @@ class Checkpointer:
     def _unshare(self, step: _Step | None = None) -> None:
         """Copy every before-content still sharing its bytes with a workspace file.
 
-        When the copy fails (a full disk), a path of ``step`` whose file is still the
-        linked one was left as it was (the tool failed before replacing it): it is
-        forgotten, as a path the turn did not change, and the store's link removed; any
-        other path recorded with that content is not undoable.
-        """
+        When the copy fails (a full disk), a path of ``step`` whose file is still the linked
+        one was left as it was (the tool failed before replacing it): it is forgotten, as a
+        path the turn did not change, and the store's link removed; any other path
+        recorded with that content is not undoable."""
         linked, self._linked = self._linked, []
         for digest, data in linked:
             try:
@@ -349,9 +348,10 @@ class Checkpointer:
                     with contextlib.suppress(OSError):
                         obj.unlink()  # no record names it: do not keep sharing a workspace file's bytes
 
-    def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None) -> FileState:
+    def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None, *,
+                     hash_large: bool = False) -> FileState:
         try:
-            return probe(self.ctx.root / rel, self.store, linked, limit=self.limit)[0]
+            return probe(self.ctx.root / rel, self.store, linked, limit=self.limit, hash_large=hash_large)[0]
         except OSError as exc:  # the store refused (disk full…)
             return FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc.strerror or exc}")
 

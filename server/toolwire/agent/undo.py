@@ -227,6 +227,8 @@ class Restorer:
             return "not_undoable", self.blocked[key], None
         if dst.kind == "unknown" or src.kind == "unknown":
             return "not_undoable", f"its state was not recorded: {(dst.reason or src.reason)}", None
+        if dst.kind == "file" and dst.reason:  # only its digest was kept (over the size limit)
+            return "not_undoable", dst.reason, None
         # The recorded entry exactly, never re-read as a model's spelling (a literal
         # "a\\b.txt", "~x" or '"q"' names itself): only its folders must still be real.
         root = Path(os.path.realpath(self.ctx.root))
@@ -239,7 +241,7 @@ class Restorer:
         if buffer_todo and doc is None:
             assert src_buf is not None
             return self._closed_buffer(change, entry, (src, dst), (src_buf, dst_buf), forced)
-        now, now_data = probe(entry)
+        now, now_data = probe(entry, hash_large=True)
         want = self.store.get(dst.digest) if dst.digest else None
         write = disk_todo and not _same(now, dst)
         if write and not forced:
@@ -281,7 +283,7 @@ class Restorer:
         src, dst = disk
         src_buf, dst_buf = buffers
         dst_data = self.store.get(dst.digest) if dst.digest else None
-        now, now_data = probe(entry)
+        now, now_data = probe(entry, hash_large=True)
         now_text = _text(now_data) if now.kind == "file" else None
         state: FileState = dst
         want = dst_data
