@@ -186,3 +186,43 @@ async def test_a_line_over_the_limit_is_dropped_whole_and_reading_goes_on() -> N
     with pytest.raises(ValueError):  # the stream ends in the middle of a line over the limit
         await read_line(source)
     assert await read_line(source) is None
+
+
+
+def test_check_line_refuses_a_byte_order_mark_and_ids_acp_does_not_allow() -> None:
+    initialize = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}'
+    assert check_line(initialize + b"\r\n") is None  # a CR-LF line end is a line end
+    answer = json.loads(check_line(b"\xef\xbb\xbf" + initialize + b"\n"))  # as toolwire serve answers it
+    assert answer["id"] is None and answer["error"] == {
+        "code": -32700, "message": "Parse error: the line starts with a byte order mark; send UTF-8 without one"}
+    for bad_id in (b"true", b"false", b"1.5", b"[1]", b'{"a": 1}'):
+        answer = json.loads(check_line(b'{"jsonrpc": "2.0", "id": ' + bad_id + b', "method": "initialize"}\n'))
+        assert answer["id"] is None and answer["error"]["code"] == -32600, bad_id
+        assert answer["error"]["message"].startswith("Invalid Request: the id must be a string, an integer or null")
+    for good_id in (b'"x"', b"0", b"-3", b"null"):
+        assert check_line(b'{"jsonrpc": "2.0", "id": ' + good_id + b', "method": "initialize"}\n') is None
+
+
+async def test_a_bom_line_and_an_id_true_are_answered_and_the_agent_goes_on(folder: Path, tmp_path: Path) -> None:
+    """A BOM before the first line, an id the SDK would have answered as if it were one: each
+    refused with id null; a CR-LF initialize after them and session/new are answered."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "toolwire", "acp", "--model", "replay", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    new = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(folder), "mcpServers": []}}
+    process.stdin.write(b"\xef\xbb\xbf" + initialize.encode() + b"\n")
+    process.stdin.write(b'{"jsonrpc": "2.0", "id": true, "method": "initialize", "params": {"protocolVersion": 1}}\n')
+    process.stdin.write(initialize.encode() + b"\r\n" + json.dumps(new).encode() + b"\n")
+    await process.stdin.drain()
+    answers = []
+    async with asyncio.timeout(60):
+        while len(answers) < 4:
+            answers.append(json.loads(await process.stdout.readline()))
+    process.stdin.close()
+    async with asyncio.timeout(60):
+        await process.wait()
+    assert [a["error"]["code"] for a in answers if a["id"] is None] == [-32700, -32600]
+    assert [a["id"] for a in answers if "result" in a] == [1, 2]
+    assert answers[-1]["result"]["sessionId"]
+    assert process.returncode == 0

@@ -11,10 +11,11 @@ and ``acp/connection.py``) reads one JSON value a line and, on its own:
   method-not-found), and for a known notification whose params do not validate.
 
 So :func:`guard` copies the lines from stdin to the SDK's reader and keeps back
-every line the SDK would mishandle: a line that is not UTF-8, not JSON or nested
+every line the SDK would mishandle: a line that is not UTF-8, starts with a byte
+order mark, is not JSON or nested
 too deeply to be parsed is answered ``-32700``; JSON that is not an object, an
 object that is neither a request, a notification nor a response (the SDK ignores
-it), and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
+it), a request whose id is not a string, an integer or null (ACP's ``RequestId``), and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
 notification Toolwire does not handle (an unknown method, an ``_``-prefixed
 extension it does not know, ``$/cancel_request``) is ignored with one DEBUG line,
 and one of :data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
@@ -34,6 +35,11 @@ from acp.schema import CancelNotification
 from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger(__name__)
+
+#: The UTF-8 byte order mark: a line starting with it is refused, as toolwire serve refuses
+#: such a body (RFC 8259 section 8.1: a sender MUST NOT add one; Python's json names it
+#: "Unexpected UTF-8 BOM (decode using utf-8-sig)", advice meant for Python code).
+BOM = b"\xef\xbb\xbf"
 
 #: The longest piece of a refused line (or method name) quoted in an error or a log line.
 ECHO_LIMIT = 80
@@ -64,6 +70,8 @@ def check_line(line: bytes) -> bytes | None:
     stripped = line.strip()
     if not stripped:
         return b""
+    if stripped.startswith(BOM):  # as toolwire serve answers it (lsp/rpc.py)
+        return _error(-32700, "Parse error: the line starts with a byte order mark; send UTF-8 without one")
     try:
         text = stripped.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -84,9 +92,18 @@ def check_line(line: bytes) -> bytes | None:
         usable = isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
         return _error(-32600, 'Invalid Request: neither a request nor a notification (no "method") nor a '
                               'response (no "result" or "error")', msg_id if usable else None)
+    if "method" in value and "id" in value and not _valid_id(value["id"]):
+        return _error(-32600, "Invalid Request: the id must be a string, an integer or null, got "
+                              f"{_clip(json.dumps(value['id']))}")
     if "method" in value and "id" not in value and not _handled_notification(value):
         return b""
     return None
+
+
+def _valid_id(msg_id: Any) -> bool:
+    """ACP's ``RequestId`` (as LSP's): a string, an integer or null; never a boolean, a
+    fraction, an array or an object (the SDK answered ``"id": true`` as if it were one)."""
+    return msg_id is None or isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
 
 
 def _handled_notification(message: dict[str, Any]) -> bool:
