@@ -216,3 +216,37 @@ async def test_rewinding_the_turn_that_carried_a_note_tells_it_again(client, rep
         "before it. Read files again before editing.]")
     await prompt(client, sid, "again")  # told once
     assert requests(log)[-1][-1]["content"] == "again"
+
+
+async def test_rewind_of_a_turn_with_parallel_rejected_denied_and_failed_calls(client, repo, tmp_path):  # noqa: F811
+    """t1 answers with four calls at once: one runs, one is rejected, one denied by the
+    policy, one fails; t2 reads. Rewinding t1 leaves t2's call with exactly its result."""
+    log = tmp_path / "requests.jsonl"
+    (repo / "a.txt").write_text("a\n")
+    script = write_script(tmp_path / "s.jsonl", [
+        {"text": "first", "tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "a.txt", "old_string": "a", "new_string": "A"}, "id": "p1"},
+            {"name": "create_file", "arguments": {"path": "n.txt", "content": "n\n"}, "id": "p2"},
+            {"name": "delete_file", "arguments": {"path": "hello.txt"}, "id": "p3"},
+            {"name": "read_file", "arguments": {"path": "nope.txt"}, "id": "p4"}]},
+        {"text": "t1 done"},
+        {"text": "t2", "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}, "id": "q1"}]},
+        {"text": "t2 done"},
+        {"text": "t3"},
+    ])
+    settings = {"permissions": {"edit_file": "auto", "create_file": "ask", "delete_file": "deny"}, "replayLog": str(log)}
+    sid = (await client.call("toolwire/session/new", {"cwd": str(repo), "model": f"replay:{script}",
+                                                      "settings": settings}))["sessionId"]
+    client.answers[sid] = [{"optionId": "reject", "reason": "no"}]
+    await prompt(client, sid, "one")
+    assert {cid: s[-1] for cid, s in client.statuses(sid).items()} == {
+        "p1": "done", "p2": "canceled", "p3": "canceled", "p4": "errored"}
+    await prompt(client, sid, "two")
+    done = await undo(client, sid, turnId="t1", rewind=True)
+    assert done["status"] == "undone" and done["message"].endswith("the model sees."), done
+    await prompt(client, sid, "three")
+    messages = requests(log)[-1]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert [c["id"] for c in messages[2]["tool_calls"]] == ["q1"] and messages[3] == {
+        "role": "tool", "tool_call_id": "q1", "content": "A\n"}
+    assert pairing_problems(messages) == [] and not any(p in json.dumps(messages) for p in ('"p1"', '"p2"', '"p3"', '"p4"'))
