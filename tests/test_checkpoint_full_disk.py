@@ -59,8 +59,8 @@ async def disk(lsp_client: ToolwireTestClient):
     shutil.rmtree(DISK, ignore_errors=True)
 
 
-def workspace(name: str) -> tuple[Path, bytes]:
-    """A fresh repository on the tmpfs with big.txt (BIG bytes) and s.txt; the store emptied."""
+def workspace(name: str, big: bool = True) -> tuple[Path, bytes]:
+    """A fresh repository on the tmpfs with big.txt (BIG bytes, unless not ``big``) and s.txt; the store emptied."""
     for old in DISK.iterdir():
         if old.name != "state":
             shutil.rmtree(old)
@@ -69,9 +69,10 @@ def workspace(name: str) -> tuple[Path, bytes]:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     data = b"".join(b"line %06d of a big file\n" % i for i in range(BIG // 25))[:BIG]
-    (root / "big.txt").write_bytes(data)
     (root / "s.txt").write_text("small\n")
-    assert shutil.disk_usage(DISK).free < BIG  # no room for a copy of big.txt
+    if big:
+        (root / "big.txt").write_bytes(data)
+        assert shutil.disk_usage(DISK).free < BIG  # no room for a copy of big.txt
     return root, data
 
 
@@ -114,3 +115,21 @@ async def test_a_call_that_failed_on_a_full_disk_does_not_block_the_undo(disk):
     assert result["status"] == "undone", result
     assert [(p["path"], p["outcome"]) for p in result["paths"]] == [("s.txt", "restored")]
     assert (root / "s.txt").read_text() == "small\n" and (root / "big.txt").read_bytes() == data
+
+
+async def test_a_file_that_fills_the_disk_is_undone(disk):
+    """create_file writes a file that leaves no room to store its content in the checkpoint
+    (the store could be written before it ran): the state it left is kept by its digest,
+    which is all undo needs; it was recorded unknown and undo answered not_undoable."""
+    root, _ = workspace("fill", big=False)
+    content = ("z" * 99 + "\n") * ((shutil.disk_usage(DISK).free - 64 * 1024) // 100)
+    sid, calls = await turn(disk, root, [
+        ("edit_file", {"path": "s.txt", "old_string": "small", "new_string": "SMALL"}),
+        ("create_file", {"path": "fill.txt", "content": content})])
+    assert calls["c0"]["status"] == "done" and calls["c1"]["status"] == "done", calls
+    assert shutil.disk_usage(DISK).free < len(content)  # no room for a copy of it
+    result = await undo(disk, sid)
+    assert result["status"] == "undone", result
+    assert [(p["path"], p["outcome"]) for p in result["paths"]] == [("fill.txt", "restored"), ("s.txt", "restored")]
+    assert sorted(p.name for p in root.iterdir() if p.name != ".git") == ["s.txt"]
+    assert (root / "s.txt").read_text() == "small\n"

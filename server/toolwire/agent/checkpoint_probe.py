@@ -22,7 +22,8 @@ from toolwire.tools.gitrun import run_git
 from toolwire.workspace.digest import sha256_hex
 from toolwire.workspace.errors import ToolError
 
-__all__ = ["MAX_CHECKPOINT_BYTES", "Unrecordable", "size_text", "over_limit", "probe", "buffer_state", "index_entries"]
+__all__ = ["MAX_CHECKPOINT_BYTES", "Unrecordable", "size_text", "over_limit", "probe", "left_state", "buffer_state",
+           "index_entries"]
 
 #: Largest file (bytes) a checkpoint keeps by default (the ``checkpointMaxBytes`` setting);
 #: a larger one is recorded as not undoable.
@@ -114,6 +115,20 @@ def probe(path: Path, store: CheckpointStore | None = None, linked: list[tuple[s
     else:
         digest = store.put(data) if store is not None else sha256_hex(data)
     return FileState(kind=kind, digest=digest, mode=mode), data  # type: ignore[arg-type]
+
+
+def left_state(path: Path, store: CheckpointStore, limit: int = MAX_CHECKPOINT_BYTES) -> FileState:
+    """The state a tool left at ``path``, its content stored when it can be (a redo writes
+    it back), else recorded by its digest only, with the reason (over ``limit``, or the
+    store refused it: a full disk), which is all an undo needs: it compares the file
+    with it. ``unknown`` only when the entry cannot be read."""
+    try:
+        return probe(path, store, limit=limit, hash_large=True)[0]
+    except OSError as exc:  # the store refused the content
+        state = probe(path, limit=limit, hash_large=True)[0]
+        if state.kind in ("file", "symlink") and state.reason is None:
+            state.reason = f"its content was not kept: the checkpoint could not be stored ({exc.strerror or exc})"
+        return state
 
 
 def buffer_state(ctx: ToolContext, rel: str, store: CheckpointStore | None = None) -> tuple[BufferState | None, str | None]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from toolwire.agent.checkpoint_probe import (MAX_CHECKPOINT_BYTES, Unrecordable, buffer_state, index_entries,
-                                             over_limit, probe, size_text)
+                                             left_state, over_limit, probe, size_text)
 from toolwire.agent.checkpoint_records import (BufferState, FileState, GitAction, PathChange, TurnCheckpoint,
                                                TurnUsage)
 from toolwire.agent.checkpoint_store import CheckpointStore
@@ -203,7 +203,7 @@ class Checkpointer:
             change = self.record.paths.get(rel)
             if change is None:  # left as it was, and its content could not be kept (_unshare)
                 continue
-            change.after = self._quiet_probe(rel, hash_large=True)  # undo only compares it
+            change.after = left_state(self.ctx.root / rel, self.store, self.limit)
             change.after_buffer = self._quiet_buffer(rel)
             change.undone = False
             if typed is not None and change.after_buffer is not None:
@@ -348,10 +348,9 @@ class Checkpointer:
                     with contextlib.suppress(OSError):
                         obj.unlink()  # no record names it: do not keep sharing a workspace file's bytes
 
-    def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None, *,
-                     hash_large: bool = False) -> FileState:
+    def _quiet_probe(self, rel: str, linked: list[tuple[str, bytes]] | None = None) -> FileState:
         try:
-            return probe(self.ctx.root / rel, self.store, linked, limit=self.limit, hash_large=hash_large)[0]
+            return probe(self.ctx.root / rel, self.store, linked, limit=self.limit)[0]
         except OSError as exc:  # the store refused (disk full…)
             return FileState(kind="unknown", reason=f"the checkpoint could not be stored: {exc.strerror or exc}")
 

@@ -227,7 +227,7 @@ class Restorer:
             return "not_undoable", self.blocked[key], None
         if dst.kind == "unknown" or src.kind == "unknown":
             return "not_undoable", f"its state was not recorded: {(dst.reason or src.reason)}", None
-        if dst.kind == "file" and dst.reason:  # only its digest was kept (over the size limit)
+        if dst.kind != "unknown" and dst.reason:  # only its digest was kept (over the size limit, a full disk)
             return "not_undoable", dst.reason, None
         # The recorded entry exactly, never re-read as a model's spelling (a literal
         # "a\\b.txt", "~x" or '"q"' names itself): only its folders must still be real.
