@@ -20,6 +20,8 @@ from typing import Any
 from conftest import git
 from test_acp import RecordingClient, open_session, script, start, text
 
+import pytest
+from acp import RequestError
 from acp.schema import ToolCallLocation
 
 from toolwire.acp import mapping
@@ -232,3 +234,19 @@ async def test_a_name_that_is_not_utf8_is_never_sent_as_a_path(repo: Path, tmp_p
     assert not [c for c in client.permissions[0].content if c.type == "diff"]
     sent = [s for u in client.updates + client.permissions for s in _strings(u.model_dump())] + client.reads
     assert all(valid_text(s) is s for s in sent), [s for s in sent if valid_text(s) is not s]
+
+
+async def test_a_failed_turns_message_is_shown_in_display_form(repo: Path) -> None:
+    """The endpoint's words reach the prompt's error as text that reads as it is."""
+    from endpoint import FakeEndpoint, refusal
+
+    with FakeEndpoint([refusal("no access to invoice\u202efdp.exe\x1b[2J", status=403)]) as endpoint:
+        client = RecordingClient()
+        settings = {"baseUrl": endpoint.base_url, "modelRetries": 0, "apiKey": "sk-test-0123456789"}
+        async with await start(client, "openai:m", settings=settings) as (conn, _):
+            sid = await open_session(conn, repo)
+            with pytest.raises(RequestError) as raised:
+                await conn.prompt(session_id=sid, prompt=text("go"))
+    message = raised.value.data["message"]
+    assert raised.value.data["stopReason"] == "error"
+    assert "invoice\\u202efdp.exe\\x1b[2J" in message and RAW.search(message) is None, message

@@ -44,6 +44,7 @@ from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
 from toolwire.redaction import shared as shared_redactor
 from toolwire.settings import Settings
+from toolwire.workspace.names import display_text
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +222,9 @@ class ToolwireAcpAgent:
             core.turn = None
             await session.sink.flush()
         if outcome.stop_reason == "error":
-            raise RequestError.internal_error({"stopReason": "error", "message": outcome.message or "the model failed"})
+            # shown to the user: an endpoint's or a model's text with controls and bidi characters escaped
+            message = display_text(outcome.message or "the model failed", keep="\n\t")
+            raise RequestError.internal_error({"stopReason": "error", "message": message})
         usage = None
         if outcome.input_tokens is not None and outcome.output_tokens is not None:
             usage = Usage(input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
