@@ -103,9 +103,11 @@ class PathChange(_Model):
 
     @property
     def changed(self) -> bool:
-        """True when the turn left the disk or the buffer different from before."""
+        """True when the turn left the disk or the buffer different from before, or may
+        have (its state after the tool was never saved: the server stopped, or the store
+        failed, while the tool ran; undo then compares the file with the state before)."""
         if self.after is None:
-            return False
+            return True
         return self.after != self.before or (self.after_buffer is not None and self.after_buffer != self.before_buffer)
 
 

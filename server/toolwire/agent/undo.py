@@ -49,7 +49,10 @@ from toolwire.workspace.errors import ToolError
 from toolwire.workspace.paths import is_inside
 from toolwire.workspace.text import unified_diff
 
-__all__ = ["Restorer", "refresh"]
+__all__ = ["Restorer", "refresh", "NOT_SAVED"]
+
+#: Why a path's state after the turn is missing from its record (after None).
+NOT_SAVED = "was not saved (the server stopped, or the checkpoint store failed, while the tool ran)"
 
 
 def refresh(record: TurnCheckpoint, store: CheckpointStore) -> None:
@@ -221,11 +224,12 @@ class Restorer:
         rel, key = change.path, change.fs_name
         src, dst = (change.before, change.after) if self.redo else (change.after, change.before)
         src_buf, dst_buf = (change.before_buffer, change.after_buffer) if self.redo else (change.after_buffer, change.before_buffer)
-        assert src is not None
         forced = key in self.force
         if key in self.blocked and not forced:
             return "not_undoable", self.blocked[key], None
-        if dst.kind == "unknown" or src.kind == "unknown":
+        if dst is None:  # redo of a path whose state after the turn was never saved
+            return "not_undoable", f"the state the turn left {NOT_SAVED}", None
+        if dst.kind == "unknown" or (src is not None and src.kind == "unknown"):
             return "not_undoable", f"its state was not recorded: {(dst.reason or src.reason)}", None
         if dst.kind != "unknown" and dst.reason:  # only its digest was kept (over the size limit, a full disk)
             return "not_undoable", dst.reason, None
@@ -235,6 +239,10 @@ class Restorer:
         entry = root / key
         if Path(os.path.realpath(entry.parent)) != entry.parent:
             return "not_undoable", "a folder on its path is now a symbolic link", None
+        if src is None:  # what the turn left is not known: only a file that is not as it was before is asked about
+            src = probe(entry, hash_large=True)[0]
+            if not forced and not _same(src, dst):
+                return "kept", f"the state the turn left {NOT_SAVED}; name it in force to restore it", None
         disk_todo = not _same(src, dst)
         buffer_todo = src_buf is not None and (dst_buf is None or src_buf.digest != dst_buf.digest)
         doc = self.ctx.documents.get(Path(os.path.realpath(entry)))
