@@ -220,3 +220,27 @@ async def test_params_of_the_wrong_type_are_refused_not_converted(client, tmp_pa
     if method == MERGE and "end" in params:  # the stream was not ended: it opens and takes chunks
         result = await client.call(MERGE, {"sessionId": sid, "streamId": "p", "chunks": [GOOD["openai-chat"]]})
         assert result["ended"] is False
+
+
+DEEP = "[" * 5000 + "]" * 5000  # deeper than json.loads goes (RecursionError, about 1000 levels)
+
+
+async def test_a_chunk_nested_too_deeply_is_refused_not_an_internal_error(client, tmp_path):
+    sid = await open_session(client, tmp_path)
+    for chunk in (DEEP, {"event": "message", "data": DEEP}):
+        with pytest.raises(JsonRpcInvalidParams) as info:
+            await client.call(MERGE, {"sessionId": sid, "streamId": "deep", "chunks": [GOOD["openai-chat"], chunk]})
+        assert f"{MERGE}: chunk 1 of the batch nests arrays or objects too deeply to be read" in str(info.value)
+    result = await client.call(MERGE, {"sessionId": sid, "streamId": "deep", "chunks": [GOOD["openai-chat"]]})
+    assert result["format"] == "openai-chat"
+
+
+async def test_arguments_nested_too_deeply_end_the_call_invalid_json(client, tmp_path):
+    """The model's argument text is data: a call whose arguments nest deeper than the parser
+    goes ends errored invalid_json (was: -32603, an ERROR traceback 'a bug')."""
+    sid = await open_session(client, tmp_path)
+    chunk = chat_call(function={"name": "read_file", "arguments": DEEP})
+    result = await client.call(MERGE, {"sessionId": sid, "streamId": "args", "chunks": [chunk], "end": True})
+    [call] = result["toolCalls"]
+    assert call["status"] == "errored" and call["error"]["code"] == "invalid_json"
+    assert "arguments are not valid JSON: they nest arrays or objects too deeply" in call["error"]["message"]

@@ -259,3 +259,16 @@ def test_toolwire_run_advises_on_a_filtered_answer(tmp_path):
     assert done.returncode == 3, done.stderr
     assert "content filter withheld it" in done.stderr
     assert "what to do: rephrase the prompt, or check the filter settings" in done.stderr
+
+
+@pytest.mark.asyncio
+async def test_a_model_call_whose_arguments_nest_too_deeply_is_sent_back_and_the_turn_goes_on(tmp_path):
+    """Not an empty answer, and not a crash: the call ends invalid_json, the model hears it."""
+    deep = "[" * 5000 + "]" * 5000
+    script = write_script(tmp_path / "s.jsonl", [{"tool_calls": [{"name": "read_file", "arguments": deep}]},
+                                                  {"text": "sorry"}])
+    session = open_session(tmp_path, None, Settings.model_validate({"model": f"replay:{script}"}), NoOpenDocuments())
+    outcome = await Turn(session, RecordingSink(), None).run("hello")
+    assert outcome.stop_reason == "end_turn" and len(session.model.requests) == 2
+    result = next(m for m in session.model.requests[1].messages if m["role"] == "tool")
+    assert "too deeply" in result["content"]

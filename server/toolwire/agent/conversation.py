@@ -47,7 +47,7 @@ def _is_object(text: str) -> bool:
     """True when ``text`` is a JSON object (what providers require of call arguments)."""
     try:
         return isinstance(json.loads(text), dict)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return False
 
 

@@ -56,7 +56,7 @@ def render_call(name: str, arguments_text: str) -> str:
     """One call as a text block (arguments kept verbatim when they are not JSON)."""
     try:
         arguments: Any = json.loads(arguments_text) if arguments_text.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         arguments = arguments_text
     return f"{OPEN}\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}\n{CLOSE}"
 

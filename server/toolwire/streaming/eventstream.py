@@ -195,5 +195,7 @@ def message_frame_fields(message: EventMessage) -> tuple[str | None, Any, str, s
         return event, {}, raw, None
     try:
         return event, json.loads(raw), raw, None
+    except RecursionError:
+        return event, None, raw, f"event stream payload is not valid JSON (nested too deeply to be read): {raw[:80]!r}"
     except ValueError as exc:
         return event, None, raw, f"event stream payload is not valid JSON ({exc}): {raw[:80]!r}"

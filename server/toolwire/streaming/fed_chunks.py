@@ -112,3 +112,6 @@ def _json(text: str, position: int) -> Any:
         return loads_marking_duplicates(text)  # keys named twice in whole arguments are refused later
     except ValueError as exc:
         raise ChunkError(f"chunk {position} of the batch is not JSON ({exc}): {text[:80]!r}") from None
+    except RecursionError:  # [[[[…]]]] deeper than the parser goes (about 1000 levels)
+        raise ChunkError(f"chunk {position} of the batch nests arrays or objects too deeply to be read: "
+                         f"{text[:80]!r}") from None

@@ -76,6 +76,8 @@ def decode_data(event: str | None, data: str) -> Frame:
         return Frame(event, json.loads(text), data)
     except ValueError as exc:
         return Frame(event, None, data, error=f"not valid JSON ({exc}): {text[:80]!r}")
+    except RecursionError:  # [[[[…]]]] deeper than the parser goes (about 1000 levels)
+        return Frame(event, None, data, error=f"not valid JSON (nested too deeply to be read): {text[:80]!r}")
 
 
 #: SSE line ends (WHATWG §9.2.6): CRLF, LF or CR, and nothing else; U+2028 and
@@ -216,7 +218,7 @@ def json_array_frames(body: bytes) -> Iterator[Frame] | None:
     """Frames of a body that is one JSON array of payloads (Gemini without ``alt=sse``), or None."""
     try:
         value = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(value, list):
         return None

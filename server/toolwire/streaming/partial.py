@@ -205,6 +205,9 @@ def parse_strict(text: str) -> dict[str, Any]:
             f"arguments name {exc.key!r} more than once; which value is meant is ambiguous "
             f"(e.g. two different paths), so the call is refused",
         ) from None
+    except RecursionError:  # [[[[…]]]] deeper than the parser goes (about 1000 levels)
+        raise ArgumentsError("invalid_json", "arguments are not valid JSON: they nest arrays or objects too deeply "
+                             f"to be read, starting {snippet(text, 0)!r}") from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno} (char {exc.pos} of {len(text)})"
         detail = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"

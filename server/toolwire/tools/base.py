@@ -184,7 +184,7 @@ def _decode_double_encoded(model: type[BaseModel], arguments: dict[str, Any]) ->
             continue
         try:
             decoded = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             continue
         if isinstance(decoded, (dict, list)):
             out[key] = decoded
