@@ -189,3 +189,41 @@ def test_a_code_action_fix_edits_the_buffer_it_was_asked_from(nvim, tmp_path, re
     plain(report)
     assert report["buffer"] == "def add(a, b):\n    return a + b  # ünïcode\n"
     assert any(m.startswith("Toolwire (fix)") and "done" in m.splitlines()[0] for m in report["messages"]), report
+
+
+def test_an_edit_of_a_file_with_a_byte_order_mark_and_crlf_lands_in_its_buffer(nvim, tmp_path, repo):
+    # Neovim keeps the BOM in 'bomb' and sends the text without it; the edit and its undo
+    # go through the buffer, and the file on disk (BOM and all) is not touched
+    text = "\ufeffa = 1\r\nb = 2\r\n"
+    report = run_turn(nvim, tmp_path, repo, "bom.py", text, [
+        ("e", "edit_file", {"path": "bom.py", "old_string": "a = 1", "new_string": "a = 0"})], undo=True)
+    assert calls(report)["e"]["status"] == "done", calls(report)
+    plain(report)
+    assert report["buffer"] == "a = 0\r\nb = 2\r\n"
+    assert report["undo"]["status"] == "undone" and report["buffer_after_undo"] == "a = 1\r\nb = 2\r\n"
+    assert (repo / "bom.py").read_bytes() == text.encode()
+
+
+def test_create_file_with_lf_content_over_an_open_crlf_file_keeps_its_line_ends(nvim, tmp_path, repo):
+    report = run_turn(nvim, tmp_path, repo, "dos.py", "a = 1\r\nb = 2\r\n", [
+        ("c", "create_file", {"path": "dos.py", "content": "z = 1\nw = 2\n", "overwrite": True})], undo=True)
+    assert calls(report)["c"]["status"] == "done", calls(report)
+    assert report["buffer"] == "z = 1\r\nw = 2\r\n"
+    assert report["undo"]["status"] == "undone" and report["buffer_after_undo"] == "a = 1\r\nb = 2\r\n"
+
+
+@pytest.mark.parametrize("tool, args, verb", [
+    ("delete_file", {"path": "open.py"}, "delete"),
+    ("rename_file", {"path": "open.py", "new_path": "moved.py"}, "rename"),
+], ids=["delete_file", "rename_file"])
+def test_deleting_or_renaming_the_open_file_is_refused_and_keeps_the_unsaved_buffer(tool, args, verb, nvim, tmp_path,
+                                                                                    repo):
+    """Neovim's buffer (with unsaved typing) would be left on a path that no longer exists."""
+    report = run_turn(nvim, tmp_path, repo, "open.py", "a = 1\n", [("t", tool, args)],
+                      type_first={"line": 0, "col": 5, "text": "  # unsaved"},
+                      settings={"permissions": {"delete_file": "auto", "rename_file": "auto"}})
+    call = calls(report)["t"]
+    assert call["status"] == "errored" and call["error"]["code"] == "open_in_editor", call
+    assert call["error"]["message"] == f"open.py is open in the editor; cannot {verb} it (ask the user to close it first)"
+    assert report["buffer"] == "a = 1  # unsaved\n" and report["edits"] == 0
+    assert (repo / "open.py").read_text() == "a = 1\n" and not (repo / "moved.py").exists()
