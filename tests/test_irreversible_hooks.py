@@ -102,3 +102,42 @@ async def test_a_file_that_grows_past_the_limit_after_the_question_stops_the_com
     assert message.startswith("not run, nothing changed: its checkpoint could not be taken"), message
     assert "f.txt: 2 KiB is over the 1 KiB checkpoint limit" in message and "a commit hook might change it" in message
     assert git(root, "log", "--format=%s") == "base\n" and (root / "f.txt").read_text().startswith("beta")
+
+
+@pytest.mark.parametrize("args", [{"action": "create", "name": "fresh"}, {"action": "switch", "name": "other"}],
+                         ids=["create", "switch"])
+async def test_a_branch_switch_with_a_post_checkout_hook_is_asked_about(client, silent, tmp_path, args):  # noqa: F811
+    """git runs post-checkout on git_branch's switch; what it writes is not recorded. It ran
+    unasked, and undo answered undone with the hook's writes left, its own switch back
+    running the hook again (notes.txt gained a line each way)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "f.txt").write_text("f\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "branch", "other")
+    (root / "notes.txt").write_text("n\n")
+    hook = root / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho hooked >> notes.txt\n")
+    hook.chmod(0o755)
+    before = state(root)
+    script = calls_script(tmp_path / "s.jsonl", [("git_branch", args)])
+    why = ("the repository has a hook git runs on a branch switch (post-checkout or reference-transaction), "
+           "and what it changes is not recorded")
+    sid, calls = await turn(client, root, script, {"optionId": "reject"}, permissions=AUTO)
+    (subject,) = subjects(client, sid)
+    assert subject["irreversible"] == {"reason": why}, subject
+    assert calls["c0"]["cancelReason"] == "rejected" and state(root) == before
+
+    sid, calls = await turn(silent, root, script, permissions=AUTO)
+    assert calls["c0"]["error"]["code"] == "not_undoable" and f"Why: {why}." in calls["c0"]["error"]["message"], calls
+    assert state(root) == before
+
+    sid, calls = await turn(silent, root, script, permissions=AUTO, allowIrreversible=True)
+    assert calls["c0"]["status"] == "done", calls
+    assert (root / "notes.txt").read_text() == "n\nhooked\n"
+    done = await undo(silent, sid)
+    assert done["status"] == "undone", done
+    assert (root / "notes.txt").read_text() == "n\nhooked\n"  # the undo's switch back ran no hook
+    assert state(root)["git"] == before["git"]

@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HOOK_NAMES", "HOOK_CAPTURE_BYTES", "HookWatch", "TreeSnapshot", "TreeChanges", "has_commit_hooks",
-           "hook_risk", "take_tree", "tree_changes"]
+__all__ = ["HOOK_NAMES", "SWITCH_HOOKS", "HOOK_CAPTURE_BYTES", "HookWatch", "TreeSnapshot", "TreeChanges",
+           "has_commit_hooks", "hook_risk", "switch_hook_risk", "take_tree", "tree_changes"]
 
 #: Hooks ``git commit`` may run (githooks(5)).
 HOOK_NAMES: Final = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "reference-transaction",
@@ -111,8 +111,12 @@ class TreeChanges:
     index_after: dict[str, str] = field(default_factory=dict)
 
 
-async def has_commit_hooks(ctx: ToolContext) -> bool:
-    """True when the repository has an executable hook ``git commit`` may run.
+#: Hooks ``git switch`` runs (githooks(5)); what they change is not watched.
+SWITCH_HOOKS: Final = ("post-checkout", "reference-transaction")
+
+
+async def has_commit_hooks(ctx: ToolContext, names: tuple[str, ...] = HOOK_NAMES) -> bool:
+    """True when the repository has an executable hook ``git commit`` may run (one of ``names``).
 
     The hooks folder is ``core.hooksPath`` as the repository's configuration sets it
     (relative to the work tree's top, ``~`` expanded), else ``hooks`` in the common git
@@ -130,7 +134,7 @@ async def has_commit_hooks(ctx: ToolContext) -> bool:
         scope, _, value = os.fsdecode(line).partition("\t")
         if value and scope != "command":
             folder = facts.toplevel / os.path.expanduser(value)  # an absolute value replaces the top
-    for name in HOOK_NAMES:
+    for name in names:
         path = folder / name
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return True
@@ -211,6 +215,20 @@ def _unkept(size: int, budget: int, limit: int) -> str | None:
     if size > budget:
         return f"{size} bytes, over the {HOOK_CAPTURE_BYTES}-byte limit for files a commit hook might change"
     return None
+
+
+async def switch_hook_risk(ctx: ToolContext) -> str | None:
+    """Why a branch switch (``git_branch`` create or switch) now could change what the turn
+    does not record, or None: the repository has a hook ``git switch`` runs (:data:`SWITCH_HOOKS`),
+    which may write any file, and the checkpoint does not watch it.
+
+    Raises:
+        ToolError: git failed.
+    """
+    if not await has_commit_hooks(ctx, SWITCH_HOOKS):
+        return None
+    return "the repository has a hook git runs on a branch switch (post-checkout or reference-transaction), " \
+           "and what it changes is not recorded"
 
 
 async def hook_risk(ctx: ToolContext, limit: int = MAX_CHECKPOINT_BYTES) -> str | None:

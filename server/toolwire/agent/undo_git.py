@@ -57,7 +57,10 @@ class GitUndo:
         self.blocked: dict[str, str] = {}
 
     async def _run(self, args: list[str]) -> None:
-        await run_git(self.ctx.root, args, read_only=False, timeout=self.ctx.git_timeout)
+        # The repository's hooks do not run: undo puts recorded states back (a post-checkout
+        # hook run by the switch back wrote files again, leaving the tree not as it was).
+        await run_git(self.ctx.root, args, read_only=False, timeout=self.ctx.git_timeout,
+                      config=("core.hooksPath=/dev/null",))
 
     async def _switch(self, branch: str | None, commit: str | None) -> None:
         with self.tree_write():
