@@ -15,7 +15,9 @@ every line the SDK would mishandle: a line that is not UTF-8, starts with a byte
 order mark, is not JSON or nested
 too deeply to be parsed is answered ``-32700``; JSON that is not an object, an
 object that is neither a request, a notification nor a response (the SDK ignores
-it), a request whose id is not a string, an integer or null (ACP's ``RequestId``), and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
+it), a request whose id is not a string, an integer or null (ACP's ``RequestId``),
+a message whose method is not a string (the SDK left ``"method": null`` unanswered),
+and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
 notification Toolwire does not handle (an unknown method, an ``_``-prefixed
 extension it does not know, ``$/cancel_request``) is ignored with one DEBUG line,
 and one of :data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
@@ -92,6 +94,10 @@ def check_line(line: bytes) -> bytes | None:
         usable = isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
         return _error(-32600, 'Invalid Request: neither a request nor a notification (no "method") nor a '
                               'response (no "result" or "error")', msg_id if usable else None)
+    if "method" in value and not isinstance(value["method"], str):  # JSON-RPC 2.0, section 7's example
+        msg_id = value.get("id")
+        return _error(-32600, "Invalid Request: the method must be a string, got "
+                              f"{_clip(json.dumps(value['method']))}", msg_id if _valid_id(msg_id) else None)
     if "method" in value and "id" in value and not _valid_id(value["id"]):
         return _error(-32600, "Invalid Request: the id must be a string, an integer or null, got "
                               f"{_clip(json.dumps(value['id']))}")
