@@ -4,7 +4,7 @@
  * replay scripts in a real git repository. Screenshots go to test-artifacts/ (gitignored).
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as os from "node:os";
@@ -585,9 +585,18 @@ test("a workspace change while the answer streams never cuts the message in two"
   const { page } = panel;
   const turn = panel.host.prompt("Where is the guide?");
   await page.locator(".message.assistant", { hasText: "See [the guide](https://exa" }).waitFor();
-  await writeFile(path.join(workspace, BIDI_NAME), "changed by someone else\n");
-  const notice = page.locator(".notice", { hasText: "Changed outside Toolwire" });
-  await notice.waitFor({ timeout: 60_000 }); // the watcher reports it (debounced): generous on a loaded machine
+  // Written as most programs write, open then write, with the pause a loaded machine can
+  // put between them: the watcher reports the file created, then modified (two batches,
+  // each a single event: opening creates it, the write modifies it, closing reports nothing).
+  const file = await open(path.join(workspace, BIDI_NAME), "w");
+  const notices = page.locator(".notice", { hasText: "Changed outside Toolwire" });
+  try {
+    await notices.first().waitFor({ timeout: 60_000 }); // the watcher reports it (debounced): generous on a loaded machine
+    await file.write("changed by someone else\n");
+  } finally {
+    await file.close();
+  }
+  await waitFor(() => panel.ui.workspaceChanges.length === 2, "the second report of the file", 60_000);
   release();
   await turn;
   await turnEnded(panel);
@@ -602,8 +611,10 @@ test("a workspace change while the answer streams never cuts the message in two"
   assert.equal(await links.count(), 1);
   assert.equal(await links.getAttribute("href"), "https://example.com/guide");
   assert.equal(await links.innerText(), "the guide");
-  // The notice stays after the message, with the name in display form.
-  assert.equal((await notice.innerText()).trim(), `Changed outside Toolwire: ${BIDI_SHOWN}`);
+  // The two reports of one write are one notice, after the message, with the name in display form.
+  assert.deepEqual(panel.ui.workspaceChanges, [[BIDI_SHOWN], [BIDI_SHOWN]]);
+  assert.equal(await notices.count(), 1, "one notice");
+  assert.equal((await notices.innerText()).trim(), `Changed outside Toolwire: ${BIDI_SHOWN}`);
   const order = await page.evaluate(() =>
     Array.from(document.querySelectorAll(".transcript > *")).map((element) => element.className.split(" ")[0]),
   );

@@ -163,6 +163,37 @@ test("a workspace change that arrives while a message streams never cuts it in t
   assert.equal((state.entries[1] as { text: string }).text, 'Changed outside Toolwire: "invoice\\342\\200\\256fdp.exe"');
 });
 
+test("one change the watcher reports in two batches (created, then modified) is one notice", () => {
+  const chunk = (text: string): SessionUpdate => ({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  const changed = (...paths: string[]): SessionUpdate => ({ sessionUpdate: "workspace_change", paths });
+  const name = '"invoice\\342\\200\\256fdp.exe"';
+  // Created (the first batch), then written (the second), while the answer streams.
+  let state = apply(
+    initialState(),
+    chunk("See [the guide](https://exa"),
+    changed(name),
+    chunk("mple.com/guide)"),
+    changed(name),
+    chunk(" for more."),
+  );
+  assert.deepEqual(state.entries.map((e) => e.kind), ["assistant", "notice"], "one message, one notice after it");
+  assert.equal((state.entries[0] as { text: string }).text, "See [the guide](https://example.com/guide) for more.");
+  assert.equal((state.entries[1] as { text: string }).text, `Changed outside Toolwire: ${name}`);
+  // A report naming another file too, with nothing shown since, joins the notice.
+  state = apply(state, changed("a.py", name));
+  assert.deepEqual(state.entries.map((e) => e.kind), ["assistant", "notice"]);
+  assert.equal((state.entries[1] as { text: string }).text, `Changed outside Toolwire: ${name}, a.py`);
+  assert.equal(state.announcement, `Changed outside Toolwire: ${name}, a.py`);
+  // Once something else is shown (here the end of the turn), a report is a notice of its own.
+  state = apply(state, { sessionUpdate: "turn", state: "ended", turnId: "t1", stopReason: "end_turn" }, changed("a.py"));
+  assert.deepEqual(state.entries.map((e) => e.kind), ["assistant", "notice", "turnEnd", "notice"]);
+  assert.equal((state.entries[3] as { text: string }).text, "Changed outside Toolwire: a.py");
+  // Other notices (the host's) are never joined.
+  state = reduceHostMessage(state, { type: "notice", text: "The Toolwire server restarted; the next prompt starts a new conversation." });
+  state = apply(state, changed("a.py"));
+  assert.deepEqual(state.entries.map((e) => e.kind), ["assistant", "notice", "turnEnd", "notice", "notice", "notice"]);
+});
+
 test("the announcement of a call names its path in display form", () => {
   const state = apply(initialState(), call({ rev: 1, status: "generated", path: "invoice\u202efdp.exe" }));
   assert.equal(state.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');

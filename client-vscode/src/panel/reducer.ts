@@ -74,7 +74,13 @@ export type Entry =
       /** How the undo shown was asked (for a blocked one's "Undo the rest" and "Overwrite"). */
       undoRequest?: UndoRequest;
     }
-  | { kind: "notice"; id: string; text: string };
+  | {
+      kind: "notice";
+      id: string;
+      text: string;
+      /** The files a workspace-change notice names (display form); absent for other notices. */
+      paths?: readonly string[];
+    };
 
 /** The whole state of the panel. */
 export interface PanelState {
@@ -158,9 +164,38 @@ export function addPrompt(state: PanelState, text: string): PanelState {
 }
 
 /** Adds a line of information (e.g. "the server restarted"). */
-export function addNotice(state: PanelState, text: string): PanelState {
+export function addNotice(state: PanelState, text: string, paths?: readonly string[]): PanelState {
   const seq = state.seq + 1;
-  return { ...state, seq, announcement: text, entries: [...state.entries, { kind: "notice", id: `e${seq}`, text }] };
+  const notice: Entry = paths === undefined ? { kind: "notice", id: `e${seq}`, text } : { kind: "notice", id: `e${seq}`, text, paths };
+  return { ...state, seq, announcement: text, entries: [...state.entries, notice] };
+}
+
+/**
+ * Shows files changed outside Toolwire (a `workspace_change`). The server's watcher
+ * may report one change in two batches: a file written by open-then-write is seen as
+ * created, then, when the write comes after the batch's quiet time (a pause on a
+ * loaded machine), as modified. So a report that comes while the last entry is a
+ * workspace-change notice (nothing shown since; text streaming on goes into the
+ * message before it) joins that notice: new names are added to it, and a report
+ * naming no new file changes nothing.
+ */
+function addChangeNotice(state: PanelState, paths: readonly string[]): PanelState {
+  const last = state.entries[state.entries.length - 1];
+  if (last?.kind !== "notice" || last.paths === undefined) {
+    return addNotice(state, changeText(paths), paths);
+  }
+  const known = new Set(last.paths);
+  const fresh = paths.filter((p) => !known.has(p));
+  if (fresh.length === 0) {
+    return state;
+  }
+  const joined = [...last.paths, ...fresh];
+  const text = changeText(joined);
+  return { ...state, announcement: text, entries: [...state.entries.slice(0, -1), { ...last, text, paths: joined }] };
+}
+
+function changeText(paths: readonly string[]): string {
+  return `Changed outside Toolwire: ${paths.join(", ")}`;
 }
 
 /** Records the prompt's answer; the turn's `ended` update normally carried it already. */
@@ -244,7 +279,7 @@ export function applyUpdate(state: PanelState, update: SessionUpdate): PanelStat
       return { ...state, pendingUsage: update.usage };
     }
     case "workspace_change":
-      return addNotice(state, `Changed outside Toolwire: ${update.paths.join(", ")}`);
+      return addChangeNotice(state, update.paths);
     default:
       return state;
   }

@@ -125,6 +125,8 @@ export interface UiLog {
   fromPage: WebviewMessage[];
   /** `toolwire/session/update` notifications received from the server. */
   updates: number;
+  /** The `paths` of each `workspace_change` update received, in order. */
+  workspaceChanges: string[][];
 }
 
 /** A page wired to a PanelHost wired to a server. */
@@ -153,7 +155,7 @@ export async function openPanel(
   options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny" },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0 };
+  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
   const panelUi: PanelUi = {
     settings: () => ({ model: options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
     notifyPermission: async (message, params) => {
@@ -179,6 +181,9 @@ export async function openPanel(
   // One handler per method: the newest panel on a server gets its updates.
   server.connection.onNotification(SessionUpdateNotification, (params) => {
     ui.updates++;
+    if (params.update.sessionUpdate === "workspace_change") {
+      ui.workspaceChanges.push([...params.update.paths]);
+    }
     host.onUpdate(params);
   });
   server.connection.onRequest(RequestPermission, (params, token) => {

@@ -16,7 +16,9 @@ every file and folder in it is reported as added: the backend watches a new fold
 only once it has seen it appear, so what was written into it before then (a
 ``mkdir`` then a write, ``git checkout`` creating a folder with its files, a folder
 moved in whole) sends no event of its own. A file seen both ways may be reported
-twice, in two batches; no change is lost.
+twice, in two batches; no change is lost. One write may come in two batches too: a
+file opened (created) and written more than ``step_ms`` later is reported added, then
+modified (clients join such reports: the panel's reducer).
 
 Readiness: ``await tg.start(watcher.run)`` returns once the watcher provably
 sees events: it writes a probe file in a private temporary folder it also
