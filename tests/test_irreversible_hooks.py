@@ -123,8 +123,7 @@ async def test_a_branch_switch_with_a_post_checkout_hook_is_asked_about(client, 
     hook.chmod(0o755)
     before = state(root)
     script = calls_script(tmp_path / "s.jsonl", [("git_branch", args)])
-    why = ("the repository has a hook git runs on a branch switch (post-checkout or reference-transaction), "
-           "and what it changes is not recorded")
+    why = "the repository has a post-checkout hook, which git runs for git_branch, and what it changes is not recorded"
     sid, calls = await turn(client, root, script, {"optionId": "reject"}, permissions=AUTO)
     (subject,) = subjects(client, sid)
     assert subject["irreversible"] == {"reason": why}, subject
@@ -141,3 +140,22 @@ async def test_a_branch_switch_with_a_post_checkout_hook_is_asked_about(client, 
     assert done["status"] == "undone", done
     assert (root / "notes.txt").read_text() == "n\nhooked\n"  # the undo's switch back ran no hook
     assert state(root)["git"] == before["git"]
+
+
+@pytest.mark.parametrize(("tool", "args"), [("git_add", {"paths": ["f.txt"]}), ("git_restore", {"paths": ["f.txt"]}),
+                                            ("git_restore", {"paths": ["f.txt"], "staged": True})],
+                         ids=["add", "restore", "restore-staged"])
+async def test_an_index_write_with_a_post_index_change_hook_is_asked_about(client, tmp_path, tool, args):  # noqa: F811
+    root = workspace(tmp_path, hook=False, dirty="alpha\nsmall\n")
+    if args.get("staged"):
+        git(root, "add", "f.txt")
+    hook = root / ".git" / "hooks" / "post-index-change"
+    hook.write_text("#!/bin/sh\necho hooked >> notes.txt\n")
+    hook.chmod(0o755)
+    before = state(root)
+    sid, calls = await turn(client, root, calls_script(tmp_path / "s.jsonl", [(tool, args)]), {"optionId": "reject"},
+                            permissions=AUTO)
+    (subject,) = subjects(client, sid)
+    assert subject["irreversible"] == {"reason": (
+        f"the repository has a post-index-change hook, which git runs for {tool}, and what it changes is not recorded")}
+    assert calls["c0"]["cancelReason"] == "rejected" and state(root) == before

@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HOOK_NAMES", "SWITCH_HOOKS", "HOOK_CAPTURE_BYTES", "HookWatch", "TreeSnapshot", "TreeChanges",
-           "has_commit_hooks", "hook_risk", "switch_hook_risk", "take_tree", "tree_changes"]
+__all__ = ["HOOK_NAMES", "UNWATCHED_HOOKS", "HOOK_CAPTURE_BYTES", "HookWatch", "TreeSnapshot", "TreeChanges",
+           "has_commit_hooks", "hooks_present", "hook_risk", "unwatched_hook_risk", "take_tree", "tree_changes"]
 
 #: Hooks ``git commit`` may run (githooks(5)).
 HOOK_NAMES: Final = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "reference-transaction",
@@ -111,12 +111,16 @@ class TreeChanges:
     index_after: dict[str, str] = field(default_factory=dict)
 
 
-#: Hooks ``git switch`` runs (githooks(5)); what they change is not watched.
-SWITCH_HOOKS: Final = ("post-checkout", "reference-transaction")
+#: Hooks git runs for the git tools other than git_commit (githooks(5)); what they change is not watched.
+UNWATCHED_HOOKS: Final = {
+    "git_branch": ("post-checkout", "reference-transaction", "post-index-change"),  # git switch
+    "git_add": ("post-index-change",),
+    "git_restore": ("post-index-change",),
+}
 
 
 async def has_commit_hooks(ctx: ToolContext, names: tuple[str, ...] = HOOK_NAMES) -> bool:
-    """True when the repository has an executable hook ``git commit`` may run (one of ``names``).
+    """True when the repository has an executable hook ``git commit`` may run.
 
     The hooks folder is ``core.hooksPath`` as the repository's configuration sets it
     (relative to the work tree's top, ``~`` expanded), else ``hooks`` in the common git
@@ -126,6 +130,11 @@ async def has_commit_hooks(ctx: ToolContext, names: tuple[str, ...] = HOOK_NAMES
     Raises:
         ToolError: git failed.
     """
+    return bool(await hooks_present(ctx, names))
+
+
+async def hooks_present(ctx: ToolContext, names: tuple[str, ...]) -> list[str]:
+    """Which of the hooks ``names`` the repository has, executable (see :func:`has_commit_hooks`)."""
     facts = await ctx.git.facts(ctx.root, ctx.git_timeout)
     out = await git(ctx, ["config", "--show-scope", "--get-all", "core.hooksPath"], read_only=True, filters=(),
                     check=False)
@@ -134,11 +143,7 @@ async def has_commit_hooks(ctx: ToolContext, names: tuple[str, ...] = HOOK_NAMES
         scope, _, value = os.fsdecode(line).partition("\t")
         if value and scope != "command":
             folder = facts.toplevel / os.path.expanduser(value)  # an absolute value replaces the top
-    for name in names:
-        path = folder / name
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return True
-    return False
+    return [name for name in names if os.path.isfile(folder / name) and os.access(folder / name, os.X_OK)]
 
 
 async def _names(ctx: ToolContext, args: list[str]) -> list[str] | None:
@@ -217,18 +222,18 @@ def _unkept(size: int, budget: int, limit: int) -> str | None:
     return None
 
 
-async def switch_hook_risk(ctx: ToolContext) -> str | None:
-    """Why a branch switch (``git_branch`` create or switch) now could change what the turn
-    does not record, or None: the repository has a hook ``git switch`` runs (:data:`SWITCH_HOOKS`),
-    which may write any file, and the checkpoint does not watch it.
+async def unwatched_hook_risk(ctx: ToolContext, tool: str) -> str | None:
+    """Why ``tool`` (git_branch create or switch, git_add, git_restore) could now change what
+    the turn does not record, or None: the repository has a hook git runs for it
+    (:data:`UNWATCHED_HOOKS`), which may write any file, and the checkpoint does not watch it.
 
     Raises:
         ToolError: git failed.
     """
-    if not await has_commit_hooks(ctx, SWITCH_HOOKS):
+    found = await hooks_present(ctx, UNWATCHED_HOOKS[tool]) if tool in UNWATCHED_HOOKS else []
+    if not found:
         return None
-    return "the repository has a hook git runs on a branch switch (post-checkout or reference-transaction), " \
-           "and what it changes is not recorded"
+    return f"the repository has a {' and a '.join(found)} hook, which git runs for {tool}, and what it changes is not recorded"
 
 
 async def hook_risk(ctx: ToolContext, limit: int = MAX_CHECKPOINT_BYTES) -> str | None:

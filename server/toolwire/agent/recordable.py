@@ -17,8 +17,9 @@ Reasons, each a sentence fragment shown after "This change cannot be undone: ":
 * a ``git_commit`` in a repository with commit hooks, which may rewrite any file:
   a file git does not hold (untracked, or changed and not staged) that the
   checkpoint could not store (:func:`toolwire.agent.hook_changes.hook_risk`);
-* a ``git_branch`` create or switch in a repository with a hook ``git switch`` runs
-  (``post-checkout``, ``reference-transaction``), which is not watched.
+* another git action in a repository with a hook git runs for it, which is not
+  watched (``post-checkout`` for ``git_branch``, ``post-index-change``, …:
+  :data:`toolwire.agent.hook_changes.UNWATCHED_HOOKS`).
 
 Paths the tool itself refuses (outside the workspace, a folder, a device) are no
 reason: the tool fails and changes nothing. The check reads only metadata and opens
@@ -33,7 +34,7 @@ import stat
 from typing import TYPE_CHECKING, Any, Final
 
 from toolwire.agent.checkpoints import over_limit
-from toolwire.agent.hook_changes import hook_risk, switch_hook_risk
+from toolwire.agent.hook_changes import hook_risk, unwatched_hook_risk
 from toolwire.tools.base import Tool
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
@@ -92,14 +93,14 @@ async def unrecordable(checkpointer: "Checkpointer", tool: Tool, args: Any) -> s
         reason = file_reason(checkpointer.ctx.root / rel, checkpointer.limit)
         if reason is not None:
             return f"{display_name(rel)}: {reason}"
+    if not tool.name.startswith("git_"):
+        return None
     try:
         if tool.name == "git_commit":  # its hooks may rewrite files it does not name
             return await hook_risk(checkpointer.ctx, checkpointer.limit)
-        if tool.name == "git_branch":  # create or switch: git runs post-checkout
-            return await switch_hook_risk(checkpointer.ctx)
+        return await unwatched_hook_risk(checkpointer.ctx, tool.name)  # git_branch: post-checkout…
     except (ToolError, OSError):  # git fails: the tool fails the same way, or stops at its checkpoint
         return None
-    return None
 
 
 def not_asked_message(reason: str) -> str:
