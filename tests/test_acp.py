@@ -461,3 +461,18 @@ async def test_a_client_without_permission_requests_gets_not_undoable(repo: Path
     assert final["raw_output"]["error"]["code"] == "not_undoable", final
     assert "allowIrreversible: true" in final["raw_output"]["error"]["message"]
     assert (repo / "a.txt").read_text() == "hello world\n"
+
+
+async def test_an_empty_answer_fails_the_prompt_saying_so_in_the_errors_message(repo: Path, tmp_path: Path) -> None:
+    """ACP has no stop reason for a failed turn: the prompt's JSON-RPC error says why in its
+    message (what a client shows) and in data; the session takes the next prompt."""
+    model = script(tmp_path, [{"text": ""}, {"text": ""}, {"text": "back"}])
+    client = RecordingClient()
+    async with await start(client, f"replay:{model}") as (conn, _):
+        sid = await open_session(conn, repo)
+        with pytest.raises(RequestError) as info:
+            await conn.prompt(session_id=sid, prompt=text("go"))
+        assert info.value.code == -32603
+        assert str(info.value).startswith("Internal error: the model returned an empty answer: no text and no tool call")
+        assert info.value.data == {"stopReason": "error", "message": str(info.value).removeprefix("Internal error: ")}
+        assert (await conn.prompt(session_id=sid, prompt=text("again"))).stop_reason == "end_turn"

@@ -224,7 +224,8 @@ class ToolwireAcpAgent:
         if outcome.stop_reason == "error":
             # shown to the user: an endpoint's or a model's text with controls and bidi characters escaped
             message = display_text(outcome.message or "the model failed", keep="\n\t")
-            raise RequestError.internal_error({"stopReason": "error", "message": message})
+            # the error's own message too: a client that shows only error.message (not data) shows why
+            raise RequestError(-32603, f"Internal error: {message}", {"stopReason": "error", "message": message})
         usage = None
         if outcome.input_tokens is not None and outcome.output_tokens is not None:
             usage = Usage(input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
