@@ -28,7 +28,6 @@ import {
   type ToolCallStatus,
 } from "../src/protocol";
 import { initializationOptions, manifestDefaults, readSettings, sessionModel } from "../src/settings";
-import { Transcript } from "../src/transcript";
 
 /** client-vscode/, whether this runs from test/ (tsc) or out/test/ (the esbuild bundle). */
 const PACKAGE_ROOT = path.resolve(__dirname, path.basename(path.dirname(__dirname)) === "out" ? "../.." : "..");
@@ -205,10 +204,6 @@ test("a replay turn: read, approved edit, text", { timeout: TURN_TIMEOUT_MS }, a
       prompt: [{ type: "text", text: 'Change "hello" to "hello world" in hello.txt.' }],
     }),
   );
-
-  // The transcript the Ask command would print, for the test log.
-  const transcript = new Transcript();
-  diagnose(t, "transcript", [...updates.flatMap((u) => transcript.update(u)), ...transcript.end(result)].join("\n"));
 
   assert.equal(result.stopReason, "end_turn");
   assert.deepEqual(unexpected, []);

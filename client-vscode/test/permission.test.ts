@@ -1,11 +1,10 @@
-/** Unit tests of the pure parts the Ask command uses: the transcript and the permission mapping. */
+/** Unit tests of the permission mapping: choices, automatic answers, prompts and notifications. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import manifest from "../package.json";
 import { automaticAnswer, choicesFor, notificationText, permissionOutcome, permissionPrompt } from "../src/permission";
-import type { PermissionOption, SessionUpdate, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
+import type { PermissionOption, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
 import { initializationOptions, manifestDefaults, readSettings } from "../src/settings";
-import { Transcript } from "../src/transcript";
 
 /** A `tool_call` update's `toolCall` (absent argument fields: unchanged). */
 function call(fields: Partial<ToolCallUpdateWire>): ToolCallUpdateWire {
@@ -22,46 +21,6 @@ const OPTIONS: PermissionOption[] = [
   { optionId: "allow_always", name: "Allow always", kind: "allow_always" },
   { optionId: "reject", name: "Reject", kind: "reject_once" },
 ];
-
-test("one line per status change; stale and same-status updates are dropped", () => {
-  const transcript = new Transcript();
-  const lines = [
-    call({ rev: 1 }),
-    call({ rev: 2, argumentsText: '{"pa' }),
-    call({ rev: 4, status: "generated", path: "a.txt" }),
-    call({ rev: 3, status: "generating" }), // stale: arrived late
-    call({ rev: 4, status: "calling", path: "a.txt" }), // stale: same rev
-    call({ rev: 5, status: "calling", path: "a.txt" }),
-    call({ rev: 6, status: "canceled", path: "a.txt", cancelReason: "rejected" }),
-  ].flatMap((toolCall) => transcript.update({ sessionUpdate: "tool_call", toolCall }));
-  assert.deepEqual(lines, [
-    "  edit_file: generating",
-    "  edit_file a.txt: generated",
-    "  edit_file a.txt: calling",
-    "  edit_file a.txt: canceled (rejected)",
-  ]);
-});
-
-test("a call first known by index keeps its history once its id arrives", () => {
-  const transcript = new Transcript();
-  const lines = [
-    call({ toolCallId: "", rev: 1 }),
-    call({ toolCallId: "call_9", rev: 2 }),
-    call({ toolCallId: "call_9", rev: 3, status: "generated" }),
-  ].flatMap((toolCall) => transcript.update({ sessionUpdate: "tool_call", toolCall }));
-  assert.deepEqual(lines, ["  edit_file: generating", "  edit_file: generated"]);
-});
-
-test("assistant text is joined once and printed before the next line", () => {
-  const transcript = new Transcript();
-  for (const text of ["He", "llo", " there"]) {
-    assert.deepEqual(transcript.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }), []);
-  }
-  assert.deepEqual(transcript.end({ stopReason: "end_turn", usage: { inputTokens: 12, outputTokens: 3 } }), [
-    "Hello there",
-    "Stop reason: end_turn, tokens in/out 12/3",
-  ]);
-});
 
 test("permission choices map onto the offered options; dismissing rejects", () => {
   assert.deepEqual(choicesFor(OPTIONS), ["Allow once", "Allow always", "Reject"]);
@@ -142,13 +101,4 @@ test("the dialog and the notification show names in display form, model text wit
   const edit = { ...params, subject: { kind: "edit" as const, tool: "edit_file", path: '"invoice\\342\\200\\256fdp.exe"', diff: "+x\u200by\r\n" } };
   assert.equal(notificationText(edit), 'Toolwire wants to run edit_file "invoice\\342\\200\\256fdp.exe".');
   assert.equal(permissionPrompt(edit).detail, "+x\\u200by\\r\n");
-});
-
-test("workspace changes are shown and unknown update kinds are ignored", () => {
-  const transcript = new Transcript();
-  assert.deepEqual(transcript.update({ sessionUpdate: "workspace_change", paths: ["a.py", "b.py"] }), [
-    "  (changed outside Toolwire: a.py, b.py)",
-  ]);
-  const unknown = { sessionUpdate: "something_new" } as unknown as SessionUpdate;
-  assert.deepEqual(transcript.update(unknown), []);
 });
