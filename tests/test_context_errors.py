@@ -77,6 +77,20 @@ WORDINGS = [
     ("together", refusal("The input (516368 tokens) is longer than the model's context length (131072 tokens)."),
      131072, 516368),
     ("lm-studio", refusal("Input length 6491 exceeds context length 1500"), 1500, 6491),
+    ("fireworks", refusal("The prompt is too long: 140000, model maximum context length: 131072"), 131072, 140000),
+    ("cohere", refusal("too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 5000. "
+                       "Try using a shorter prompt, or enabling prompt truncating."), 4081, 5000),
+    ("tgi", Reply(422, json.dumps({"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= "
+                                            "4096. Given: 5000 `inputs` tokens and 100 `max_new_tokens`",
+                                   "error_type": "validation"}).encode()), 4096, 5000),
+    ("lm-studio-loaded", refusal("Trying to keep the first 5000 tokens when context the overflows. However, the model "
+                                 "is loaded with context length of only 4096 tokens, which is not enough."), 4096, None),
+    ("ollama-new", Reply(400, b'{"error":"input length (5000 tokens) exceeds the model\'s context length (4096 tokens)"}'),
+     4096, 5000),
+    ("tokens-in-the-prompt", refusal("The number of tokens in the prompt (5000) exceeds the maximum context length "
+                                     "(4096)"), 4096, 5000),
+    ("maximum-input-length", refusal("prompt length 5000 exceeds maximum input length 4096"), 4096, 5000),
+    ("maximum-allowed", refusal("Prompt length (5000) exceeds the maximum allowed (4096)"), 4096, 5000),
     # Beyond OpenAI's error object: the texts wherever the body holds them (llm/error_bodies.py)
     ("openrouter-wrapped", Reply(400, json.dumps({"error": {"message": "Provider returned error", "code": 400,
         "metadata": {"provider_name": "DeepInfra", "raw": json.dumps({"error": {"message": _OPENAI_WINDOW}})}}}).encode()),

@@ -28,7 +28,14 @@ Wordings (each is a test input in ``tests/test_context_errors.py``):
   length (N) exceeds model's maximum context length (M).``; Google's ``The input token
   count (N) exceeds the maximum number of tokens allowed (M)``; xAI's ``This model's
   maximum prompt length is M but the request contains N tokens``; Bedrock's ``Input is
-  too long for requested model.``; an HTTP 413 (``request_too_large``).
+  too long for requested model.``; an HTTP 413 (``request_too_large``); Fireworks' ``The
+  prompt is too long: N, model maximum context length: M``; Cohere's ``total number of
+  tokens in the prompt cannot exceed M - received N``; Hugging Face TGI's ```inputs`
+  tokens + `max_new_tokens` must be <= M. Given: N `inputs` tokens``; LM Studio's ``…
+  the model is loaded with context length of only M tokens``; ``input length (N tokens)
+  exceeds the model's context length (M tokens)``; ``The number of tokens in the prompt
+  (N) exceeds the maximum context length (M)``; ``prompt length N exceeds maximum input
+  length M``; ``Prompt length (N) exceeds the maximum allowed (M)``.
 
 The error may come as an HTTP 400 (or 413, 422, 5xx) or, from servers that start the
 stream first (llama.cpp before late 2025, SGLang), as the first event of an HTTP 200
@@ -51,7 +58,10 @@ _WORDINGS = re.compile(
     r"|exceeds the context window|longer than the model's context length|exceeds context length \d+"
     r"|greater than the context length|context size has been exceeded|context window is full"
     r"|maximum context length of \d+|exceeds model's maximum context length|maximum number of tokens allowed"
-    r"|maximum prompt length is \d+|input is too long for requested model|request_too_large")
+    r"|maximum prompt length is \d+|input is too long for requested model|request_too_large"
+    r"|tokens in the prompt cannot exceed|exceeds the model's context length|exceeds the maximum context length"
+    r"|max_new_tokens` must be <= \d+|loaded with context length of only|exceeds maximum input length"
+    r"|prompt length \(?\d+\)? exceeds")
 
 #: Wordings that state the window, in tokens (first group).
 _LIMITS = (
@@ -66,6 +76,12 @@ _LIMITS = (
     re.compile(r"maximum context length \((\d+)\)"),
     re.compile(r"maximum number of tokens allowed \((\d+)\)"),
     re.compile(r"maximum prompt length is (\d+)"),
+    re.compile(r"maximum context length: (\d+)"),
+    re.compile(r"prompt cannot exceed (\d+)"),
+    re.compile(r"must be <= (\d+)"),
+    re.compile(r"context length of only (\d+)"),
+    re.compile(r"maximum input length (\d+)"),
+    re.compile(r"exceeds the maximum allowed \((\d+)\)"),
 )
 
 #: Wordings that state the request's size, in tokens (first group).
@@ -83,6 +99,12 @@ _REQUESTED = (  # the input's share first, when the total also counts the comple
     re.compile(r"request \((\d+) tokens?\) exceeds"),
     re.compile(r"decoder prompt \(length (\d+)\)"),
     re.compile(r"prompt contains (\d+) tokens"),
+    re.compile(r"prompt is too long: (\d+)"),
+    re.compile(r"cannot exceed \d+ - received (\d+)"),
+    re.compile(r"input length \((\d+) tokens?\)"),
+    re.compile(r"given: (\d+) `inputs` tokens"),
+    re.compile(r"tokens in the prompt \((\d+)\)"),
+    re.compile(r"prompt length \(?(\d+)\)? exceeds"),
 )
 
 
