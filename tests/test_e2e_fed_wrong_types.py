@@ -206,6 +206,8 @@ WRONG_PARAMS = [
     (MERGE, {"streamId": 5, "chunks": []}, "streamId: Input should be a valid string"),
     (MERGE, {"streamId": "p", "chunks": [], "format": ["openai"]}, "format: Input should be a valid string"),
     (MERGE, {"streamId": "p", "chunks": GOOD["openai-chat"]}, "chunks: Input should be a valid list"),
+    (MERGE, {"streamId": "p", "chunks": [], "format": ""}, "unknown stream format ''; known: anthropic"),  # not absent
+    (MERGE, {"streamId": "p", "chunks": [GOOD["openai-chat"]], "format": "nope"}, "unknown stream format 'nope'"),
     ("toolwire/toolCalls/run", {"streamId": "p", "toolCallIds": "c1"}, "toolCallIds: Input should be a valid list"),
     ("toolwire/session/undoTurn", {"partial": "yes"}, "partial: Input should be a valid boolean"),
 ]

@@ -99,7 +99,7 @@ class FedStream:
         except ChunkError as exc:
             raise FedStreamError(str(exc)) from None
         payloads = [(payload, event) for _, payload, event in decoded]
-        wanted = make_normalizer(fmt).format if fmt else None  # UnknownFormat before anything is applied
+        wanted = make_normalizer(fmt).format if fmt is not None else None  # UnknownFormat ("" too) before anything is applied
         if wanted is not None and self.fmt is not None and wanted != self.fmt:
             raise FedStreamError(
                 f"stream {self.stream_id!r} is {self.fmt!r} (given or detected earlier), not {fmt!r}")
