@@ -273,3 +273,19 @@ async def test_an_error_body_without_a_message_field_is_shown_to_the_user():
             await collect(model, ModelRequest(messages=HI))
         await model.aclose()
     assert "HTTP 400" in str(info.value) and "model 'nope' not found on this server" in str(info.value)
+
+
+@pytest.mark.parametrize("raw, says", [
+    ({"temperature": "0.5"}, "setting temperature: Input should be a valid number (got '0.5')"),
+    ({"temperature": True}, "setting temperature: Input should be a valid number (got True)"),
+    ({"streamUsage": 1}, "setting streamUsage: Input should be a valid boolean (got 1)"),
+    ({"streamUsage": "false"}, "setting streamUsage: Input should be a valid boolean (got 'false')"),
+    ({"maxModelRequests": 3.0}, "setting maxModelRequests: Input should be a valid integer (got 3.0)"),
+])
+def test_a_setting_of_the_wrong_json_type_is_refused_not_converted(raw, says):
+    """temperature: true was sent as 1.0, streamUsage: "false" turned usage on: never converted."""
+    settings, problems = parse_settings({**raw, "contextWindow": 4096})
+    assert problems == [says]
+    assert settings.context_window == 4096  # the valid entries apply
+    assert (settings.temperature, settings.stream_usage, settings.max_model_requests) == (0.0, True, 15)  # defaults
+    assert parse_settings({"temperature": 1}) == (Settings(temperature=1.0), [])  # a JSON integer is a number

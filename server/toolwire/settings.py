@@ -162,14 +162,14 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
         return Settings(), []
     if not isinstance(raw, dict):
         return Settings(), [f"settings must be a JSON object, not {type(raw).__name__}"]
-    try:
-        return Settings.model_validate(raw), []
+    try:  # strict: a value of the wrong JSON type is refused, never converted ("0.5", true, 1 for a number or a switch)
+        return Settings.model_validate(raw, strict=True), []
     except ValidationError as exc:
         errors = exc.errors()
     problems = [_describe(err) for err in errors]
     bad = {str(err["loc"][0]) for err in errors if err["loc"]}
     kept = {key: value for key, value in raw.items() if key not in bad}
     try:
-        return Settings.model_validate(kept), problems
+        return Settings.model_validate(kept, strict=True), problems
     except ValidationError:
         return Settings(), problems
