@@ -289,3 +289,41 @@ def test_a_setting_of_the_wrong_json_type_is_refused_not_converted(raw, says):
     assert settings.context_window == 4096  # the valid entries apply
     assert (settings.temperature, settings.stream_usage, settings.max_model_requests) == (0.0, True, 15)  # defaults
     assert parse_settings({"temperature": 1}) == (Settings(temperature=1.0), [])  # a JSON integer is a number
+
+
+#: HTTP 200 streams that open with an error refusing a field (a gateway that starts the stream
+#: before the provider answers), before any part of an answer: (id, body, the field refused)
+REFUSED_IN_STREAM = [
+    ("data-error", b"data: " + _json({"error": {"message": STREAM_OPTIONS, "code": 400}}) + b"\n\n", "stream_options"),
+    ("after-role-opening", b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":'
+                           b'{"role":"assistant","content":""},"finish_reason":null}]}\n\n'
+                           + b"data: " + _json({"error": {"message": "Provider returned error", "metadata": {
+                               "raw": json.dumps({"error": {"message": TEMPERATURE_VALUE, "param": "temperature"}})}}})
+                           + b"\n\n", "temperature"),
+    ("event-error", b"event: error\ndata: " + _json({"message": STREAM_OPTIONS}) + b"\n\n", "stream_options"),
+]
+
+
+@pytest.mark.parametrize("body, field", [r[1:] for r in REFUSED_IN_STREAM], ids=[r[0] for r in REFUSED_IN_STREAM])
+@pytest.mark.asyncio
+async def test_a_stream_that_opens_with_a_refusal_is_sent_again_without_the_field(tmp_path, body, field, caplog):
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    with FakeEndpoint([Reply(200, body), Reply(), Reply()]) as endpoint:
+        session = openai_session(tmp_path, endpoint.base_url, model=f"gateway-{field}")
+        outcomes = [await Turn(session, RecordingSink(), None).run(prompt) for prompt in ("one", "two")]
+        await session.model.aclose()
+    assert [(o.stop_reason, o.message) for o in outcomes] == [("end_turn", None)] * 2
+    assert [field in b for b in endpoint.requests] == [True, False, False]  # and never again
+    [warning] = refused_warnings(caplog)
+    assert field in warning and "an error event of an HTTP 200 stream" in warning
+
+
+@pytest.mark.asyncio
+async def test_an_error_event_after_the_answer_began_is_not_taken_for_a_refusal(tmp_path):
+    body = (b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hal"},'
+            b'"finish_reason":null}]}\n\n' + b"data: " + _json({"error": {"message": STREAM_OPTIONS}}) + b"\n\n")
+    with FakeEndpoint([Reply(200, body), Reply()]) as endpoint:
+        session = openai_session(tmp_path, endpoint.base_url, model="mid-stream")
+        outcome = await Turn(session, RecordingSink(), None).run("one")
+        await session.model.aclose()
+    assert len(endpoint.requests) == 1 and outcome.stop_reason == "error" and STREAM_OPTIONS in outcome.message

@@ -86,6 +86,10 @@ def _retry_after(headers: Any) -> float | None:
     return None
 
 
+class _RefusedInStream(Exception):
+    """An HTTP 200 stream opened with an error refusing an optional field (now remembered)."""
+
+
 class _NotAStream(Exception):
     """The endpoint answered, but not with an event stream."""
 
@@ -241,6 +245,22 @@ class OpenAIModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[Frame]:
         """Yield the response's SSE events as ``openai-chat`` frames, payloads exactly as sent.
 
+        An error event that opens an HTTP 200 stream (before any part of an answer) and
+        refuses an optional field is taken as its HTTP 400 would be (gateways that start
+        the stream before the provider answers): the request is sent again without it.
+        See :meth:`_stream_once` for the rest.
+        """
+        while True:  # ends: each retry leaves out one more field, of a finite few
+            try:
+                async for frame in self._stream_once(request):
+                    yield frame
+                return
+            except _RefusedInStream:
+                continue
+
+    async def _stream_once(self, request: ModelRequest) -> AsyncIterator[Frame]:
+        """One request: yield the response's SSE events as ``openai-chat`` frames.
+
         The body is read as bytes and parsed by our own SSE decoder
         (:class:`~toolwire.streaming.framing.SSEDecoder`), so the ``[DONE]``
         sentinel is seen: a body that ends with neither ``[DONE]`` nor any
@@ -253,7 +273,7 @@ class OpenAIModel:
         received = done = finished = False
         try:
             async with contextlib.AsyncExitStack() as stack:
-                response = await self._open(stack, request)
+                response, body = await self._open(stack, request)
                 kind = response.headers.get("content-type", "")
                 if "text/event-stream" not in kind:
                     body = (await response.read())[:200].decode("utf-8", "replace")
@@ -267,6 +287,8 @@ class OpenAIModel:
                         frame = decode_data(event, text)
                         if not answered and (refused := _context_error_event(frame, self.url)) is not None:
                             raise refused
+                        if not answered and self._refused_in(frame, body):
+                            raise _RefusedInStream
                         answered = answered or _has_content(frame.payload)
                         done = done or frame.done or _is_error(frame)
                         finished = finished or _has_finish(frame.payload)
@@ -275,12 +297,14 @@ class OpenAIModel:
                     frame = decode_data(event, text)
                     if not answered and (refused := _context_error_event(frame, self.url)) is not None:
                         raise refused
+                    if not answered and self._refused_in(frame, body):
+                        raise _RefusedInStream
                     done = done or frame.done or _is_error(frame)
                     finished = finished or _has_finish(frame.payload)
                     yield frame
         except _NotAStream as exc:
             raise ModelError(shared_redactor().redact(str(exc))) from None  # not retried: the same request gets the same answer
-        except ContextLengthError:
+        except (ContextLengthError, _RefusedInStream):
             raise
         except Exception as exc:  # the SDK, httpx and the socket can all fail
             error = _translate(exc, self.url, self.read_timeout)
@@ -301,8 +325,8 @@ class OpenAIModel:
             body["tools"] = request.tools
         return body
 
-    async def _open(self, stack: contextlib.AsyncExitStack, request: ModelRequest) -> Any:
-        """Send the request and return the streaming response (entered on ``stack``).
+    async def _open(self, stack: contextlib.AsyncExitStack, request: ModelRequest) -> tuple[Any, dict[str, Any]]:
+        """Send the request and return the streaming response (entered on ``stack``) and the body sent.
 
         An HTTP 400/422 whose error names an optional field that was sent (its
         ``param``, else its message) is sent again without that field, once per
@@ -314,7 +338,7 @@ class OpenAIModel:
             body = self._body(request, left_out)
             try:
                 return await stack.enter_async_context(
-                    self._client.chat.completions.with_streaming_response.create(**body))
+                    self._client.chat.completions.with_streaming_response.create(**body)), body
             except openai.APIStatusError as exc:
                 if exc.status_code not in _REFUSING:
                     raise
@@ -325,10 +349,25 @@ class OpenAIModel:
                 if row is None or row.name in left_out:
                     raise
                 left_out.add(row.name)
-                if endpoints.remember_refused(self.endpoint_key, row.name):
-                    log.warning("the model endpoint %s refused %s for model %s (HTTP %d: %s); sending requests "
-                                "to it without %s from now on (the %s setting: null leaves it out)",
-                                self.url, row.name, self.model, exc.status_code, text[:200], row.name, row.setting)
+                self._remember(row, f"HTTP {exc.status_code}: {text[:200]}")
+
+    def _remember(self, row: Any, why: str) -> bool:
+        """Remember that the endpoint and model refuse ``row``'s field; log it the first time."""
+        if not endpoints.remember_refused(self.endpoint_key, row.name):
+            return False
+        log.warning("the model endpoint %s refused %s for model %s (%s); sending requests to it without %s from "
+                    "now on (the %s setting: null leaves it out)", self.url, row.name, self.model, why, row.name,
+                    row.setting)
+        return True
+
+    def _refused_in(self, frame: Frame, body: dict[str, Any]) -> bool:
+        """True (and remembered) when ``frame`` is an error event refusing an optional field of ``body``."""
+        if not _is_error(frame):
+            return False
+        payload = frame.payload if frame.payload is not None else frame.raw.strip()
+        terms = error_terms(payload)
+        row = refused_param(body, terms.params, terms.text)
+        return row is not None and self._remember(row, f"an error event of an HTTP 200 stream: {terms.text[:200]}")
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
