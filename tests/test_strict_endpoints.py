@@ -327,3 +327,16 @@ async def test_an_error_event_after_the_answer_began_is_not_taken_for_a_refusal(
         outcome = await Turn(session, RecordingSink(), None).run("one")
         await session.model.aclose()
     assert len(endpoint.requests) == 1 and outcome.stop_reason == "error" and STREAM_OPTIONS in outcome.message
+
+
+@pytest.mark.asyncio
+async def test_a_wrapped_provider_error_is_shown_with_the_providers_words_once():
+    body = _json({"error": {"message": "Provider returned error", "code": 400, "metadata": {
+        "raw": json.dumps({"error": {"message": "messages: at least one message is required"}})}}})
+    with FakeEndpoint([Reply(400, body)]) as endpoint:
+        model = OpenAIModel("wrapped", base_url=endpoint.base_url, api_key="k")
+        with pytest.raises(ModelError) as info:
+            await collect(model, ModelRequest(messages=HI))
+        await model.aclose()
+    assert str(info.value).endswith("answered HTTP 400: Error code: 400 - Provider returned error - messages: at least "
+                                    "one message is required"), str(info.value)

@@ -156,8 +156,8 @@ def _error_text(exc: "openai.APIStatusError") -> tuple[Any, str]:
 def _shown(exc: "openai.APIStatusError") -> str:
     """The SDK's message, with the body's texts when the SDK left them out (a streamed
     request's error is only ``Error code: N``)."""
-    text = error_terms(exc.body).text
-    return exc.message if not text or text in exc.message else f"{exc.message} - {text}"
+    missing = [part for part in error_terms(exc.body).text.split(" | ") if part and part not in exc.message]
+    return " - ".join([exc.message, *missing])
 
 
 def _translate(exc: Exception, url: str, read_timeout: float) -> ModelError:
