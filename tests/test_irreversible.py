@@ -161,8 +161,11 @@ async def test_a_file_over_the_size_limit(client, silent, tmp_path, tool, args, 
         sid, calls = await turn(silent, root, script, **limits)
         assert calls["c0"]["status"] == "errored", calls
         assert calls["c0"]["error"]["code"] == "not_undoable"
-        assert "allowIrreversible: true" in calls["c0"]["error"]["message"]
-        assert "Why: f.txt: 2.3 KiB is over the 1 KiB checkpoint limit" in calls["c0"]["error"]["message"]
+        assert calls["c0"]["error"]["message"] == (
+            "not run, nothing changed: this change cannot be undone and no client answers permission requests to "
+            "confirm it. Why: f.txt: 2.3 KiB is over the 1 KiB checkpoint limit (the checkpointMaxBytes setting). "
+            "Tell the user: the setting allowIrreversible: true lets the permission policy run such calls without "
+            "asking.")
         assert state(root) == before
     else:  # index entries and HEAD are recorded whatever the size: it runs unasked
         assert subjects(client, sid) == []

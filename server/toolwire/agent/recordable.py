@@ -106,5 +106,5 @@ async def unrecordable(checkpointer: "Checkpointer", tool: Tool, args: Any) -> s
 def not_asked_message(reason: str) -> str:
     """The error of an irreversible call no client could be asked about (``not_undoable``)."""
     return (f"not run, nothing changed: this change cannot be undone and no client answers permission requests "
-            f"to confirm it. Why: {reason}. The setting allowIrreversible: true lets the permission policy run "
-            "such calls without asking")
+            f"to confirm it. Why: {reason}. Tell the user: the setting allowIrreversible: true lets the permission "
+            "policy run such calls without asking.")
