@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig
 
 from conftest import make_client, new_session, prompt, write_script
@@ -115,7 +116,7 @@ async def test_toolwire_serve_writes_no_secret_anywhere(case, repo, tmp_path):
             failed = await prompt(client, sid)
             snapshot = await client.call("toolwire/session/snapshot", {"sessionId": sid})
             # a session override with a bad value next to the URL: refused, the URL not echoed
-            with pytest.raises(Exception) as refused:
+            with pytest.raises(JsonRpcInvalidParams, match="temperature") as refused:
                 await client.call("toolwire/session/new", {"cwd": str(repo), "settings": {
                     "baseUrl": base_url(case, port), "temperature": 99}})
             seen = json.dumps([client.updates[sid], failed, snapshot, str(refused.value),

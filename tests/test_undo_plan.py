@@ -5,6 +5,7 @@ first; when one would be ``kept`` or ``not_undoable`` nothing is changed (status
 from __future__ import annotations
 
 import pytest
+from pygls.exceptions import JsonRpcInvalidParams
 
 from conftest import client, git  # noqa: F401 - client: the module's server fixture
 from undo_helpers import calls_script, outcomes, redo, run_turn, state, undo
@@ -67,7 +68,7 @@ async def test_redo_takes_no_rewind(client, repo, tmp_path):  # noqa: F811
     script = calls_script(tmp_path / "s.jsonl", [("create_file", {"path": "x.txt", "content": "x\n"})])
     sid, _ = await run_turn(client, repo, script)
     assert (await undo(client, sid))["status"] == "undone"
-    with pytest.raises(Exception, match="rewind"):
+    with pytest.raises(JsonRpcInvalidParams, match="rewind"):
         await redo(client, sid, rewind=True)
     assert not (repo / "x.txt").exists()
 
