@@ -130,7 +130,7 @@ test("Undo and forget: the files are back and the model's next request no longer
   );
 });
 
-async function waitForCount(locator: ReturnType<Panel["page"]["locator"]>, n: number, timeoutMs = 20_000): Promise<void> {
+async function waitForCount(locator: ReturnType<Panel["page"]["locator"]>, n: number, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await locator.count()) !== n) {
     if (Date.now() > deadline) {
