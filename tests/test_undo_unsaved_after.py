@@ -76,3 +76,28 @@ def test_a_path_already_back_is_nothing_to_restore(repo, tmp_path):
     result = json.loads(undone.stdout)
     assert undone.returncode == 0 and result["status"] == "undone", result
     assert state(repo) == before
+
+
+def test_an_undo_whose_record_cannot_be_saved_says_so(repo, tmp_path, caplog):
+    """The undo itself is done; the record it could not save is logged (it was swallowed
+    silently, so a later ``toolwire undo --list`` showed the turn as never undone)."""
+    import asyncio
+    import logging
+
+    from toolwire.agent.checkpoints import TurnCheckpoint
+    from toolwire.agent.undo import Restorer
+    from toolwire.tools.base import ToolContext
+
+    script = calls_script(tmp_path / "s.jsonl", [("create_file", {"path": "b.txt", "content": "b\n"})])
+    ran = toolwire("run", "--workspace", str(repo), "--model", f"replay:{script}", "--approve", "yes", "go")
+    assert ran.returncode == 0, ran.stderr
+    store = CheckpointStore(repo.resolve())
+    (raw,) = store.records()
+    record = TurnCheckpoint.model_validate(raw)
+    store.turns.rename(store.folder / "turns.kept")
+    store.turns.write_text("not a folder\n")  # the record cannot be written there
+    with caplog.at_level(logging.WARNING, logger="toolwire.agent.undo"):
+        result = asyncio.run(Restorer(record, ToolContext(root=repo.resolve()), store).run())
+    assert result["status"] == "undone" and not (repo / "b.txt").exists(), result
+    [warning] = [r for r in caplog.records if r.name == "toolwire.agent.undo"]
+    assert warning.getMessage().startswith(f"cannot save the record of turn {record.turn_id} after its undo: ")

@@ -28,6 +28,7 @@ undone, so undoing the same turn again does nothing and says so.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -50,6 +51,8 @@ from toolwire.workspace.paths import is_inside
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["Restorer", "refresh", "NOT_SAVED"]
+
+log = logging.getLogger(__name__)
 
 #: Why a path's state after the turn is missing from its record (after None).
 NOT_SAVED = "was not saved (the server stopped, or the checkpoint store failed, while the tool ran)"
@@ -143,8 +146,9 @@ class Restorer:
             record.undone_at = time.time()
         try:
             self.store.save(record.session_id, record.turn_id, record.dump())
-        except OSError:
-            pass  # the in-memory record is still right; the next save retries
+        except OSError as exc:  # the in-memory record is still right; the next save retries
+            log.warning("cannot save the record of turn %s after its %s: %s", record.turn_id, "redo" if redo else "undo",
+                        exc)
         return self._result(status)
 
     async def _act(self, files: list[PathChange], actions: list[GitAction]) -> None:
