@@ -127,7 +127,7 @@ async def test_toolwire_serve_writes_no_secret_anywhere(case, repo, tmp_path):
     assert failed["stopReason"] == "error"
     assert f"http://***@127.0.0.1:{port}/v1?" in failed["message"], failed
     server_log = log.read_text()
-    assert " DEBUG openai._base_client: Sending HTTP Request: " in server_log  # the SDK's DEBUG lines (the URL) ran
+    assert " DEBUG openai._base_client: Sending HTTP Request: " in server_log  # the libraries' DEBUG lines ran
     assert_clean(case, port, {"the server log": server_log, "stderr": stderr.read_text(),
                               "the JSON-RPC stream": wire.read_bytes().decode("utf-8", "replace"),
                               "what the client got": seen})
