@@ -191,6 +191,9 @@ async def test_a_change_that_names_no_place_puts_the_buffer_out_of_sync_until_re
             range=types.Range(start=types.Position(0, 6), end=types.Position(0, 6)), text="x")]))
     _, _, final = await run_edit(utf16, repo, tmp_path, "o.py", "s =", "t =")
     assert final["status"] == "errored" and final["error"]["code"] == "out_of_sync"
+    assert final["error"]["message"].startswith("o.py is open in the editor, but a change from the editor did not fit")
+    assert final["error"]["message"].endswith("; ask the user to close and reopen the file so the server gets its "
+                                              "text again, then read it")
     utf16.close(uri)
 
 

@@ -171,7 +171,10 @@ async def test_a_report_that_does_not_fit_the_servers_copy_is_out_of_sync_not_do
         editor.typed_before_edit = None
     final = finals["e"]
     assert final["status"] == "errored" and final["error"]["code"] == "out_of_sync", final
-    assert "was applied" in final["error"]["message"] and "reopen" in final["error"]["message"]
+    assert final["error"]["message"].startswith("the edit of o.py was applied, but a change from the editor did not "
+                                                "fit the server's copy (")
+    assert final["error"]["message"].endswith("); ask the user to close and reopen the file so the server gets its "
+                                              "text again, then read it")
     editor.close(uri)
 
 

@@ -278,8 +278,8 @@ class LspDocuments:
                             {"uris": sorted(buf.uri for buf in found)})
         buf = found[0]
         if buf.out_of_sync is not None:
-            raise ToolError("out_of_sync", f"{path.name} is open in the editor, but {buf.out_of_sync}; close and "
-                            "reopen the file so the server gets its text again")
+            raise ToolError("out_of_sync", f"{path.name} is open in the editor, but {buf.out_of_sync}; ask the user "
+                            "to close and reopen the file so the server gets its text again, then read it")
         return OpenDocument(path=path, text=buf.text, version=buf.version, uri=buf.uri)
 
     def open_documents(self) -> list[OpenDocument]:

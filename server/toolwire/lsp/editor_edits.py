@@ -116,8 +116,8 @@ async def confirm_unversioned(store: "BufferStore", doc: OpenDocument, new_text:
         return
     name = doc.path.name
     if buf.out_of_sync is not None:
-        raise ToolError("out_of_sync", f"the edit of {name} was applied, but {buf.out_of_sync}; close and reopen the "
-                        "file so the server gets its text again, then read it")
+        raise ToolError("out_of_sync", f"the edit of {name} was applied, but {buf.out_of_sync}; ask the user to close "
+                        "and reopen the file so the server gets its text again, then read it")
     if not moved and answered == doc.version:
         log.warning("%s: the editor applied an edit but reported no change within %g s", uri, CHANGE_REPORT_WAIT)
         return
