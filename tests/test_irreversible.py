@@ -245,6 +245,7 @@ async def test_a_store_that_fails_after_the_question(client, tmp_path, tool, arg
     assert calls["c0"]["error"]["code"] == "not_undoable"
     assert "the checkpoint store cannot be written" in calls["c0"]["error"]["message"]
     assert calls["c0"]["error"]["message"].startswith("not run, nothing changed: its checkpoint could not be taken")
+    assert calls["c0"]["error"]["message"].endswith("). Tell the user before calling it again."), calls
     assert state(root) == before
 
 

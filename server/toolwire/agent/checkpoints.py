@@ -177,7 +177,8 @@ class Checkpointer:
         except Unrecordable as exc:
             self._drop(taken)
             raise ToolError("not_undoable", "not run, nothing changed: its checkpoint could not be taken, so "
-                            f"it could not be undone. Why: {exc.args[0]}") from None
+                            f"it could not be undone. Why: {exc.args[0]}. Tell the user before calling it "
+                            "again.") from None
         return step
 
     def _drop(self, taken: dict[str, PathChange]) -> None:
