@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ from toolwire.workspace.locks import PathLocks
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from toolwire.agent.fed import FedStream
@@ -225,8 +228,9 @@ class Session:
         try:
             store.save(record.session_id, record.turn_id, record.dump())
             store.prune()
-        except OSError:
-            pass  # saving is best effort: the in-memory checkpoint still undoes the turn
+        except OSError as exc:  # the in-memory checkpoint still undoes the turn in this process
+            log.warning("checkpoint: cannot save the record of turn %s (%s): toolwire undo "
+                        "in another process has only what was saved before", record.turn_id, exc.strerror or exc)
 
     def find_turn(self, turn_id: str | None, *, redo: bool = False) -> TurnCheckpoint | None:
         """The checkpoint of ``turn_id``; by default the last turn with something to undo
