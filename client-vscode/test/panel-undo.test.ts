@@ -91,7 +91,8 @@ test("a blocked undo changes nothing; Overwrite forces a path, Undo the rest res
   // Overwrite a.txt: asked again with force [a.txt]; b.txt still blocks, so nothing changes yet.
   await undo.getByRole("button", { name: "Overwrite a.txt" }).click();
   await page.locator(".undo.blocked li", { hasText: "b.txt" }).waitFor();
-  await waitForCount(page.locator(".undo.blocked li"), 1);
+  // The panel re-renders the blocked list in place: wait in the page until it holds one entry.
+  await page.waitForFunction(() => document.querySelectorAll(".undo.blocked li").length === 1, undefined, { timeout: 60_000 });
   assert.match(await page.locator(".undo.blocked li").innerText(), /kept b\.txt/);
   assert.equal(await read(workspace, "a.txt"), "a\nmine\n");
   assert.equal(await read(workspace, "hello.txt"), "HELLO\n");
@@ -129,13 +130,3 @@ test("Undo and forget: the files are back and the model's next request no longer
     "What next?\n\n[Turn t1 was undone by the user and removed from this conversation: x.txt is back to its state before it. Read files again before editing.]",
   );
 });
-
-async function waitForCount(locator: ReturnType<Panel["page"]["locator"]>, n: number, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await locator.count()) !== n) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${n} of ${String(locator)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
