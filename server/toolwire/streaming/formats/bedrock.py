@@ -19,7 +19,8 @@ The ``p`` field on every event is padding and is ignored.
 "InvokeModelWithResponseStream"; "PayloadPart"): each ``chunk`` event holds
 ``{"bytes": <base64 of the model's own JSON event>}``. The decoded events are
 handed to the model's own format, detected from the first decoded event
-(Anthropic Messages for Claude).
+(Anthropic Messages for Claude); the registry (:mod:`toolwire.streaming.formats.registry`)
+supplies that choice, so this module does not import it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from typing import Any
 
 from toolwire.streaming.delta import (
@@ -38,6 +40,7 @@ from toolwire.streaming.delta import (
     ToolCallEnd,
     Usage,
 )
+from toolwire.streaming.formats.base import Normalizer
 from toolwire.streaming.formats.openai_chat import not_an_object
 
 #: ConverseStream event names (the ``:event-type`` header).
@@ -149,19 +152,19 @@ class BedrockInvokeNormalizer:
     """Normalizer for InvokeModelWithResponseStream ``chunk`` events (see the module docstring).
 
     Args:
-        inner: The model's own format name; None to detect it from the first
-            decoded event.
+        inner_for: Returns the normalizer of the model's own format, given the
+            first decoded event (called once per response).
     """
 
     format = "bedrock-invoke"
     #: Claude, the model family that streams tool calls through InvokeModel, closes its blocks.
     explicit_ends = True
 
-    __slots__ = ("_inner", "_inner_name")
+    __slots__ = ("_inner", "_inner_for")
 
-    def __init__(self, inner: str | None = None) -> None:
-        self._inner_name = inner
-        self._inner: Any = None
+    def __init__(self, inner_for: Callable[[Any], Normalizer]) -> None:
+        self._inner_for = inner_for
+        self._inner: Normalizer | None = None
 
     def feed(self, payload: Any, event: str | None = None) -> list[StreamEvent]:
         """Decode one ``chunk`` and normalize the event inside it."""
@@ -179,10 +182,7 @@ class BedrockInvokeNormalizer:
         except (binascii.Error, ValueError) as exc:
             return [StreamError(f"chunk bytes are not base64 JSON ({exc}): {encoded[:40]!r}", "malformed_chunk")]
         if self._inner is None:
-            from toolwire.streaming.formats.registry import detect_format, make_normalizer
-
-            name = self._inner_name or detect_format(inner) or "anthropic"
-            self._inner = make_normalizer(name)
+            self._inner = self._inner_for(inner)
         return self._inner.feed(inner, None)
 
     def close(self) -> list[StreamEvent]:

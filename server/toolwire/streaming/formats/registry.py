@@ -16,6 +16,7 @@ Format names (``--format`` values and the ``format`` of client-fed chunks):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from toolwire.streaming.formats.anthropic import AnthropicNormalizer
@@ -27,14 +28,20 @@ from toolwire.streaming.formats.openai_chat import OpenAIChatNormalizer
 from toolwire.streaming.formats.openai_responses import OpenAIResponsesNormalizer
 from toolwire.streaming.formats.vercel import VercelNormalizer
 
-#: Format name -> normalizer class.
-FORMATS: dict[str, type] = {
+def _bedrock_invoke() -> BedrockInvokeNormalizer:
+    """InvokeModel chunks carry the model's own events: their format is detected
+    from the first one, Anthropic Messages when it does not tell."""
+    return BedrockInvokeNormalizer(lambda event: make_normalizer(detect_format(event) or "anthropic"))
+
+
+#: Format name -> normalizer factory (a class, or a function for a wrapping format).
+FORMATS: dict[str, Callable[[], Normalizer]] = {
     "openai-chat": OpenAIChatNormalizer,
     "openai-responses": OpenAIResponsesNormalizer,
     "anthropic": AnthropicNormalizer,
     "gemini": GeminiNormalizer,
     "bedrock-converse": BedrockConverseNormalizer,
-    "bedrock-invoke": BedrockInvokeNormalizer,
+    "bedrock-invoke": _bedrock_invoke,
     "cohere": CohereNormalizer,
     "vercel-ui": VercelNormalizer,
 }
