@@ -23,17 +23,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
 from toolwire.tools.gitrun import GitOutput, filter_settings, run_git
 from toolwire.workspace.errors import ToolError, tool_error_in
 
-if TYPE_CHECKING:
-    from toolwire.tools.base import ToolContext
-
-__all__ = ["RepoFacts", "GitCache", "InProgress", "RepoState", "load_facts", "in_progress", "repo_state", "git"]
+__all__ = ["RepoFacts", "GitCache", "GitContext", "InProgress", "RepoState", "load_facts", "in_progress", "repo_state",
+           "git"]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +173,25 @@ class GitCache:
         return fresh
 
 
+class GitContext(Protocol):
+    """What the git runs here read from a tool's context (a :class:`toolwire.tools.base.ToolContext` is one)."""
+
+    @property
+    def root(self) -> Path:
+        """The workspace folder (absolute, resolved)."""
+        ...
+
+    @property
+    def git_timeout(self) -> float:
+        """Seconds a git subprocess may run before it is killed."""
+        ...
+
+    @property
+    def git(self) -> GitCache:
+        """The session's cached repository facts."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class InProgress:
     """Operations stopped half-way, as the files in the git directory say.
@@ -271,7 +288,7 @@ class RepoState:
         return self.ops.rebase or self.ops.am
 
 
-async def _head_branch(ctx: "ToolContext", facts: RepoFacts) -> str | None:
+async def _head_branch(ctx: GitContext, facts: RepoFacts) -> str | None:
     """The branch HEAD names (read from the ``HEAD`` file; ``symbolic-ref`` for reftable repositories)."""
     try:
         text = (facts.git_dir / "HEAD").read_text("utf-8", "surrogateescape").strip()
@@ -287,7 +304,7 @@ async def _head_branch(ctx: "ToolContext", facts: RepoFacts) -> str | None:
     return ref.removeprefix("refs/heads/") if sym.returncode == 0 and ref.startswith("refs/heads/") else None
 
 
-async def repo_state(ctx: "ToolContext") -> RepoState:
+async def repo_state(ctx: GitContext) -> RepoState:
     """Facts (cached), the current branch and HEAD's commit (one ``rev-parse``).
 
     Raises:
@@ -300,7 +317,7 @@ async def repo_state(ctx: "ToolContext") -> RepoState:
     return RepoState(facts=facts, branch=branch, head=oid, ops=in_progress(facts.git_dir))
 
 
-async def git(ctx: "ToolContext", args: Sequence[str], *, read_only: bool, check: bool = True,
+async def git(ctx: GitContext, args: Sequence[str], *, read_only: bool, check: bool = True,
               config: Sequence[str] = (), filters: Sequence[str] | None = None) -> GitOutput:
     """Run ``git <args>`` in the workspace with the cached facts.
 
