@@ -39,6 +39,8 @@ from toolwire.agent.checkpoint_probe import (MAX_CHECKPOINT_BYTES, Unrecordable,
 from toolwire.agent.checkpoint_records import (BufferState, FileState, GitAction, PathChange, TurnCheckpoint,
                                                TurnUsage)
 from toolwire.agent.checkpoint_store import CheckpointStore
+from toolwire.agent.hook_changes import HookWatch
+from toolwire.agent.recordable import unrecordable
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.gitinfo import repo_state
 from toolwire.tools.gitrun import run_git
@@ -116,8 +118,6 @@ class Checkpointer:
         self.store = store
         self.limit = limit
         self._linked: list[tuple[str, bytes]] = []  # contents stored as hard links: (digest, bytes)
-        from toolwire.agent.hook_changes import HookWatch  # it builds on this module's states
-
         self._hooks = HookWatch(self)
 
     async def unrecordable(self, tool: Tool, args: Any) -> str | None:
@@ -128,8 +128,6 @@ class Checkpointer:
         call changes and the turn has not recorded yet is over the size limit or cannot be
         read. Paths the tool will refuse (outside the workspace, a folder) are not reasons.
         """
-        from toolwire.agent.recordable import unrecordable  # the check builds on this module
-
         return await unrecordable(self, tool, args)
 
     async def before(self, tool: Tool, args: Any, *, strict: bool = False) -> _Step:

@@ -39,17 +39,16 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from toolwire.agent.checkpoint_owner import CheckpointOwner
+from toolwire.agent.checkpoint_probe import MAX_CHECKPOINT_BYTES, Unrecordable, over_limit, probe
+from toolwire.agent.checkpoint_records import FileState, GitAction
 from toolwire.agent.checkpoint_store import CheckpointStore
-from toolwire.agent.checkpoints import MAX_CHECKPOINT_BYTES, FileState, GitAction, Unrecordable, over_limit, probe
 from toolwire.tools.base import ToolContext
 from toolwire.tools.gitrepo import git
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
-
-if TYPE_CHECKING:
-    from toolwire.agent.checkpoints import Checkpointer
 
 log = logging.getLogger(__name__)
 
@@ -347,11 +346,11 @@ class HookWatch:
     """The files a ``git_commit``'s repository hooks change, for a turn's record.
 
     Used by :class:`toolwire.agent.checkpoints.Checkpointer` around ``git_commit``
-    (``owner``: its ``ctx``, ``store``, ``record``). Never raises: a failure is
+    (``owner``: the checkpointer, as :class:`CheckpointOwner`). Never raises: a failure is
     logged and the hooks' changes are then not recorded.
     """
 
-    def __init__(self, owner: "Checkpointer") -> None:
+    def __init__(self, owner: CheckpointOwner) -> None:
         self.owner = owner
 
     async def before(self, strict: bool = False) -> Any:

@@ -31,16 +31,14 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from toolwire.agent.checkpoints import over_limit
+from toolwire.agent.checkpoint_owner import CheckpointOwner
+from toolwire.agent.checkpoint_probe import over_limit
 from toolwire.agent.hook_changes import hook_risk, unwatched_hook_risk
 from toolwire.tools.base import Tool
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
-
-if TYPE_CHECKING:
-    from toolwire.agent.checkpoints import Checkpointer
 
 __all__ = ["unrecordable", "file_reason", "not_asked_message", "IRREVERSIBLE_PREFIX"]
 
@@ -70,7 +68,7 @@ def file_reason(path: os.PathLike[str] | str, limit: int) -> str | None:
     return None
 
 
-async def unrecordable(checkpointer: "Checkpointer", tool: Tool, args: Any) -> str | None:
+async def unrecordable(checkpointer: CheckpointOwner, tool: Tool, args: Any) -> str | None:
     """The reason the change ``tool`` will make cannot be recorded now, or None.
 
     Args:
