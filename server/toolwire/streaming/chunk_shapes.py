@@ -26,6 +26,7 @@ from typing import Any, Union
 
 from toolwire.streaming.formats.bedrock import CONVERSE_EVENTS, unwrap_event
 from toolwire.streaming.formats.openai_chat import fragment_shape
+from toolwire.streaming.formats.registry import detect_format
 
 __all__ = ["wrong_field", "json_type"]
 
@@ -363,7 +364,5 @@ def _invoke(payload: dict, event: str | None) -> str | None:
         return None  # the normalizer reports it as a stream error
     if not isinstance(inner, dict):
         return f"{prefix}bytes decodes to {json_type(inner)}, not an object"
-    from toolwire.streaming.formats.registry import detect_format  # the registry imports the formats
-
     found = wrong_field(detect_format(inner) or "anthropic", inner)
     return f"{prefix}bytes (decoded): {found}" if found else None
