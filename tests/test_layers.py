@@ -61,11 +61,28 @@ def test_only_the_acp_package_imports_the_acp_sdk():
     assert users == {"acp"}
 
 
-def test_the_front_ends_share_the_core():
-    """Both front-ends run turns on the same core classes (the layering proof of issue 14)."""
+#: What a front-end may import of the agent (issue 20): the session host (with the types
+#: its calls return and raise) and the events it emits. Everything else about a session
+#: (turns, cancels, watchers, settings, undo, client-fed streams) is the host's.
+FRONT_END_MAY_IMPORT = {"toolwire.agent.host", "toolwire.agent.events"}
+
+
+@pytest.mark.parametrize("front", ["lsp", "acp"])
+def test_the_front_ends_hold_no_session_logic(front):
+    """Modules under lsp/ and acp/ import from ``toolwire.agent`` only the host and the events."""
+    bad = []
+    for path in sorted((PACKAGE / front).rglob("*.py")):
+        for name in imports(path):
+            if (name == "toolwire.agent" or name.startswith("toolwire.agent.")) and name not in FRONT_END_MAY_IMPORT:
+                bad.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not bad, bad
+
+
+def test_the_front_ends_share_the_host():
+    """Both front-ends serve their sessions through the same host (the layering proof of issues 14 and 20)."""
     for front in ("lsp", "acp"):
         names = set().union(*(imports(p) for p in (PACKAGE / front).rglob("*.py")))
-        assert "toolwire.agent.turn" in names and "toolwire.agent.session" in names, front
+        assert "toolwire.agent.host" in names, front
 
 
 def test_the_redactor_is_a_leaf_every_layer_may_use():

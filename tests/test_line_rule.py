@@ -122,7 +122,7 @@ def test_names_git_prints_for_the_watcher_come_back_as_the_same_bytes(tmp_path: 
     import os
     import subprocess
 
-    from toolwire.lsp.watching import _unquote
+    from toolwire.agent.watching import _unquote
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".gitignore").write_text("*.log\n")

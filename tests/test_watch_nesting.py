@@ -1,4 +1,4 @@
-"""Sessions on nested folders share one watcher (``lsp/watching.py``).
+"""Sessions on nested folders share one watcher (``agent/watching.py``).
 
 Real watchfiles, real files, real git. Every wait is on a report (a later marker
 file proves nothing else is on its way: a watcher delivers in order). The count
@@ -19,7 +19,7 @@ from gitrepos import git, init_repo, isolated_git  # noqa: F401 - fixture
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.session import Session
 from toolwire.llm.replay import ReplayModel
-from toolwire.lsp.watching import WatchHub
+from toolwire.agent.watching import WatchHub
 from toolwire.settings import Settings
 from toolwire.tools import default_registry
 from toolwire.tools.base import validate_arguments
@@ -269,7 +269,7 @@ async def test_a_quiet_session_checks_against_its_own_repository(ws: Path, hub: 
 
 
 async def test_max_watched_counts_trees_not_sessions(ws: Path, hub: RecordingHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolwire.lsp import watching
+    from toolwire.agent import watching
 
     monkeypatch.setattr(watching, "MAX_WATCHED", 2)
     for name in ("b", "c"):

@@ -1,7 +1,7 @@
 """The ACP agent: Toolwire's sessions and turns behind the Agent Client Protocol.
 
-Each ACP method is a few lines over the same core the LSP front-end uses
-(:class:`toolwire.agent.session.Session`, :class:`toolwire.agent.turn.Turn`);
+Each ACP method is a few lines over the session host the LSP front-end uses too
+(:class:`toolwire.agent.host.SessionHost`: sessions, turns, cancels, watchers);
 the mapping of every choice is documented in protocol.md, "Agent Client Protocol
 front-end". The ACP SDK (``acp``) does the framing and the schema.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -39,9 +38,7 @@ from toolwire import __version__
 from toolwire.acp import mapping
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.history import replay_history
-from toolwire.agent.opening import SessionSpecError, open_session
-from toolwire.agent.session import Session
-from toolwire.agent.turn import Turn
+from toolwire.agent.host import Hosted, SessionHost, SessionSpecError, TurnRunning
 from toolwire.redaction import shared as shared_redactor
 from toolwire.settings import Settings
 from toolwire.workspace.names import display_text
@@ -78,15 +75,16 @@ def register_mcp_secrets(servers: list[Any] | None) -> None:
 
 
 class AcpSession:
-    """One ACP session: the core session plus its sink task and the chosen mode."""
+    """One ACP session: the hosted session plus its sink task and the chosen mode."""
 
-    def __init__(self, core: Session, sink: AcpSink, documents: AcpDocuments, task: asyncio.Task) -> None:
-        self.core = core
+    def __init__(self, hosted: Hosted, sink: AcpSink, documents: AcpDocuments, task: asyncio.Task) -> None:
+        self.hosted = hosted
+        self.core = hosted.session
         self.sink = sink
         self.documents = documents
         self.task = task
         self.mode = "ask"
-        self.base_permissions = dict(core.settings.permissions)
+        self.base_permissions = dict(self.core.settings.permissions)
 
 
 class ToolwireAcpAgent:
@@ -99,6 +97,7 @@ class ToolwireAcpAgent:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.host = SessionHost(settings)
         self.sessions: dict[str, AcpSession] = {}
         self._conn: Any = None
         self._client_fs = False
@@ -139,7 +138,7 @@ class ToolwireAcpAgent:
             RequestError: invalid params naming ``cwd`` or the model.
         """
         register_mcp_secrets(mcp_servers)
-        session = self._open(cwd)
+        session = await self._open(cwd)
         names = [getattr(server, "name", "?") for server in mcp_servers or []]
         meta = {"toolwire": {"unsupportedMcpServers": names}} if names else None
         if names:
@@ -181,17 +180,10 @@ class ToolwireAcpAgent:
         if config_id == "mode" and value in MODES:
             self._apply_mode(session, str(value))
         elif config_id == MODEL_OPTION and isinstance(value, str) and value in self._model_choices(session):
-            if session.core.turn is not None:
-                raise RequestError.invalid_params({"value": "a turn is running; change the model after it ends"})
             try:
-                replacement = open_session(session.core.root, value, self.settings, session.documents)
-            except SessionSpecError as exc:
+                await self.host.set_model(session.hosted, value)
+            except (TurnRunning, SessionSpecError) as exc:
                 raise RequestError.invalid_params({"value": str(exc)}) from None
-            old = session.core.model
-            session.core.model = replacement.model
-            close = getattr(old, "aclose", None)
-            if close is not None:
-                await close()
         else:
             raise RequestError.invalid_params({"configId": config_id, "value": value})
         options = self._config(session)
@@ -208,18 +200,18 @@ class ToolwireAcpAgent:
                 that failed, with its message.
         """
         session = self._session(session_id)
-        core = session.core
-        if core.turn is not None:
+        hosted = session.hosted
+        if hosted.turn is not None:
             raise RequestError.invalid_request({"sessionId": "a turn is already running in this session"})
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
-        turn = Turn(core, session.sink, AcpApprover(self._conn, core, session.sink))
-        core.turn = turn
+        approver = AcpApprover(self._conn, hosted.session, session.sink, lambda call_id: self.host.preview(hosted, call_id))
         try:
-            outcome = await turn.run(text)
+            outcome = await self.host.run_turn(hosted, text, session.sink, approver)
+        except TurnRunning:
+            raise RequestError.invalid_request({"sessionId": "a turn is already running in this session"}) from None
         finally:
-            core.turn = None
             await session.sink.flush()
         if outcome.stop_reason == "error":
             # shown to the user: an endpoint's or a model's text with controls and bidi characters escaped
@@ -234,33 +226,34 @@ class ToolwireAcpAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: the running turn ends; its prompt answers ``cancelled``."""
-        session = self.sessions.get(session_id)
-        if session is not None and session.core.turn is not None:
-            session.core.turn.cancel()
+        self.host.cancel_turn(session_id)
 
     async def close(self) -> None:
-        """Cancel running turns and stop every sink task (the connection closed)."""
+        """Close every session (its turn is cancelled, its model closed) and stop the sink tasks
+        (the connection closed)."""
+        await self.host.close_all()
         for session in self.sessions.values():
-            if session.core.turn is not None:
-                session.core.turn.cancel()
             session.task.cancel()
-            close = getattr(session.core.model, "aclose", None)
-            if close is not None:
-                await close()
 
     # -- helpers -----------------------------------------------------------------
 
-    def _open(self, cwd: str) -> AcpSession:
+    async def _open(self, cwd: str) -> AcpSession:
         documents = AcpDocuments(self._conn, "", self._client_fs)
+        sinks: list[AcpSink] = []
+
+        def outlet(core: Any) -> AcpSink:
+            documents.bind(core.id)
+            sinks.append(AcpSink(self._conn, core.id, core.root))
+            return sinks[0]
+
         try:
-            core = open_session(Path(cwd), None, self.settings, documents)
+            hosted = await self.host.open(cwd, None, None, documents, outlet)
         except SessionSpecError as exc:
             raise RequestError.invalid_params({exc.field: str(exc)}) from None
-        documents.bind(core.id)
-        sink = AcpSink(self._conn, core.id, core.root)
-        task = asyncio.get_running_loop().create_task(sink.run(), name=f"acp-sink-{core.id}")
-        session = AcpSession(core, sink, documents, task)
-        self.sessions[core.id] = session
+        sink = sinks[0]
+        task = asyncio.get_running_loop().create_task(sink.run(), name=f"acp-sink-{hosted.id}")
+        session = AcpSession(hosted, sink, documents, task)
+        self.sessions[hosted.id] = session
         return session
 
     def _session(self, session_id: str) -> AcpSession:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,7 @@ from acp.schema import (
 )
 
 from toolwire.acp import mapping
-from toolwire.agent.preview import PreviewError, preview_call
-from toolwire.agent.session import Session
+from toolwire.agent.host import Preview, PreviewError, Session
 from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, ToolCallUpdate, TurnUpdate
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
@@ -174,10 +174,12 @@ class AcpApprover:
     (treated as a rejection, as in the LSP front-end).
     """
 
-    def __init__(self, conn: Any, session: Session, sink: AcpSink) -> None:
+    def __init__(self, conn: Any, session: Session, sink: AcpSink,
+                 preview: Callable[[str], Awaitable[Preview]]) -> None:
         self._conn = conn
         self._session = session
         self._sink = sink
+        self._preview = preview
         self._root = session.root
 
     async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
@@ -192,7 +194,7 @@ class AcpApprover:
         content = mapping.subject_content(subject, self._root)
         if subject.get("kind") == "edit":
             try:
-                preview = await preview_call(self._session, call.get("toolCallId") or "")
+                preview = await self._preview(call.get("toolCallId") or "")
             except PreviewError as exc:
                 log.info("no whole-file diff for the permission request: %s", exc)
             else:

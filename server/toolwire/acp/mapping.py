@@ -39,7 +39,7 @@ from acp.schema import (
     ToolCallLocation,
 )
 
-from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
+from toolwire.agent.events import IRREVERSIBLE_PREFIX
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import CallPath, subject_file
 

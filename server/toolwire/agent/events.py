@@ -61,6 +61,10 @@ class Sink(Protocol):
         ...
 
 
+#: How every front-end begins the text of a permission request whose subject carries
+#: ``irreversible`` (``{"reason"}``): the change cannot be undone.
+IRREVERSIBLE_PREFIX = "This change cannot be undone: "
+
 PermissionOption = Literal["allow_once", "allow_always", "reject", "cancelled", "unavailable"]
 
 

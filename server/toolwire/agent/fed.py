@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from toolwire.agent.call_ids import fed_call_id
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate
 from toolwire.agent.scheduler import Scheduler, model_result_text
 from toolwire.agent.session import Session
@@ -175,7 +176,7 @@ class FedStream:
         changed.update({call.index: call for call in self.merger.finish()})
         for call in self.merger.calls:
             if not call.id:
-                call.id = f"{self.stream_id}-{call.index}"
+                call.id = fed_call_id(self.stream_id, call.index)
                 call.rev += 1
                 changed[call.index] = call
         return [changed[i] for i in sorted(changed)]
@@ -189,7 +190,7 @@ def _settle(calls: list[ToolCallState], push: Any) -> None:
 
 
 async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str] | None,
-                        sink: Sink, approver: Approver) -> list[dict[str, Any]]:
+                        sink: Sink, approver: Approver, running: list[Scheduler]) -> list[dict[str, Any]]:
     """Run a fed stream's completed calls; one result per call, in call order.
 
     "Call order" is the order of the calls in the stream, whatever the order of
@@ -205,6 +206,8 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         call_ids: Only these calls (all client calls when None).
         sink: Receives the status updates.
         approver: Asks the user when the policy says ``ask``.
+        running: The session's client-fed runs in progress (the host's record): the
+            run's scheduler is listed there while it runs (per-call cancel, ``busy``).
 
     Returns:
         ``[{"toolCallId", "name", "status", "content", "isError", "providerCallId"?}]``;
@@ -234,16 +237,16 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         stream.run_lock = anyio.Lock()
     async with stream.run_lock:
         scheduler = Scheduler(session, push, approver)
-        session.fed_schedulers.append(scheduler)  # reachable by toolwire/toolCall/cancel
+        running.append(scheduler)  # reachable by a per-call cancel
         try:
-            with anyio.CancelScope() as scheduler.scope:  # session/close cancels it
+            with anyio.CancelScope() as scheduler.scope:  # closing the session cancels it
                 await scheduler.run_calls(calls)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 _settle(calls, push)
             raise
         finally:
-            session.fed_schedulers.remove(scheduler)
+            running.remove(scheduler)
         _settle(calls, push)  # after a session/close: every call still ends terminal
     limit = session.settings.result_limit
     return [_run_result(call, limit) for call in calls]

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.session import Session
-from toolwire.llm.factory import ModelSpecError, make_model
-from toolwire.llm.replay import ReplayScriptError
+from toolwire.agent.host_settings import MODEL_ERRORS, model_for
 from toolwire.settings import Settings
 from toolwire.tools import default_registry
 from toolwire.workspace.documents import Documents
@@ -109,16 +108,8 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
     """
     root = check_cwd(cwd)
     try:
-        model = make_model(
-            spec or settings.model,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            replay_log=Path(settings.replay_log) if settings.replay_log else None,
-            cwd=root,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.read_timeout,
-        )
-    except (ModelSpecError, ReplayScriptError) as exc:
+        model = model_for(spec or settings.model, settings, root)
+    except MODEL_ERRORS as exc:
         raise SessionSpecError("model", str(exc)) from None
     return Session(
         root=root.resolve(),

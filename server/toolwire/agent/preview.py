@@ -17,7 +17,7 @@ from toolwire.tools.base import ArgumentsInvalid, validate_arguments
 from toolwire.tools.target import FileTool
 from toolwire.workspace.errors import ToolError
 
-__all__ = ["Preview", "PreviewError", "find_call", "preview_call"]
+__all__ = ["Preview", "PreviewError", "preview_call"]
 
 
 class PreviewError(Exception):
@@ -41,28 +41,12 @@ class Preview:
     new_path: str | None = None
 
 
-def find_call(session: Session, call_id: str) -> ToolCallState | None:
-    """The call with this id in the session's running (else last) turn or client-fed runs, or None."""
-    turn = session.turn or session.last_turn
-    if turn is not None:
-        found = turn.scheduler.find(call_id)
-        if found is not None:
-            return found
-        for call in turn.calls:
-            if call.id == call_id:
-                return call
-    for scheduler in session.fed_schedulers:
-        found = scheduler.find(call_id)
-        if found is not None:
-            return found
-    return None
-
-
-async def preview_call(session: Session, call_id: str) -> Preview:
+async def preview_call(session: Session, call: ToolCallState | None, call_id: str) -> Preview:
     """Dry-run a pending edit call on the file as it is now.
 
     Args:
         session: The session the call belongs to.
+        call: The call (:meth:`toolwire.agent.host.SessionHost.find_call`), or None when unknown.
         call_id: The call's ``toolCallId``.
 
     Returns:
@@ -74,7 +58,6 @@ async def preview_call(session: Session, call_id: str) -> Preview:
             rename_file), its arguments are invalid, its plan fails (the
             message is the tool's error), or the file is not text.
     """
-    call = find_call(session, call_id)
     if call is None:
         raise PreviewError(f"unknown tool call {call_id!r} (no running turn or client-fed run has it)")
     if call.status is not Status.GENERATED:

@@ -31,19 +31,17 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Final
+from typing import Any
 
 from toolwire.agent.checkpoint_owner import CheckpointOwner
 from toolwire.agent.checkpoint_probe import over_limit
+from toolwire.agent.events import IRREVERSIBLE_PREFIX  # how every question about an irreversible change opens
 from toolwire.agent.hook_changes import hook_risk, unwatched_hook_risk
 from toolwire.tools.base import Tool
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
 
 __all__ = ["unrecordable", "file_reason", "not_asked_message", "IRREVERSIBLE_PREFIX"]
-
-#: How every question about an irreversible change opens (panel, CLI, ACP, showMessageRequest).
-IRREVERSIBLE_PREFIX: Final = "This change cannot be undone: "
 
 
 def file_reason(path: os.PathLike[str] | str, limit: int) -> str | None:

@@ -38,6 +38,7 @@ from typing import Any
 
 import anyio
 
+from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
 from toolwire.agent.events import Approver
@@ -187,18 +188,10 @@ class Scheduler:
                 self.record_response(run.merger, calls)
 
     def assign_ids(self, calls: list[ToolCallState]) -> None:
-        """Give calls without a provider id a stable one, make ids unique within the
-        turn (a model may repeat one; each call needs its own result), and index
-        them for :meth:`cancel_call`."""
-        for position, call in enumerate(calls):
-            if not call.id:
-                call.id = f"call_{self.session.turns}_{len(self._calls)}_{position}"
-            if self._calls.get(call.id, call) is not call:
-                base, n = call.id, 2
-                while f"{base}_{n}" in self._calls:
-                    n += 1
-                log.warning("call id %r used twice; the later call is %r", base, f"{base}_{n}")
-                call.id = f"{base}_{n}"
+        """Give each call its session-unique id (:mod:`toolwire.agent.call_ids`; a call
+        already pushed keeps the id it was shown with) and index it for :meth:`cancel_call`."""
+        for call in calls:
+            self.session.call_ids.settle(call, turn_call_id(self.session.turns, call.index))
             self._calls[call.id] = call
 
     async def run_calls(self, calls: list[ToolCallState]) -> None:

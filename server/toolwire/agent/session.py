@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
+
+from toolwire.agent.call_ids import CallIds
 from toolwire.agent.checkpoint_store import CheckpointStore
 from toolwire.agent.checkpoints import TurnCheckpoint, TurnUsage
 from toolwire.agent.conversation import Conversation
@@ -28,11 +29,6 @@ from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
 
 log = logging.getLogger(__name__)
-
-if TYPE_CHECKING:
-    from toolwire.agent.fed import FedStream
-    from toolwire.agent.scheduler import Scheduler
-    from toolwire.agent.turn import Turn
 
 #: Seconds after a tree-writing git tool during which watcher reports are its own
 #: (the watcher debounces for 0.2 s; this leaves room for a slow machine).
@@ -63,43 +59,6 @@ SYSTEM_PROMPT = (
 )
 
 
-class CallIds:
-    """One stable, unique id per tool call within a session (issue: providers reuse ids
-    across responses, turns and streams, and some send none).
-
-    :meth:`settle` is called before a call's first snapshot goes out: a call without
-    an id gets ``fallback``; an id another call of the session already has gets
-    ``<id>_<n>`` (the smallest free ``n`` from 2). From then on the id never changes,
-    so the client (snapshots, ``rev``) and the model (history) see the same one.
-    A renamed call keeps the provider's id in ``call.provider_id``, sent as
-    ``providerCallId`` (protocol.md, "ToolCall"): a client that runs the model
-    itself sends the tool result back under that id.
-    """
-
-    __slots__ = ("_owners",)
-
-    def __init__(self) -> None:
-        self._owners: dict[str, object] = {}
-
-    def settle(self, call: Any, fallback: str) -> str:
-        """Fix ``call.id`` (unique in the session) and return it.
-
-        Args:
-            call: A :class:`~toolwire.streaming.state.ToolCallState`.
-            fallback: The id to give a call that has none (``<streamId>-<index>``
-                for client-fed streams, ``call_<turn>_<n>`` in a turn).
-        """
-        if call.id and self._owners.get(call.id) is call:
-            return call.id
-        base = call.id or fallback
-        chosen, n = base, 2
-        while self._owners.get(chosen, call) is not call:
-            chosen, n = f"{base}_{n}", n + 1
-        call.id = chosen
-        self._owners[chosen] = call
-        return chosen
-
-
 @dataclass(slots=True, eq=False)
 class Session:
     """State of one conversation.
@@ -114,21 +73,17 @@ class Session:
         documents: Open editor buffers.
         conversation: The history sent to the model.
         locks: Per-path locks shared by every turn of the session.
-        turn: The running turn, if any (one at a time).
-        last_turn: The latest turn started, running or ended (its calls are what
-            ``toolwire/session/snapshot`` shows once no turn runs).
-        turns: Number of turns started so far.
-        streams: Client-fed streams by stream id (:class:`toolwire.agent.fed.FedStream`).
+        turns: Number of turns started so far (the running turn, its client-fed
+            streams and runs live in the host's record: :mod:`toolwire.agent.host`).
         external_changes: Workspace-relative paths changed outside Toolwire since
             the last turn began (fed by the workspace watcher).
         write_listener: Told about each write Toolwire is about to make, so the
             watcher does not report it back as an external change.
-        fed_schedulers: Schedulers of client-fed runs in progress (for per-call cancel).
         tree_writers: Tools running now that change the working tree behind the
             workspace layer's back (git restore, branch switch, commit hooks).
         quiet_until: Until this time (``time.monotonic``) watcher reports are taken
             as Toolwire's own: the window of such a tool plus :data:`QUIET_AFTER`.
-        call_ids: Every tool-call id given out in the session (:class:`CallIds`).
+        call_ids: Every tool-call id given out in the session (:mod:`toolwire.agent.call_ids`).
         turn_records: The checkpoint of every turn of the session, oldest first
             (:mod:`toolwire.agent.checkpoints`; undo with :mod:`toolwire.agent.undo`).
         git_cache: Repository facts the git tools share; cleared when a turn or a
@@ -152,14 +107,10 @@ class Session:
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     conversation: Conversation = field(default_factory=lambda: Conversation(SYSTEM_PROMPT))
     locks: PathLocks = field(default_factory=PathLocks)
-    turn: "Turn | None" = None
-    last_turn: "Turn | None" = None
     turns: int = 0
-    streams: "dict[str, FedStream]" = field(default_factory=dict)
     external_changes: set[str] = field(default_factory=set)
     write_listener: Callable[[Path, bytes | None], None] | None = None
     tree_writers: int = 0
-    fed_schedulers: "list[Scheduler]" = field(default_factory=list)
     quiet_until: float = 0.0
     turn_records: list[TurnCheckpoint] = field(default_factory=list)
     call_ids: CallIds = field(default_factory=CallIds)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
 from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
@@ -154,7 +155,6 @@ class Turn:
             and the cancellation propagates with :attr:`outcome` set.
         """
         session = self.session
-        session.last_turn = self
         session.git_cache.clear()  # repository facts are cached within a turn only
         self.checkpoint = session.begin_checkpoint(self.id)
         self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store(),
@@ -395,7 +395,7 @@ class Turn:
         self._last_push[key] = now
         # one stable id, unique in the session, from the first snapshot on (providers
         # reuse ids across responses and turns; some send none)
-        self.session.call_ids.settle(call, f"call_{self.session.turns}_{call.index}")
+        self.session.call_ids.settle(call, turn_call_id(self.session.turns, call.index))
         self.sink.emit(ToolCallUpdate(update_form(call)))
 
 

@@ -24,8 +24,7 @@ from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from toolwire.agent.session import Session
-from toolwire.agent.turn import Turn, TurnOutcome
+from toolwire.agent.host import Hosted, Session, Turn, TurnOutcome
 from toolwire.lsp import boot
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
@@ -181,7 +180,7 @@ def summary(turn: Turn, session: Session, outcome: TurnOutcome, kind: str) -> tu
     return level, "\n".join(lines)
 
 
-async def drive(server: "ToolwireServer", session: Session, turn: Turn, sink: TurnProgressSink, prompt: str,
+async def drive(server: "ToolwireServer", hosted: Hosted, turn: Turn, sink: TurnProgressSink, prompt: str,
                 title: str, kind: str) -> None:
     """Run a code-action turn to its end: the turn, its progress, the closing message.
 
@@ -197,36 +196,31 @@ async def drive(server: "ToolwireServer", session: Session, turn: Turn, sink: Tu
             sink.attach(progress)
 
     shown = server.spawn(show_progress())
+    outcome = TurnOutcome("cancelled")
     try:
-        outcome = await turn.run(prompt)
-    except BaseException:
-        outcome = turn.outcome or TurnOutcome("cancelled")
-        raise
+        outcome = await server.host.finish_turn(hosted, turn, prompt)  # a cancel answers its outcome
     finally:
         shown.cancel()
-        session.turn = None
-        server.turn_ended(session)
-        if outcome.message:
-            outcome.message = server.redactor.redact(outcome.message)
-        level, text = summary(turn, session, outcome, kind)
+        level, text = summary(turn, hosted.session, outcome, kind)
         text = display_text(server.redactor.redact(text), keep="\n\t")  # model and file text, shown as it is
         progress.end(text.splitlines()[0])
         server.window_show_message(types.ShowMessageParams(type=level, message=text))
 
 
-def start_action(server: "ToolwireServer", session: Session, args: RunActionArgs, path: Path) -> dict[str, str]:
+def start_action(server: "ToolwireServer", hosted: Hosted, args: RunActionArgs, path: Path) -> dict[str, str]:
     """Start the action's turn in the background; ``{sessionId, turnId}``.
 
-    The caller checked that no turn runs in ``session``.
+    Raises:
+        TurnRunning: a turn runs in the session.
     """
+    session = hosted.session
     try:  # display form: what the user reads is what is there, and the tools take it back
         rel = display_name(path.relative_to(session.root).as_posix())
     except ValueError:
         rel = display_name(str(path))
     prompt = build_prompt(args, rel, selected_text(server, args))
     sink = TurnProgressSink(LspSink(server, session.id, long_tools=None), root=session.root)
-    turn = Turn(session, sink, LspApprover(server, session.id))
-    session.turn = turn
+    turn = server.host.begin_turn(hosted, sink, LspApprover(server, session.id))
     title = {"edit": "Toolwire: editing", "explain": "Toolwire: explaining", "fix": "Toolwire: fixing"}[args.kind]
-    server.spawn(drive(server, session, turn, sink, prompt, f"{title} {rel}", args.kind))
+    server.spawn(drive(server, hosted, turn, sink, prompt, f"{title} {rel}", args.kind))
     return {"sessionId": session.id, "turnId": turn.id}

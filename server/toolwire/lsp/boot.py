@@ -34,16 +34,12 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 
 from toolwire import __version__
 from toolwire.lsp.documents import BufferStore, negotiated_encoding
-from toolwire.lsp.hosting import SessionHost
 from toolwire.lsp.persist import ClientLink
 from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, answer_parse_error, clip
 from toolwire.redaction import shared as shared_redactor
 
 if TYPE_CHECKING:
-    from toolwire.agent.session import Session
-    from toolwire.lsp.config import SessionOrigin
-    from toolwire.lsp.watching import WatchHub
-    from toolwire.settings import Settings
+    from toolwire.agent.host import SessionHost
 
 log = logging.getLogger("toolwire.lsp.server")
 
@@ -66,32 +62,28 @@ def make_converter():
     return converter
 
 
-class ToolwireServer(SessionHost, LanguageServer):
-    """The Toolwire language server.
+class ToolwireServer(LanguageServer):
+    """The Toolwire language server: the LSP front-end of :class:`toolwire.agent.host.SessionHost`.
 
     Attributes:
-        settings: Server-wide settings (from ``initializationOptions``; set by
-            :meth:`after_initialize`).
-        sessions: Open sessions by id.
+        host: The sessions (set by :meth:`after_initialize`, with the settings of
+            ``initializationOptions``): where a session lives.
         pending_permissions: Per session id, the ``toolwire/session/requestPermission``
             params still waiting for the client's answer, by request id.
-        origins: Per session id, what it was opened with (to apply changed settings).
         redactor: The process's redactor (:func:`toolwire.redaction.shared`): keeps every
             secret the server is given out of logs and of every message it sends
             (a filter on every log handler; :meth:`ToolwireProtocol._send_data`).
-        background: Tasks the server started that nobody awaits (model closes, actions).
+        background: Tasks the server started that nobody awaits (code actions, progress).
         progress_cancels: Per work-done progress token, what its cancel does.
         permission_fallback: The client does not know ``toolwire/session/requestPermission``;
             approvals are asked with ``window/showMessageRequest``.
-        watchers: One workspace watcher per workspace folder (set by :meth:`after_initialize`).
         buffers: The editor's open documents (our own document sync, see
             :mod:`toolwire.lsp.documents`), in the negotiated position encoding.
         link: Whether a client is connected (clients come and go over ``--socket``,
             see :mod:`toolwire.lsp.persist`).
     """
 
-    settings: Settings
-    watchers: WatchHub
+    host: "SessionHost"
 
     def __init__(self) -> None:
         super().__init__(
@@ -101,10 +93,8 @@ class ToolwireServer(SessionHost, LanguageServer):
             protocol_cls=ToolwireProtocol,
             converter_factory=make_converter,
         )
-        self.sessions: dict[str, Session] = {}
         self.buffers = BufferStore(lambda: negotiated_encoding(self))
         self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
-        self.origins: dict[str, SessionOrigin] = {}
         self.redactor = shared_redactor()
         self.redactor.install()  # logging is set up before the server is built (cli.py)
         self.background: set[asyncio.Task] = set()
@@ -116,7 +106,7 @@ class ToolwireServer(SessionHost, LanguageServer):
 
     def after_initialize(self) -> None:
         """After each connection's ``initialize`` answer (see the module docstring): the
-        first time, load the handlers (and the watchers), reap child processes on the
+        first time, load the handlers (and the session host), reap child processes on the
         event loop (:func:`use_pidfd_child_watcher`) and move what was loaded out of
         the garbage collector's way (``gc.freeze``); every time, apply that
         ``initialize``'s ``initializationOptions``."""
@@ -132,6 +122,19 @@ class ToolwireServer(SessionHost, LanguageServer):
             # 256-chunk requests ran ~15 % slower with them).
             gc.freeze()
         handlers.finish_initialize(self, self.initialize_params)
+
+    def spawn(self, coro: Any) -> asyncio.Task:
+        """Run ``coro`` as a task the server owns (kept until done; errors are logged)."""
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self.background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task failed: %s", t.exception())
+
+        task.add_done_callback(done)
+        return task
 
     def reset_editor_state(self) -> None:
         """A new client connected (``--socket``): what the server knew of the previous

@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
-from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
+from toolwire.agent.events import IRREVERSIBLE_PREFIX
 from toolwire.workspace.names import display_text
 
 if TYPE_CHECKING:

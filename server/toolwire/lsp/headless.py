@@ -43,7 +43,7 @@ from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
-from toolwire.agent.recordable import IRREVERSIBLE_PREFIX
+from toolwire.agent.events import IRREVERSIBLE_PREFIX
 from toolwire.lsp import protocol as P
 from toolwire.lsp.mirror import CallMirror
 from toolwire.lsp.server import make_converter

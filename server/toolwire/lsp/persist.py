@@ -167,11 +167,8 @@ class ClientLink:
 
     def busy(self, server: "ToolwireServer") -> bool:
         """A turn or client-fed run is going on that does not merely wait for a client."""
-        for session in server.sessions.values():
-            running = session.turn is not None or bool(session.fed_schedulers)
-            if running and not self.waiting.get(session.id):
-                return True
-        return False
+        host = getattr(server, "host", None)  # none before the first ``initialize``
+        return host is not None and host.busy(lambda session_id: bool(self.waiting.get(session_id)))
 
 
 async def settle_lost_edit(documents: "LspDocuments", doc: OpenDocument, new_text: str) -> bool:
@@ -320,21 +317,12 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
         await cancel_turns()
 
     async def cancel_turns() -> None:
-        cancelled = [session.turn for session in server.sessions.values() if session.turn is not None]
-        for session in server.sessions.values():
-            if session.turn is not None:
-                session.turn.cancel(CancelReason.SHUTDOWN)
-            for scheduler in list(session.fed_schedulers):
-                if scheduler.scope is not None:
-                    scheduler.scope.cancel()
-
-        async def ended() -> None:
-            while any(s.turn is not None or s.fed_schedulers for s in server.sessions.values()):
-                link.changed.clear()
-                await link.changed.wait()
-
+        host = getattr(server, "host", None)
+        if host is None:  # no client ever initialized: nothing ran
+            return
+        cancelled = host.cancel_all(CancelReason.SHUTDOWN)
         try:
-            await asyncio.wait_for(ended(), CANCEL_GRACE)
+            await asyncio.wait_for(host.settled(), CANCEL_GRACE)
         except TimeoutError:
             log.warning("turns did not end %s s after they were cancelled; exiting anyway", CANCEL_GRACE)
         for turn in cancelled:  # what the absent client would have been told

@@ -23,23 +23,19 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
-from toolwire.agent.preview import PreviewError, preview_call
-from toolwire.agent.events import ToolCallUpdate, WorkspaceChange
-from toolwire.agent.session import Session
-from toolwire.agent.turn import Turn, TurnOutcome
-from toolwire.agent.turn_undo import undo_in_session
+from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError, SessionHost, SessionSpecError,
+                                 TurnRunning)
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
 from toolwire.lsp.boot import ToolwireServer, make_converter, server  # make_converter: re-exported
 from toolwire.lsp.bridge import LspApprover, LspSink
-from toolwire.lsp.config import apply_configuration
+from toolwire.lsp.config import apply_configuration, warn
+from toolwire.lsp.documents import LspDocuments
 from toolwire.lsp.rpc import TurnInProgress, UnknownSession, clip
-from toolwire.lsp.watching import WatchHub
-from toolwire.settings import parse_settings
+from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
-from toolwire.streaming.wireform import brief_form, update_form
+from toolwire.streaming.wireform import brief_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
 from toolwire.lsp import actions
@@ -47,9 +43,6 @@ from toolwire.lsp.progress import LongTools
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
-
-#: Client-fed streams a session keeps; the oldest ended ones are forgotten first.
-MAX_FED_STREAMS = 256
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
@@ -65,19 +58,35 @@ def parse(method: str, model: type[M], params: Any) -> M:
         raise JsonRpcInvalidParams(P.describe_validation_error(method, exc)) from None
 
 
-def session_of(ls: ToolwireServer, session_id: str) -> Session:
-    """The session, or UnknownSession."""
-    session = ls.sessions.get(session_id)
-    if session is None:
+def session_of(ls: ToolwireServer, session_id: str) -> Hosted:
+    """The hosted session, or UnknownSession."""
+    hosted = ls.host.sessions.get(session_id)
+    if hosted is None:
         raise UnknownSession(f"unknown session {session_id!r}")
-    return session
+    return hosted
 
 
 def load(ls: ToolwireServer) -> None:
-    """What the server needs once its handlers are loaded: the workspace watchers."""
-    ls.watchers = WatchHub(
-        lambda session, paths: LspSink(ls, session.id).emit(WorkspaceChange(tuple(paths)))
-    )
+    """What the server needs once its handlers are loaded: the session host (its
+    warnings are ``window/showMessage``; the idle rule of ``--socket`` follows its activity)."""
+    ls.host = SessionHost(Settings(), warn=lambda text: warn(ls, text), redactor=ls.redactor)
+    ls.host.on_activity(ls.link.poke)
+
+
+async def open_session(ls: ToolwireServer, method: str, cwd: str, model: str | None,
+                       overrides: dict[str, Any] | None) -> Hosted:
+    """Open a session (``toolwire/session/new``, a code action without a session).
+
+    Raises:
+        JsonRpcInvalidParams: naming ``cwd``, ``model`` or ``settings``.
+    """
+    documents = LspDocuments(ls)
+    try:
+        hosted = await ls.host.open(cwd, model, overrides, documents, lambda session: LspSink(ls, session.id))
+    except SessionSpecError as exc:
+        raise JsonRpcInvalidParams(f"{method}: invalid params: {exc.field}: {exc}") from None
+    documents.session_id = hosted.id
+    return hosted
 
 
 def finish_initialize(ls: ToolwireServer, params: types.InitializeParams | None) -> None:
@@ -89,8 +98,7 @@ def finish_initialize(ls: ToolwireServer, params: types.InitializeParams | None)
     """
     options = params.initialization_options if params is not None else None
     settings, problems = parse_settings(options)
-    ls.settings = settings
-    ls.settings_replaced()  # a client that reconnects (--socket): each session's next turn
+    ls.host.replace_settings(settings)  # a client that reconnects (--socket): each session's next turn
     try:
         check_model_spec(settings.model, cwd=_root_folder(params) if params is not None else None)
     except (ModelSpecError, ReplayScriptError) as exc:
@@ -123,10 +131,8 @@ def on_initialized(ls: ToolwireServer, params: types.InitializedParams) -> None:
 @server.feature(types.SHUTDOWN)
 def on_shutdown(ls: ToolwireServer, params: None) -> None:
     """Stop the watchers and cancel running turns (each ends its calls ``canceled``)."""
-    ls.watchers.close()
-    for session in ls.sessions.values():
-        if session.turn is not None:
-            session.turn.cancel(CancelReason.SHUTDOWN)
+    ls.host.watchers.close()
+    ls.host.cancel_all(CancelReason.SHUTDOWN)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -139,7 +145,7 @@ async def did_change_configuration(ls: ToolwireServer, params: types.DidChangeCo
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
-    session = await ls.open_session(req.cwd, req.model, req.settings)
+    session = (await open_session(ls, P.SESSION_NEW, req.cwd, req.model, req.settings)).session
     return P.SessionNewResult(session_id=session.id, model=session.model.model_id,
                               tools=session.registry.names()).dump()
 
@@ -148,23 +154,14 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/prompt``: run one turn → ``{stopReason, usage}``; a cancel answers ``cancelled``."""
     req = parse(P.SESSION_PROMPT, P.PromptParams, params)
-    session = session_of(ls, req.session_id)
-    if session.turn is not None:
-        raise TurnInProgress()
-    long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id), session.root)
-    turn = Turn(session, LspSink(ls, session.id, long_tools=long_tools), LspApprover(ls, session.id))
-    session.turn = turn
+    hosted = session_of(ls, req.session_id)
+    long_tools = LongTools(ls, lambda call_id: ls.host.cancel_call(hosted, call_id), hosted.session.root)
     try:
-        outcome = await turn.run(req.text())
-    except asyncio.CancelledError:
-        # $/cancelRequest on this request: the turn cleaned up (shielded) and
-        # recorded its outcome; answer with it instead of an error.
-        outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
-    finally:
-        session.turn = None
-        ls.turn_ended(session)
-    if outcome.message:
-        outcome.message = ls.redactor.redact(outcome.message)
+        # a $/cancelRequest on this request cancels the turn: it answers ``cancelled``
+        outcome = await ls.host.run_turn(hosted, req.text(), LspSink(ls, hosted.id, long_tools=long_tools),
+                                         LspApprover(ls, hosted.id))
+    except TurnRunning:
+        raise TurnInProgress() from None
     result = outcome.to_wire()
     P.PromptResult.model_validate(result)  # the wire model is the contract; nulls stay null
     return result
@@ -174,47 +171,31 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 def session_cancel(ls: ToolwireServer, params: Any) -> None:
     """``toolwire/session/cancel``: cancel the session's running turn, if any."""
     req = parse(P.SESSION_CANCEL, P.SessionRef, params)
-    session = ls.sessions.get(req.session_id)
-    if session is not None and session.turn is not None:
-        session.turn.cancel()
+    ls.host.cancel_turn(req.session_id)
 
 
 @server.feature(P.SESSION_CLOSE)
 async def session_close(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/close`` → ``{closed}``: cancel its turn, stop watching, free it."""
     req = parse(P.SESSION_CLOSE, P.SessionRef, params)
-    session = ls.sessions.pop(req.session_id, None)
-    if session is None:
-        return {"closed": False}
     ls.pending_permissions.pop(req.session_id, None)
-    ls.origins.pop(req.session_id, None)
-    if session.turn is not None:
-        session.turn.cancel()
-    for scheduler in list(session.fed_schedulers):  # client-fed runs in progress
-        if scheduler.scope is not None:
-            scheduler.scope.cancel()
-    ls.watchers.detach(session)
-    close = getattr(session.model, "aclose", None)
-    if close is not None:
-        await close()
-    return {"closed": True}
+    return {"closed": await ls.host.close(req.session_id)}
 
 
 @server.feature(P.TOOL_CALL_CANCEL)
 def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCall/cancel`` → ``{cancelled}``: cancel one call; the turn goes on."""
     req = parse(P.TOOL_CALL_CANCEL, P.ToolCallCancelParams, params)
-    session = session_of(ls, req.session_id)
-    return {"cancelled": ls.cancel_call(session, req.tool_call_id)}
+    return {"cancelled": ls.host.cancel_call(session_of(ls, req.session_id), req.tool_call_id)}
 
 
 @server.feature(P.TOOL_CALL_PREVIEW)
 async def tool_call_preview(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCall/preview`` → ``{path, before, after, newPath?}`` of a pending edit call."""
     req = parse(P.TOOL_CALL_PREVIEW, P.ToolCallPreviewParams, params)
-    session = session_of(ls, req.session_id)
+    hosted = session_of(ls, req.session_id)
     try:
-        preview = await preview_call(session, req.tool_call_id)
+        preview = await ls.host.preview(hosted, req.tool_call_id)
     except PreviewError as exc:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALL_PREVIEW}: {exc}") from None
     return P.ToolCallPreviewResult(path=preview.path, before=preview.before, after=preview.after,
@@ -235,74 +216,48 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     sent before it and none sent after it (see protocol.md).
     """
     req = parse(P.SESSION_SNAPSHOT, P.SessionRef, params)
-    session = session_of(ls, req.session_id)
-    turn = session.turn or session.last_turn
-    out: dict[str, Any] = {
-        "sessionId": session.id,
-        "model": session.model.model_id,
-        "running": session.turn is not None,
-        "turnId": turn.id if turn is not None else None,
-        "toolCalls": [call.to_wire() for call in turn.calls] if turn is not None else [],
-        "messages": session.conversation.messages,
-        "streaming": session.turn.streaming_response() if session.turn is not None else None,
-        "pendingPermissions": list(ls.pending_permissions.get(session.id, {}).values()),
-        "turns": [_redacted_summary(ls, record.summary()) for record in session.turn_records],
+    state = ls.host.snapshot(session_of(ls, req.session_id))
+    return {
+        "sessionId": state.session_id,
+        "model": state.model_id,
+        "running": state.running,
+        "turnId": state.turn_id,
+        "toolCalls": [call.to_wire() for call in state.calls],
+        "messages": state.messages,
+        "streaming": state.streaming,
+        "pendingPermissions": list(ls.pending_permissions.get(state.session_id, {}).values()),
+        "turns": state.turns,
     }
-    return out
-
-
-def _redacted_summary(ls: ToolwireServer, summary: dict[str, Any]) -> dict[str, Any]:
-    """A turn summary whose ``message`` went through the redactor, like the ``ended``
-    update's and the prompt result's (a provider's error may quote the API key)."""
-    if summary.get("message"):
-        summary["message"] = ls.redactor.redact(summary["message"])
-    return summary
 
 
 @server.feature(P.TOOL_CALLS_MERGE)
 def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCalls/merge``: merge client-fed chunks → ``{toolCalls, format, ended}``."""
     req = parse(P.TOOL_CALLS_MERGE, P.ToolCallsMergeParams, params)
-    session = session_of(ls, req.session_id)
-    sink = LspSink(ls, session.id, req.stream_id)
-    stream = session.streams.get(req.stream_id)
-    opening = stream is None
-    if stream is None:
-        stream = FedStream(req.stream_id)
+    hosted = session_of(ls, req.session_id)
     try:
-        changed = stream.merge(req.chunks, sink, fmt=req.format, end=req.end)
+        stream, updates = ls.host.merge(hosted, req.stream_id, req.chunks, LspSink(ls, hosted.id, req.stream_id),
+                                        fmt=req.format, end=req.end)
     except (FedStreamError, UnknownFormat) as exc:  # nothing of the request was applied
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_MERGE}: {exc}") from None
-    if opening:  # a refused first batch opens no stream
-        ended = [sid for sid, s in session.streams.items() if s.ended]
-        for sid in ended[: max(0, len(session.streams) + 1 - MAX_FED_STREAMS)]:
-            del session.streams[sid]  # forget the oldest ended streams
-        session.streams[req.stream_id] = stream
-    briefs = []
-    for call in changed:  # the argument fields travel once, in the notifications
-        session.call_ids.settle(call, f"{req.stream_id}-{call.index}")  # unique in the session from now on
-        update = update_form(call)
-        sink.emit(ToolCallUpdate(update))
-        briefs.append(brief_form(update))
-    return {"toolCalls": briefs, "format": stream.fmt, "ended": stream.ended}
+    # the argument fields travel once, in the notifications
+    return {"toolCalls": [brief_form(update.call) for update in updates], "format": stream.fmt,
+            "ended": stream.ended}
 
 
 @server.feature(P.TOOL_CALLS_RUN)
 async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCalls/run``: run an ended fed stream's calls → ``{results}`` in call order."""
     req = parse(P.TOOL_CALLS_RUN, P.ToolCallsRunParams, params)
-    session = session_of(ls, req.session_id)
-    stream = session.streams.get(req.stream_id)
-    if stream is None:
-        raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: invalid params: streamId: unknown stream {req.stream_id!r}")
+    hosted = session_of(ls, req.session_id)
+    long_tools = LongTools(ls, lambda call_id: ls.host.cancel_call(hosted, call_id), hosted.session.root)
+    sink = LspSink(ls, hosted.id, req.stream_id, long_tools=long_tools)
     try:
-        long_tools = LongTools(ls, lambda call_id: ls.cancel_call(session, call_id), session.root)
-        sink = LspSink(ls, session.id, req.stream_id, long_tools=long_tools)
-        results = await run_fed_calls(session, stream, req.tool_call_ids, sink, LspApprover(ls, session.id))
+        results = await ls.host.run_fed(hosted, req.stream_id, req.tool_call_ids, sink, LspApprover(ls, hosted.id))
+    except HostError as exc:
+        raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: invalid params: {exc.field}: {exc}") from None
     except FedStreamError as exc:
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_RUN}: {exc}") from None
-    finally:
-        ls.link.poke()  # the idle rule of --socket counts running client-fed runs
     return {"results": results}
 
 
@@ -310,18 +265,14 @@ async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: b
     req = parse(method, P.UndoTurnParams, params)
     if redo and req.rewind:
         raise JsonRpcInvalidParams(f"{method}: invalid params: rewind: only toolwire/session/undoTurn takes it")
-    session = session_of(ls, req.session_id)
-    if session.turn is not None:
-        raise TurnInProgress(f"{method}: a turn is running in this session; cancel it or wait for it to end")
-    record = session.find_turn(req.turn_id, redo=redo)
-    if record is None:
-        if req.turn_id is not None:
-            raise JsonRpcInvalidParams(f"{method}: invalid params: turnId: no turn {req.turn_id!r} in this session")
-        what = "undone turn to redo" if redo else "turn with changes to undo"
-        return P.UndoTurnResult(turn_id=None, status="nothing_to_do", message=f"There is no {what} in this session.",
-                                paths=[], git=[], unmatched_force=list(dict.fromkeys(req.force))
-                                ).model_dump(by_alias=True, mode="json")
-    result = await undo_in_session(session, record, redo=redo, force=req.force, partial=req.partial, rewind=req.rewind)
+    hosted = session_of(ls, req.session_id)
+    try:
+        result = await ls.host.undo(hosted, req.turn_id, redo=redo, force=req.force, partial=req.partial,
+                                    rewind=req.rewind)
+    except TurnRunning as exc:
+        raise TurnInProgress(f"{method}: {exc}") from None
+    except HostError as exc:
+        raise JsonRpcInvalidParams(f"{method}: invalid params: {exc.field}: {exc}") from None
     return P.UndoTurnResult.model_validate(result).dump() | {"turnId": result["turnId"]}
 
 
@@ -349,13 +300,13 @@ async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: invalid params: uri: {args.uri[:200]!r} is not a file: URI")
     path = Path(fs_path).resolve()
     if args.session_id is not None:
-        session = session_of(ls, args.session_id)
+        hosted = session_of(ls, args.session_id)
     else:
-        session = await ls.open_session(str(actions.folder_for(ls, path)), None, None)
-    if session.turn is not None:
+        hosted = await open_session(ls, P.SESSION_NEW, str(actions.folder_for(ls, path)), None, None)
+    if hosted.turn is not None:
         raise TurnInProgress()
     try:
-        return actions.start_action(ls, session, args, path)
+        return actions.start_action(ls, hosted, args, path)
     except (OSError, ValueError) as exc:  # the file or range cannot be read
         raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: cannot read {args.uri[:200]}: {exc}") from None
 

@@ -34,7 +34,7 @@ Fences: :meth:`WorkspaceWatcher.fence` writes another probe there and returns an
 event set once the batch holding it has been handed to the callback (and the
 callback returned). The kernel queues one watcher's events in order, so every
 change made before the fence was written has then been delivered. Two watchers
-hand a tree over without losing a change this way (``lsp/watching.py``).
+hand a tree over without losing a change this way (``agent/watching.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,558 @@
+"""The session host: where every session lives, whatever front-end serves it.
+
+A front-end (LSP in :mod:`toolwire.lsp`, ACP in :mod:`toolwire.acp`) parses a
+request, calls the host and encodes the answer; the host owns the rest
+(docs/architecture.md, "Where a session lives"):
+
+* opening and closing sessions (closing is the one place a session's model is closed);
+* the one turn slot of a session (:meth:`SessionHost.begin_turn`, :meth:`SessionHost.run_turn`):
+  a second turn while one runs is refused with :class:`TurnRunning`;
+* cancelling: a turn (:meth:`SessionHost.cancel_turn`), one call of a turn or of a
+  client-fed run (:meth:`SessionHost.cancel_call`), everything (:meth:`SessionHost.cancel_all`,
+  shutdown or a client that is gone), and whether anything runs (:meth:`SessionHost.busy`);
+* client-fed streams (merge, run; oldest ended streams forgotten first);
+* undo and redo of a turn, the snapshot of a session, a pending edit's preview;
+* settings that change while the server runs and the model they build
+  (:mod:`toolwire.agent.host_settings`);
+* the workspace watchers: files changed outside the assistant are noted for the
+  model and announced to the session's front-end (a :class:`WorkspaceChange` on its
+  outlet), for every hosted session alike.
+
+The running turn, the client-fed streams and runs, and the session's event log live
+in the host's record of the session (:class:`Hosted`), not in the
+:class:`~toolwire.agent.session.Session` the tools see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolwire.agent.call_ids import fed_call_id
+from toolwire.agent.events import AgentEvent, Approver, Sink, ToolCallUpdate, WorkspaceChange
+from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
+from toolwire.agent.host_settings import MODEL_ERRORS, Origin, merge_settings, model_for, model_key, session_settings
+from toolwire.agent.opening import SessionSpecError, open_session
+from toolwire.agent.preview import Preview, PreviewError, preview_call
+from toolwire.agent.scheduler import Scheduler
+from toolwire.agent.session import Session
+from toolwire.agent.turn import Turn, TurnOutcome
+from toolwire.agent.turn_undo import undo_in_session
+from toolwire.agent.watching import WatchHub
+from toolwire.redaction import Redactor, shared
+from toolwire.settings import Settings
+from toolwire.streaming.state import CancelReason, ToolCallState
+from toolwire.streaming.wireform import update_form
+from toolwire.workspace.documents import Documents
+
+__all__ = [
+    "Hosted", "HostError", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TurnRunning", "UnknownSession",
+    # what a host call returns or raises, for the front-ends (they import nothing else of the agent
+    # but its events: tests/test_layers.py)
+    "FedStreamError", "Preview", "PreviewError", "Session", "SessionSpecError", "Turn", "TurnOutcome",
+]
+
+log = logging.getLogger(__name__)
+
+#: Client-fed streams a session keeps; the oldest ended ones are forgotten first.
+MAX_FED_STREAMS = 256
+#: Events of a session the host keeps (its record of what happened), newest last.
+EVENT_LOG = 4096
+
+
+class HostError(Exception):
+    """A request the host refuses; ``field`` names the parameter at fault (None: the request as a whole)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownSession(HostError):
+    """No hosted session has this id."""
+
+
+class TurnRunning(HostError):
+    """A turn is running in the session (one at a time; undo and redo wait for it too)."""
+
+    def __init__(self, message: str = "a turn is running in this session; cancel it or wait for it to end") -> None:
+        super().__init__(message)
+
+
+@dataclass(eq=False)
+class Hosted:
+    """The host's record of one session.
+
+    Attributes:
+        session: The session the tools and turns work on.
+        outlet: The front-end's sink for the session's events outside a turn
+            (workspace changes).
+        origin: What it was opened with (to rebuild its settings).
+        turn: The running turn, if any (one at a time).
+        last_turn: The latest turn started, running or ended.
+        streams: Client-fed streams by stream id.
+        fed: Schedulers of client-fed runs in progress.
+        log: The session's events, oldest first (bounded by :data:`EVENT_LOG`).
+    """
+
+    session: Session
+    outlet: Sink
+    origin: Origin
+    turn: Turn | None = None
+    last_turn: Turn | None = None
+    streams: dict[str, FedStream] = field(default_factory=dict)
+    fed: list[Scheduler] = field(default_factory=list)
+    log: deque[AgentEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG))
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def running(self) -> bool:
+        """A turn or a client-fed run is going on."""
+        return self.turn is not None or bool(self.fed)
+
+
+@dataclass(slots=True, frozen=True)
+class SessionState:
+    """What a session looks like now (a reloaded panel's snapshot; see protocol.md).
+
+    Attributes:
+        session_id, model_id: The session and its model.
+        running: A turn is running.
+        turn_id: The running (else last) turn's id, or None before the first turn.
+        calls: That turn's calls, in the order they were first pushed.
+        messages: The conversation the model sees.
+        streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
+        turns: A summary of every turn with a record, oldest first (messages redacted).
+    """
+
+    session_id: str
+    model_id: str
+    running: bool
+    turn_id: str | None
+    calls: list[ToolCallState]
+    messages: list[dict[str, Any]]
+    streaming: dict[str, str] | None
+    turns: list[dict[str, Any]]
+
+
+class _Recorded:
+    """A sink that keeps each event in the session's log before passing it on."""
+
+    __slots__ = ("_log", "_sink")
+
+    def __init__(self, log_: deque[AgentEvent], sink: Sink) -> None:
+        self._log = log_
+        self._sink = sink
+
+    def emit(self, event: AgentEvent) -> None:
+        self._log.append(event)
+        self._sink.emit(event)
+
+
+class SessionHost:
+    """Every open session of one server process, and what can be done to them.
+
+    Args:
+        settings: The server's settings (each session's, before its own overrides).
+        warn: Tells the user something went wrong outside a request (a changed
+            setting that cannot apply); given text with secrets removed.
+    """
+
+    def __init__(self, settings: Settings, *, warn: Callable[[str], None] | None = None,
+                 redactor: Redactor | None = None) -> None:
+        self.settings = settings
+        self.sessions: dict[str, Hosted] = {}
+        self.redactor = redactor or shared()
+        self._warn = warn
+        self.watchers = WatchHub(self._external_changes)
+        self._listeners: list[Callable[[], None]] = []
+        self._changed: asyncio.Event | None = None
+        self._background: set[asyncio.Task] = set()
+
+    # ------------------------------------------------------------- sessions
+    def get(self, session_id: str) -> Hosted:
+        """The hosted session.
+
+        Raises:
+            UnknownSession: no session has this id.
+        """
+        hosted = self.sessions.get(session_id)
+        if hosted is None:
+            raise UnknownSession(f"unknown session {session_id!r}", "sessionId")
+        return hosted
+
+    async def open(self, cwd: str | Path, model_spec: str | None, overrides: dict[str, Any] | None,
+                   documents: Documents, outlet_for: Callable[[Session], Sink]) -> Hosted:
+        """Open a session on the folder ``cwd`` and start watching it.
+
+        Args:
+            cwd: The workspace folder (absolute, existing).
+            model_spec: The model, over the ``model`` setting; None for the setting.
+            overrides: Settings of this session over the server's.
+            documents: The front-end's view of the editor's buffers.
+            outlet_for: Given the new session, the sink of its events outside a turn.
+
+        Raises:
+            SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable.
+        """
+        self.redactor.add_settings(overrides)
+        settings, problems = session_settings(self.settings, overrides)
+        if problems:
+            raise SessionSpecError("settings", "; ".join(problems))
+        spec = model_spec or settings.model
+        session = open_session(Path(cwd), spec, settings, documents)
+        hosted = Hosted(session, outlet_for(session), Origin(model_spec, dict(overrides or {}), model_key(spec, settings)))
+        self.sessions[session.id] = hosted
+        await self.watchers.attach(session)
+        log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
+        return hosted
+
+    async def close(self, session_id: str) -> bool:
+        """Cancel the session's turn and client-fed runs, stop watching it, close its model.
+
+        Returns:
+            False when no session has this id.
+        """
+        hosted = self.sessions.pop(session_id, None)
+        if hosted is None:
+            return False
+        self._cancel(hosted, CancelReason.TURN_CANCELLED)
+        self.watchers.detach(hosted.session)
+        await self.close_model(hosted.session.model)
+        self._poke()
+        return True
+
+    async def close_all(self) -> None:
+        """Close every session (the front-end's connection ended)."""
+        self.watchers.close()
+        for session_id in list(self.sessions):
+            await self.close(session_id)
+
+    async def close_model(self, model: Any) -> None:
+        """Close a model that is no longer used (its connection pool); the one place models are closed."""
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception as exc:  # noqa: BLE001 - a model that fails to close is no reason to fail a request
+                log.warning("closing the model %s failed: %s", getattr(model, "model_id", "?"), exc)
+
+    # ------------------------------------------------------------- turns
+    def begin_turn(self, hosted: Hosted, sink: Sink, approver: Approver) -> Turn:
+        """Take the session's turn slot for a new turn (run it with :meth:`finish_turn`).
+
+        Raises:
+            TurnRunning: a turn is running in the session.
+        """
+        if hosted.turn is not None:
+            raise TurnRunning("a turn is already running in this session")
+        turn = Turn(hosted.session, _Recorded(hosted.log, sink), approver)
+        hosted.turn = hosted.last_turn = turn
+        self._poke()
+        return turn
+
+    async def finish_turn(self, hosted: Hosted, turn: Turn, prompt: str) -> TurnOutcome:
+        """Run ``turn`` (taken with :meth:`begin_turn`) to its end and free the slot.
+
+        A cancellation of the caller cancels the turn, which cleans up and records
+        its outcome: that outcome is returned (``cancelled``), not the exception.
+        The outcome's message has every known secret removed. Settings that
+        changed while it ran apply now.
+        """
+        try:
+            outcome = await turn.run(prompt)
+        except asyncio.CancelledError:
+            outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
+        finally:
+            if hosted.turn is turn:
+                hosted.turn = None
+            if hosted.origin.stale and self.sessions.get(hosted.id) is hosted:
+                self._refresh(hosted)
+            self._poke()
+        if outcome.message:
+            outcome.message = self.redactor.redact(outcome.message)
+        return outcome
+
+    async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver) -> TurnOutcome:
+        """Run one turn of ``prompt`` in the session (:meth:`begin_turn` then :meth:`finish_turn`)."""
+        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt)
+
+    def cancel_turn(self, session_id: str, reason: CancelReason = CancelReason.TURN_CANCELLED) -> bool:
+        """Cancel the session's running turn. Returns False when none runs (or no such session)."""
+        hosted = self.sessions.get(session_id)
+        if hosted is None or hosted.turn is None:
+            return False
+        hosted.turn.cancel(reason)
+        return True
+
+    def cancel_call(self, hosted: Hosted, call_id: str) -> bool:
+        """Cancel one call of the session's turn or client-fed runs; the rest goes on.
+
+        Returns:
+            False for an unknown or finished call.
+        """
+        if hosted.turn is not None and hosted.turn.cancel_call(call_id):
+            return True
+        return any(scheduler.cancel_call(call_id) for scheduler in list(hosted.fed))
+
+    def cancel_all(self, reason: CancelReason = CancelReason.SHUTDOWN) -> list[Turn]:
+        """Cancel every running turn and client-fed run. Returns the turns cancelled."""
+        turns = [hosted.turn for hosted in self.sessions.values() if hosted.turn is not None]
+        for hosted in self.sessions.values():
+            self._cancel(hosted, reason)
+        return turns
+
+    def busy(self, waiting: Callable[[str], bool] = lambda session_id: False) -> bool:
+        """A turn or client-fed run is going on in a session for which ``waiting`` is False
+        (``waiting``: the session's progress only waits for a client to come back)."""
+        return any(hosted.running and not waiting(hosted.id) for hosted in self.sessions.values())
+
+    async def settled(self) -> None:
+        """Wait until no turn and no client-fed run is going on in any session."""
+        while any(hosted.running for hosted in self.sessions.values()):
+            changed = self._event()
+            changed.clear()
+            await changed.wait()
+
+    def on_activity(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever a turn or client-fed run starts or ends, or a session closes."""
+        self._listeners.append(listener)
+
+    # ------------------------------------------------------------- client-fed streams
+    def merge(self, hosted: Hosted, stream_id: str, chunks: list[Any], sink: Sink, *, fmt: str | None = None,
+              end: bool = False) -> tuple[FedStream, list[ToolCallUpdate]]:
+        """Merge a batch of a client-fed stream; each changed call gets its session-unique
+        id and one update, emitted on ``sink``.
+
+        Returns:
+            The stream and the updates emitted, in call order.
+
+        Raises:
+            FedStreamError, UnknownFormat: nothing of the batch was applied (a
+                refused first batch opens no stream).
+        """
+        recorded = _Recorded(hosted.log, sink)
+        stream = hosted.streams.get(stream_id)
+        opening = stream is None
+        if stream is None:
+            stream = FedStream(stream_id)
+        changed = stream.merge(chunks, recorded, fmt=fmt, end=end)
+        if opening:
+            streams = hosted.streams
+            ended = [sid for sid, s in streams.items() if s.ended]
+            for sid in ended[: max(0, len(streams) + 1 - MAX_FED_STREAMS)]:
+                del streams[sid]  # forget the oldest ended streams
+            streams[stream_id] = stream
+        updates = []
+        for call in changed:
+            hosted.session.call_ids.settle(call, fed_call_id(stream_id, call.index))
+            update = ToolCallUpdate(update_form(call))
+            recorded.emit(update)
+            updates.append(update)
+        return stream, updates
+
+    async def run_fed(self, hosted: Hosted, stream_id: str, call_ids: list[str] | None, sink: Sink,
+                      approver: Approver) -> list[dict[str, Any]]:
+        """Run an ended stream's calls (:func:`toolwire.agent.fed.run_fed_calls`).
+
+        Raises:
+            HostError: (field ``streamId``) no such stream.
+            FedStreamError: the stream has not ended, or an id names no client call of it.
+        """
+        stream = hosted.streams.get(stream_id)
+        if stream is None:
+            raise HostError(f"unknown stream {stream_id!r}", "streamId")
+        self._poke()
+        try:
+            return await run_fed_calls(hosted.session, stream, call_ids, _Recorded(hosted.log, sink), approver,
+                                       hosted.fed)
+        finally:
+            self._poke()
+
+    # ------------------------------------------------------------- reading a session
+    def find_call(self, hosted: Hosted, call_id: str) -> ToolCallState | None:
+        """The call with this id in the running (else last) turn or the client-fed runs."""
+        turn = hosted.turn or hosted.last_turn
+        if turn is not None:
+            found = turn.scheduler.find(call_id)
+            if found is not None:
+                return found
+            for call in turn.calls:
+                if call.id == call_id:
+                    return call
+        for scheduler in hosted.fed:
+            found = scheduler.find(call_id)
+            if found is not None:
+                return found
+        return None
+
+    async def preview(self, hosted: Hosted, call_id: str) -> Preview:
+        """The before and after texts of a pending edit call (:func:`toolwire.agent.preview.preview_call`)."""
+        return await preview_call(hosted.session, self.find_call(hosted, call_id), call_id)
+
+    def snapshot(self, hosted: Hosted) -> SessionState:
+        """The session's state now (consistent with every event emitted before it)."""
+        session, turn = hosted.session, hosted.turn or hosted.last_turn
+        turns = []
+        for record in session.turn_records:
+            summary = record.summary()
+            if summary.get("message"):  # a provider's error may quote the API key
+                summary["message"] = self.redactor.redact(summary["message"])
+            turns.append(summary)
+        return SessionState(
+            session_id=session.id, model_id=session.model.model_id, running=hosted.turn is not None,
+            turn_id=turn.id if turn is not None else None, calls=list(turn.calls) if turn is not None else [],
+            messages=session.conversation.messages,
+            streaming=hosted.turn.streaming_response() if hosted.turn is not None else None, turns=turns)
+
+    # ------------------------------------------------------------- undo and redo
+    async def undo(self, hosted: Hosted, turn_id: str | None, *, redo: bool = False, force: list[str] | None = None,
+                   partial: bool = False, rewind: bool = False) -> dict[str, Any]:
+        """Undo (``redo``: redo) a turn of the session: ``turn_id``, else the last one that can be.
+
+        Returns:
+            ``{turnId, status, message, paths, git, unmatchedForce}`` (protocol.md,
+            ``toolwire/session/undoTurn``); ``nothing_to_do`` when no turn qualifies.
+
+        Raises:
+            TurnRunning: a turn is running in the session.
+            HostError: (field ``turnId``) the session has no such turn.
+        """
+        if hosted.turn is not None:
+            raise TurnRunning()
+        session = hosted.session
+        record = session.find_turn(turn_id, redo=redo)
+        if record is None:
+            if turn_id is not None:
+                raise HostError(f"no turn {turn_id!r} in this session", "turnId")
+            what = "undone turn to redo" if redo else "turn with changes to undo"
+            return {"turnId": None, "status": "nothing_to_do", "message": f"There is no {what} in this session.",
+                    "paths": [], "git": [], "unmatchedForce": list(dict.fromkeys(force or []))}
+        return await undo_in_session(session, record, redo=redo, force=force or [], partial=partial, rewind=rewind)
+
+    # ------------------------------------------------------------- settings
+    def replace_settings(self, settings: Settings) -> None:
+        """New server settings: each idle session takes them now, a running one when its turn ends."""
+        self.settings = settings
+        for hosted in list(self.sessions.values()):
+            if hosted.turn is None:
+                self._refresh(hosted)
+            else:
+                hosted.origin.stale = True
+
+    def change_settings(self, sent: dict[str, Any]) -> list[str]:
+        """Some server settings changed (key by key, :func:`merge_settings`); each refused
+        key is told with :meth:`warn` and keeps its value.
+
+        Returns:
+            One sentence per refused key.
+        """
+        self.redactor.add_settings(sent)
+        settings, problems = merge_settings(self.settings, sent)
+        for problem in problems:
+            self.warn(problem)
+        log.info("settings changed: %s", ", ".join(sorted(map(str, sent))) or "none")  # names only, never values
+        self.replace_settings(settings)
+        return problems
+
+    async def set_model(self, hosted: Hosted, spec: str) -> None:
+        """Answer the session's next turns with the model ``spec`` (its other settings kept).
+
+        Raises:
+            TurnRunning: a turn is running.
+            SessionSpecError: (field ``model``) the spec cannot work.
+        """
+        if hosted.turn is not None:
+            raise TurnRunning("a turn is running; change the model after it ends")
+        session = hosted.session
+        try:
+            model = model_for(spec, session.settings, session.root)
+        except MODEL_ERRORS as exc:
+            raise SessionSpecError("model", str(exc)) from None
+        old, session.model = session.model, model
+        hosted.origin.model, hosted.origin.model_key = spec, model_key(spec, session.settings)
+        await self.close_model(old)
+
+    def _refresh(self, hosted: Hosted) -> None:
+        """Give an idle session the server's current settings (its own overrides still win).
+
+        A new model is built only when what it depends on changed (a replay script
+        keeps its position otherwise); the old one is closed. "Allow always" rules
+        given in the session are kept. A model that cannot be built is reported and
+        the session keeps its old one.
+        """
+        session, origin = hosted.session, hosted.origin
+        origin.stale = False
+        settings, problems = session_settings(self.settings, origin.overrides)
+        for problem in problems:
+            self.warn(f"session {session.id}: {problem}")
+        spec = origin.model or settings.model
+        key = model_key(spec, settings)
+        if key != origin.model_key:
+            try:
+                model = model_for(spec, settings, session.root)
+            except MODEL_ERRORS as exc:
+                self.warn(f"model: {exc}; session {session.id} keeps {session.model.model_id}")
+                settings = settings.model_copy(update={
+                    "model": session.settings.model, "base_url": session.settings.base_url,
+                    "api_key": session.settings.api_key, "replay_log": session.settings.replay_log})
+            else:
+                old, session.model = session.model, model
+                origin.model_key = key
+                self.spawn(self.close_model(old))
+        session.settings = settings
+        session.policy.set_overrides(dict(settings.permissions))
+
+    def warn(self, text: str) -> None:
+        """Tell the user (through the front-end) and log it, secrets removed."""
+        text = self.redactor.redact(text)
+        if self._warn is not None:
+            self._warn(text)
+        else:
+            log.warning("%s", text)
+
+    # ------------------------------------------------------------- internals
+    def spawn(self, coro: Any) -> asyncio.Task:
+        """Run ``coro`` as a task the host owns (kept until done; errors are logged)."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self._background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task failed: %s", t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    def _cancel(self, hosted: Hosted, reason: CancelReason) -> None:
+        if hosted.turn is not None:
+            hosted.turn.cancel(reason)
+        for scheduler in list(hosted.fed):
+            if scheduler.scope is not None:
+                scheduler.scope.cancel()
+
+    def _external_changes(self, session: Session, paths: list[str]) -> None:
+        """The watchers' report: files under ``session``'s folder changed outside the assistant
+        (already noted for the model's next turn); its front-end is told."""
+        hosted = self.sessions.get(session.id)
+        if hosted is not None:
+            _Recorded(hosted.log, hosted.outlet).emit(WorkspaceChange(tuple(paths)))
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def _poke(self) -> None:
+        self._event().set()
+        for listener in list(self._listeners):
+            listener()
