@@ -100,9 +100,8 @@ def test_the_redactor_is_a_leaf_every_layer_may_use():
 #: this set may only shrink. Each entry is one strongly connected component of the graph.
 KNOWN_CYCLES = {
     frozenset({"toolwire.lsp.actions", "toolwire.lsp.boot", "toolwire.lsp.bridge", "toolwire.lsp.config",
-               "toolwire.lsp.documents", "toolwire.lsp.editor_edits", "toolwire.lsp.fallback", "toolwire.lsp.hosting",
+               "toolwire.lsp.documents", "toolwire.lsp.editor_edits", "toolwire.lsp.fallback",
                "toolwire.lsp.persist", "toolwire.lsp.progress", "toolwire.lsp.rpc", "toolwire.lsp.server"}),
-    frozenset({"toolwire.agent.fed", "toolwire.agent.scheduler", "toolwire.agent.session", "toolwire.agent.turn"}),
 }
 
 
