@@ -27,19 +27,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolwire.agent.call_ids import fed_call_id
-from toolwire.agent.events import AgentEvent, Approver, Sink, ToolCallUpdate, WorkspaceChange
+from toolwire.agent.events import Approver, Sink, ToolCallUpdate, WorkspaceChange
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
-from toolwire.agent.host_settings import MODEL_ERRORS, Origin, merge_settings, model_for, model_key, session_settings
+from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
+                                          session_settings)
+from toolwire.agent.hosted import Hosted, HostError, Recorded, SessionState, TurnRunning, UnknownSession
 from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.preview import Preview, PreviewError, preview_call
-from toolwire.agent.scheduler import Scheduler
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.turn_undo import undo_in_session
@@ -61,100 +60,6 @@ log = logging.getLogger(__name__)
 
 #: Client-fed streams a session keeps; the oldest ended ones are forgotten first.
 MAX_FED_STREAMS = 256
-#: Events of a session the host keeps (its record of what happened), newest last.
-EVENT_LOG = 4096
-
-
-class HostError(Exception):
-    """A request the host refuses; ``field`` names the parameter at fault (None: the request as a whole)."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class UnknownSession(HostError):
-    """No hosted session has this id."""
-
-
-class TurnRunning(HostError):
-    """A turn is running in the session (one at a time; undo and redo wait for it too)."""
-
-    def __init__(self, message: str = "a turn is running in this session; cancel it or wait for it to end") -> None:
-        super().__init__(message)
-
-
-@dataclass(eq=False)
-class Hosted:
-    """The host's record of one session.
-
-    Attributes:
-        session: The session the tools and turns work on.
-        outlet: The front-end's sink for the session's events outside a turn
-            (workspace changes).
-        origin: What it was opened with (to rebuild its settings).
-        turn: The running turn, if any (one at a time).
-        last_turn: The latest turn started, running or ended.
-        streams: Client-fed streams by stream id.
-        fed: Schedulers of client-fed runs in progress.
-        log: The session's events, oldest first (bounded by :data:`EVENT_LOG`).
-    """
-
-    session: Session
-    outlet: Sink
-    origin: Origin
-    turn: Turn | None = None
-    last_turn: Turn | None = None
-    streams: dict[str, FedStream] = field(default_factory=dict)
-    fed: list[Scheduler] = field(default_factory=list)
-    log: deque[AgentEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG))
-
-    @property
-    def id(self) -> str:
-        return self.session.id
-
-    @property
-    def running(self) -> bool:
-        """A turn or a client-fed run is going on."""
-        return self.turn is not None or bool(self.fed)
-
-
-@dataclass(slots=True, frozen=True)
-class SessionState:
-    """What a session looks like now (a reloaded panel's snapshot; see protocol.md).
-
-    Attributes:
-        session_id, model_id: The session and its model.
-        running: A turn is running.
-        turn_id: The running (else last) turn's id, or None before the first turn.
-        calls: That turn's calls, in the order they were first pushed.
-        messages: The conversation the model sees.
-        streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
-        turns: A summary of every turn with a record, oldest first (messages redacted).
-    """
-
-    session_id: str
-    model_id: str
-    running: bool
-    turn_id: str | None
-    calls: list[ToolCallState]
-    messages: list[dict[str, Any]]
-    streaming: dict[str, str] | None
-    turns: list[dict[str, Any]]
-
-
-class _Recorded:
-    """A sink that keeps each event in the session's log before passing it on."""
-
-    __slots__ = ("_log", "_sink")
-
-    def __init__(self, log_: deque[AgentEvent], sink: Sink) -> None:
-        self._log = log_
-        self._sink = sink
-
-    def emit(self, event: AgentEvent) -> None:
-        self._log.append(event)
-        self._sink.emit(event)
 
 
 class SessionHost:
@@ -254,7 +159,7 @@ class SessionHost:
         """
         if hosted.turn is not None:
             raise TurnRunning("a turn is already running in this session")
-        turn = Turn(hosted.session, _Recorded(hosted.log, sink), approver)
+        turn = Turn(hosted.session, Recorded(hosted.log, sink), approver)
         hosted.turn = hosted.last_turn = turn
         self._poke()
         return turn
@@ -339,7 +244,7 @@ class SessionHost:
             FedStreamError, UnknownFormat: nothing of the batch was applied (a
                 refused first batch opens no stream).
         """
-        recorded = _Recorded(hosted.log, sink)
+        recorded = Recorded(hosted.log, sink)
         stream = hosted.streams.get(stream_id)
         opening = stream is None
         if stream is None:
@@ -372,7 +277,7 @@ class SessionHost:
             raise HostError(f"unknown stream {stream_id!r}", "streamId")
         self._poke()
         try:
-            return await run_fed_calls(hosted.session, stream, call_ids, _Recorded(hosted.log, sink), approver,
+            return await run_fed_calls(hosted.session, stream, call_ids, Recorded(hosted.log, sink), approver,
                                        hosted.fed)
         finally:
             self._poke()
@@ -380,19 +285,7 @@ class SessionHost:
     # ------------------------------------------------------------- reading a session
     def find_call(self, hosted: Hosted, call_id: str) -> ToolCallState | None:
         """The call with this id in the running (else last) turn or the client-fed runs."""
-        turn = hosted.turn or hosted.last_turn
-        if turn is not None:
-            found = turn.scheduler.find(call_id)
-            if found is not None:
-                return found
-            for call in turn.calls:
-                if call.id == call_id:
-                    return call
-        for scheduler in hosted.fed:
-            found = scheduler.find(call_id)
-            if found is not None:
-                return found
-        return None
+        return hosted.find_call(call_id)
 
     async def preview(self, hosted: Hosted, call_id: str) -> Preview:
         """The before and after texts of a pending edit call (:func:`toolwire.agent.preview.preview_call`)."""
@@ -400,18 +293,7 @@ class SessionHost:
 
     def snapshot(self, hosted: Hosted) -> SessionState:
         """The session's state now (consistent with every event emitted before it)."""
-        session, turn = hosted.session, hosted.turn or hosted.last_turn
-        turns = []
-        for record in session.turn_records:
-            summary = record.summary()
-            if summary.get("message"):  # a provider's error may quote the API key
-                summary["message"] = self.redactor.redact(summary["message"])
-            turns.append(summary)
-        return SessionState(
-            session_id=session.id, model_id=session.model.model_id, running=hosted.turn is not None,
-            turn_id=turn.id if turn is not None else None, calls=list(turn.calls) if turn is not None else [],
-            messages=session.conversation.messages,
-            streaming=hosted.turn.streaming_response() if hosted.turn is not None else None, turns=turns)
+        return hosted.state(self.redactor.redact)
 
     # ------------------------------------------------------------- undo and redo
     async def undo(self, hosted: Hosted, turn_id: str | None, *, redo: bool = False, force: list[str] | None = None,
@@ -482,34 +364,10 @@ class SessionHost:
         await self.close_model(old)
 
     def _refresh(self, hosted: Hosted) -> None:
-        """Give an idle session the server's current settings (its own overrides still win).
-
-        A new model is built only when what it depends on changed (a replay script
-        keeps its position otherwise); the old one is closed. "Allow always" rules
-        given in the session are kept. A model that cannot be built is reported and
-        the session keeps its old one.
-        """
-        session, origin = hosted.session, hosted.origin
-        origin.stale = False
-        settings, problems = session_settings(self.settings, origin.overrides)
-        for problem in problems:
-            self.warn(f"session {session.id}: {problem}")
-        spec = origin.model or settings.model
-        key = model_key(spec, settings)
-        if key != origin.model_key:
-            try:
-                model = model_for(spec, settings, session.root)
-            except MODEL_ERRORS as exc:
-                self.warn(f"model: {exc}; session {session.id} keeps {session.model.model_id}")
-                settings = settings.model_copy(update={
-                    "model": session.settings.model, "base_url": session.settings.base_url,
-                    "api_key": session.settings.api_key, "replay_log": session.settings.replay_log})
-            else:
-                old, session.model = session.model, model
-                origin.model_key = key
-                self.spawn(self.close_model(old))
-        session.settings = settings
-        session.policy.set_overrides(dict(settings.permissions))
+        """Give an idle session the server's current settings (:func:`refreshed`); a replaced model is closed."""
+        old = refreshed(hosted.session, hosted.origin, self.settings, self.warn)
+        if old is not None:
+            self.spawn(self.close_model(old))
 
     def warn(self, text: str) -> None:
         """Tell the user (through the front-end) and log it, secrets removed."""
@@ -545,7 +403,7 @@ class SessionHost:
         (already noted for the model's next turn); its front-end is told."""
         hosted = self.sessions.get(session.id)
         if hosted is not None:
-            _Recorded(hosted.log, hosted.outlet).emit(WorkspaceChange(tuple(paths)))
+            Recorded(hosted.log, hosted.outlet).emit(WorkspaceChange(tuple(paths)))
 
     def _event(self) -> asyncio.Event:
         if self._changed is None:

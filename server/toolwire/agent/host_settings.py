@@ -8,16 +8,20 @@ Overrides given when the session was opened still win over the server's settings
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolwire.llm.base import Model
 from toolwire.llm.factory import ModelSpecError, make_model
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.settings import KEYS, Settings, parse_settings
 
-__all__ = ["Origin", "merge_settings", "model_for", "model_key", "session_settings"]
+if TYPE_CHECKING:
+    from toolwire.agent.session import Session
+
+__all__ = ["MODEL_ERRORS", "Origin", "merge_settings", "model_for", "model_key", "refreshed", "session_settings"]
 
 
 def merge_settings(current: Settings, sent: dict[str, Any]) -> tuple[Settings, list[str]]:
@@ -100,3 +104,36 @@ class Origin:
     overrides: dict[str, Any] = field(default_factory=dict)
     model_key: tuple[Any, ...] = ()
     stale: bool = False
+
+
+def refreshed(session: "Session", origin: Origin, server: Settings, warn: Callable[[str], None]) -> Model | None:
+    """Give an idle ``session`` the server's settings ``server`` (its own overrides still win).
+
+    A new model is built only when what it depends on changed (a replay script keeps
+    its position otherwise). "Allow always" rules given in the session are kept. A
+    model that cannot be built is reported with ``warn`` and the session keeps its old one.
+
+    Returns:
+        The model the session no longer uses (the caller closes it), or None.
+    """
+    origin.stale = False
+    settings, problems = session_settings(server, origin.overrides)
+    for problem in problems:
+        warn(f"session {session.id}: {problem}")
+    spec = origin.model or settings.model
+    key = model_key(spec, settings)
+    old = None
+    if key != origin.model_key:
+        try:
+            model = model_for(spec, settings, session.root)
+        except MODEL_ERRORS as exc:
+            warn(f"model: {exc}; session {session.id} keeps {session.model.model_id}")
+            settings = settings.model_copy(update={
+                "model": session.settings.model, "base_url": session.settings.base_url,
+                "api_key": session.settings.api_key, "replay_log": session.settings.replay_log})
+        else:
+            old, session.model = session.model, model
+            origin.model_key = key
+    session.settings = settings
+    session.policy.set_overrides(dict(settings.permissions))
+    return old

@@ -189,7 +189,7 @@ async def drive(server: "ToolwireServer", hosted: Hosted, turn: Turn, sink: Turn
     answers ``window/workDoneProgress/create`` gets no progress, and the turn neither
     waits for it nor becomes uncancellable).
     """
-    progress = WorkProgress(server, turn.cancel)
+    progress = WorkProgress(server, lambda: server.host.cancel_turn(hosted.id))
 
     async def show_progress() -> None:
         if await progress.begin(title, "starting"):

@@ -13,7 +13,6 @@ pygls from turning them into namedtuples, which would mangle arbitrary keys.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import Any, TypeVar

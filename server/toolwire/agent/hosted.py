@@ -1,0 +1,144 @@
+"""The host's record of a session, and what the host's calls return and raise (:mod:`toolwire.agent.host`)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.agent.events import AgentEvent, Sink
+from toolwire.agent.fed import FedStream
+from toolwire.agent.host_settings import Origin
+from toolwire.agent.scheduler import Scheduler
+from toolwire.agent.session import Session
+from toolwire.agent.turn import Turn
+from toolwire.streaming.state import ToolCallState
+
+__all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TurnRunning", "UnknownSession"]
+
+#: Events of a session the host keeps (its record of what happened), newest last.
+EVENT_LOG = 4096
+
+
+class HostError(Exception):
+    """A request the host refuses; ``field`` names the parameter at fault (None: the request as a whole)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownSession(HostError):
+    """No hosted session has this id."""
+
+
+class TurnRunning(HostError):
+    """A turn is running in the session (one at a time; undo and redo wait for it too)."""
+
+    def __init__(self, message: str = "a turn is running in this session; cancel it or wait for it to end") -> None:
+        super().__init__(message)
+
+
+@dataclass(eq=False)
+class Hosted:
+    """The host's record of one session.
+
+    Attributes:
+        session: The session the tools and turns work on.
+        outlet: The front-end's sink for the session's events outside a turn
+            (workspace changes).
+        origin: What it was opened with (to rebuild its settings).
+        turn: The running turn, if any (one at a time).
+        last_turn: The latest turn started, running or ended.
+        streams: Client-fed streams by stream id.
+        fed: Schedulers of client-fed runs in progress.
+        log: The session's events, oldest first (bounded by :data:`EVENT_LOG`).
+    """
+
+    session: Session
+    outlet: Sink
+    origin: Origin
+    turn: Turn | None = None
+    last_turn: Turn | None = None
+    streams: dict[str, FedStream] = field(default_factory=dict)
+    fed: list[Scheduler] = field(default_factory=list)
+    log: deque[AgentEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG))
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def running(self) -> bool:
+        """A turn or a client-fed run is going on."""
+        return self.turn is not None or bool(self.fed)
+
+    def find_call(self, call_id: str) -> ToolCallState | None:
+        """The call with this id in the running (else last) turn or the client-fed runs."""
+        turn = self.turn or self.last_turn
+        if turn is not None:
+            found = turn.scheduler.find(call_id)
+            if found is not None:
+                return found
+            for call in turn.calls:
+                if call.id == call_id:
+                    return call
+        for scheduler in self.fed:
+            found = scheduler.find(call_id)
+            if found is not None:
+                return found
+        return None
+
+    def state(self, redact: Callable[[str], str]) -> SessionState:
+        """The session's state now (consistent with every event emitted before it)."""
+        session, turn = self.session, self.turn or self.last_turn
+        turns = []
+        for record in session.turn_records:
+            summary = record.summary()
+            if summary.get("message"):  # a provider's error may quote the API key
+                summary["message"] = redact(summary["message"])
+            turns.append(summary)
+        return SessionState(
+            session_id=session.id, model_id=session.model.model_id, running=self.turn is not None,
+            turn_id=turn.id if turn is not None else None, calls=list(turn.calls) if turn is not None else [],
+            messages=session.conversation.messages,
+            streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns)
+
+
+@dataclass(slots=True, frozen=True)
+class SessionState:
+    """What a session looks like now (a reloaded panel's snapshot; see protocol.md).
+
+    Attributes:
+        session_id, model_id: The session and its model.
+        running: A turn is running.
+        turn_id: The running (else last) turn's id, or None before the first turn.
+        calls: That turn's calls, in the order they were first pushed.
+        messages: The conversation the model sees.
+        streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
+        turns: A summary of every turn with a record, oldest first (messages redacted).
+    """
+
+    session_id: str
+    model_id: str
+    running: bool
+    turn_id: str | None
+    calls: list[ToolCallState]
+    messages: list[dict[str, Any]]
+    streaming: dict[str, str] | None
+    turns: list[dict[str, Any]]
+
+
+class Recorded:
+    """A sink that keeps each event in the session's log before passing it on."""
+
+    __slots__ = ("_log", "_sink")
+
+    def __init__(self, log_: deque[AgentEvent], sink: Sink) -> None:
+        self._log = log_
+        self._sink = sink
+
+    def emit(self, event: AgentEvent) -> None:
+        self._log.append(event)
+        self._sink.emit(event)
