@@ -47,12 +47,12 @@ class ToolwireTestClient(LanguageClient):
 
     ``updates`` holds each update as a client sees it after applying it: a
     ``tool_call`` update's ``toolCall`` is the call's full state rebuilt by
-    :class:`toolwire.lsp.mirror.CallMirror` from the update form (argument pieces,
+    :class:`toolwire.headless.mirror.CallMirror` from the update form (argument pieces,
     fields only when changed). ``raw_updates`` holds the params exactly as sent.
     """
 
     def __init__(self) -> None:
-        from toolwire.lsp.server import make_converter
+        from toolwire.rpc.protocol import make_converter
 
         super().__init__(converter_factory=make_converter)
         self.updates: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -66,7 +66,7 @@ class ToolwireTestClient(LanguageClient):
         self.permission_asked = asyncio.Event()  # set whenever a permission request arrives
 
     def on_update(self, params: dict[str, Any]) -> None:
-        from toolwire.lsp.mirror import CallMirror
+        from toolwire.headless.mirror import CallMirror
 
         sid = params["sessionId"]
         update = params["update"]

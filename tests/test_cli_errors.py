@@ -110,7 +110,7 @@ def test_session_new_refuses_invalid_settings(repo):
     from pygls.client import JsonRPCClient
     from pygls.exceptions import JsonRpcException
 
-    from toolwire.lsp.server import make_converter
+    from toolwire.rpc.protocol import make_converter
 
     async def go() -> tuple[int, str, list[str]]:
         client = JsonRPCClient(converter_factory=make_converter)

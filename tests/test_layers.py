@@ -1,4 +1,5 @@
-"""Dependencies point one way: {lsp, acp} → agent → {llm, streaming, tools} → workspace (docs/design.md, "Layers")."""
+"""Dependencies point one way: {lsp, acp} → agent → {llm, streaming, tools} → workspace, with
+the JSON-RPC plumbing (rpc) under lsp and the headless client (headless) beside it (docs/design.md, "Layers")."""
 
 from __future__ import annotations
 
@@ -10,16 +11,24 @@ import pytest
 PACKAGE = Path(__file__).parent.parent / "server" / "toolwire"
 
 #: For each layer, the packages (and foreign libraries) it must not import.
+#: The JSON-RPC packages: the front-end for editors, its plumbing and the headless client.
+JSON_RPC = {"toolwire.lsp", "toolwire.rpc", "toolwire.headless"}
+
 FORBIDDEN = {
-    "streaming": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "toolwire.tools", "toolwire.workspace",
+    "streaming": {"toolwire.agent", "toolwire.llm", "toolwire.tools", "toolwire.workspace", *JSON_RPC,
                   "anyio", "asyncio", "subprocess", "pygls", "lsprotocol", "openai"},
-    "workspace": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "toolwire.tools", "pygls", "lsprotocol", "openai"},
-    "tools": {"toolwire.agent", "toolwire.lsp", "toolwire.llm", "pygls", "lsprotocol", "openai"},
-    "llm": {"toolwire.agent", "toolwire.lsp", "toolwire.tools", "pygls", "lsprotocol"},
-    "agent": {"toolwire.lsp", "toolwire.acp", "pygls", "lsprotocol", "openai", "acp"},
-    "lsp": {"toolwire.acp", "acp"},
-    "acp": {"toolwire.lsp", "pygls", "lsprotocol", "openai"},
+    "workspace": {"toolwire.agent", "toolwire.llm", "toolwire.tools", *JSON_RPC, "pygls", "lsprotocol", "openai"},
+    "tools": {"toolwire.agent", "toolwire.llm", *JSON_RPC, "pygls", "lsprotocol", "openai"},
+    "llm": {"toolwire.agent", "toolwire.tools", *JSON_RPC, "pygls", "lsprotocol"},
+    "agent": {"toolwire.acp", *JSON_RPC, "pygls", "lsprotocol", "openai", "acp"},
+    "lsp": {"toolwire.acp", "toolwire.headless", "acp"},
+    "acp": {*JSON_RPC, "pygls", "lsprotocol", "openai"},
+    "rpc": {"toolwire.agent", "toolwire.lsp", "toolwire.acp", "toolwire.headless", "openai", "acp"},
+    "headless": {"toolwire.agent", "toolwire.acp", "openai", "acp"},
 }
+
+#: The only modules of the LSP front-end the headless client may import: the wire models.
+HEADLESS_MAY_USE = {"toolwire.lsp", "toolwire.lsp.protocol", "toolwire.lsp.messages"}
 
 
 def imports(path: Path) -> set[str]:
@@ -49,10 +58,29 @@ def test_only_the_openai_model_imports_openai():
     assert users == ["llm/openai_model.py"]
 
 
-def test_only_the_lsp_package_imports_pygls():
+def test_only_the_json_rpc_packages_import_pygls():
     users = {p.relative_to(PACKAGE).parts[0] for p in PACKAGE.rglob("*.py")
              if any(n.split(".")[0] in ("pygls", "lsprotocol") for n in imports(p))}
-    assert users == {"lsp"}
+    assert users == {"lsp", "rpc", "headless"}
+
+
+def test_the_headless_client_uses_only_the_wire_models_of_lsp():
+    """``toolwire run`` is a peer of the server, not a part of it: of ``toolwire.lsp`` it
+    imports only the wire models (``from toolwire.lsp import protocol`` counts as
+    ``toolwire.lsp.protocol``)."""
+    bad = []
+    for path in sorted((PACKAGE / "headless").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] if node.module != "toolwire.lsp" else [f"toolwire.lsp.{a.name}" for a in node.names]
+            else:
+                continue
+            bad += [f"{path.relative_to(PACKAGE)} imports {n}" for n in names
+                    if (n == "toolwire.lsp" or n.startswith("toolwire.lsp.")) and n not in HEADLESS_MAY_USE]
+    assert not bad, bad
 
 
 def test_only_the_acp_package_imports_the_acp_sdk():
@@ -101,7 +129,7 @@ def test_the_redactor_is_a_leaf_every_layer_may_use():
 KNOWN_CYCLES = {
     frozenset({"toolwire.lsp.actions", "toolwire.lsp.boot", "toolwire.lsp.bridge", "toolwire.lsp.config",
                "toolwire.lsp.documents", "toolwire.lsp.editor_edits", "toolwire.lsp.fallback",
-               "toolwire.lsp.persist", "toolwire.lsp.progress", "toolwire.lsp.rpc", "toolwire.lsp.server"}),
+               "toolwire.lsp.persist", "toolwire.lsp.progress", "toolwire.lsp.server"}),
 }
 
 

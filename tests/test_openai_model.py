@@ -16,7 +16,7 @@ import pytest
 from endpoint import FakeEndpoint
 from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.llm.openai_model import OpenAIModel
-from toolwire.lsp.mirror import CallMirror
+from toolwire.headless.mirror import CallMirror
 from toolwire.streaming.merge import merge_frames
 
 CORPUS = Path(__file__).parent / "data" / "corpus"

@@ -98,7 +98,7 @@ def test_the_errors_table_gives_the_codes_the_server_sends():
     and every error code the LSP part of the doc mentions is in the table."""
     import re
 
-    from toolwire.lsp import rpc
+    from toolwire.rpc import errors as rpc
 
     section = _lsp_part().split("## Errors")[1].split("\n## ")[0]
     table = {int(code): name for code, name in re.findall(r"^\| (-3\d{4}) \| (\w+) \|", section, re.M)}

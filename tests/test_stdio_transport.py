@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from toolwire.lsp.transport import HEADER_LINE_LIMIT
+from toolwire.rpc.transport import HEADER_LINE_LIMIT
 
 INIT = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}}'
 TOOLS = b'{"jsonrpc": "2.0", "id": 1, "method": "toolwire/tools/list", "params": {}}'

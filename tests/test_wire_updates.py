@@ -2,7 +2,7 @@
 
 Argument text travels as appended pieces (``argumentsDelta``), whole once at
 completion; ``partialArguments`` is a bounded preview; ``arguments`` only when it
-changed. A client rebuilds the exact state (:class:`toolwire.lsp.mirror.CallMirror`),
+changed. A client rebuilds the exact state (:class:`toolwire.headless.mirror.CallMirror`),
 and the bytes sent for a call grow linearly with its arguments.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from conftest import ToolwireTestClient, new_session, write_script
 from rawrpc import RawServer
 from test_e2e_fed import CORPUS, EXPECTED, MERGE, chat_stream, corpus_items, open_session
-from toolwire.lsp.mirror import CallMirror
+from toolwire.headless.mirror import CallMirror
 from toolwire.lsp.protocol import ToolCallUpdateWire, ToolCallWire
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.delta import ToolCallDelta, ToolCallEnd

@@ -53,7 +53,7 @@ def _serve(args: argparse.Namespace) -> int:
         print("toolwire serve: --idle-exit takes seconds between 0 and 86400", file=sys.stderr)
         return 2
     if args.tcp:
-        from toolwire.lsp.transport import parse_address
+        from toolwire.rpc.transport import parse_address
 
         try:
             host, port = parse_address(args.tcp)
@@ -66,7 +66,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.socket:
         from toolwire.lsp.persist import DEFAULT_IDLE_EXIT, serve_socket
-        from toolwire.lsp.transport import ListenError
+        from toolwire.rpc.transport import ListenError
 
         try:
             serve_socket(server, Path(args.socket).absolute(),
@@ -76,7 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"toolwire serve: {exc}", file=sys.stderr)
             return 2
     elif args.tcp:
-        from toolwire.lsp.transport import ListenError, serve_tcp
+        from toolwire.rpc.transport import ListenError, serve_tcp
 
         try:
             serve_tcp(server, host, port)
@@ -84,7 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"toolwire serve: {exc}", file=sys.stderr)
             return 2
     else:
-        from toolwire.lsp.transport import serve_stdio
+        from toolwire.rpc.transport import serve_stdio
 
         serve_stdio(server)
     # LSP: ``exit`` after ``shutdown`` exits 0, without it 1; a client that just
@@ -94,7 +94,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level, None)
-    from toolwire.lsp.headless import RunOptions, run_turn
+    from toolwire.headless.client import RunOptions, run_turn
 
     workspace = Path(args.workspace)
     if not workspace.is_dir():

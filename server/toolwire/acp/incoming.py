@@ -72,7 +72,7 @@ def check_line(line: bytes) -> bytes | None:
     stripped = line.strip()
     if not stripped:
         return b""
-    if stripped.startswith(BOM):  # as toolwire serve answers it (lsp/rpc.py)
+    if stripped.startswith(BOM):  # as toolwire serve answers it (rpc/errors.py)
         return _error(-32700, "Parse error: the line starts with a byte order mark; send UTF-8 without one")
     try:
         text = stripped.decode("utf-8")

@@ -28,7 +28,7 @@ def run_demo(keep: bool = False) -> int:
     """Run the demo; returns the exit code of the headless run (0 on success)."""
     import asyncio
 
-    from toolwire.lsp.headless import RunOptions, run_turn
+    from toolwire.headless.client import RunOptions, run_turn
 
     tmp = Path(tempfile.mkdtemp(prefix="toolwire-demo-"))
     repo = tmp / "greet"

@@ -8,7 +8,7 @@ a few small modules of ours. The rest (the ``toolwire/`` handlers, the agent, th
 tools, pydantic's wire and settings models) is imported by
 :meth:`ToolwireServer.after_initialize`, which the protocol runs right after the
 ``initialize`` answer is written and before any later message is handled
-(:class:`toolwire.lsp.rpc.ToolwireProtocol`). So a client sees the same server,
+(:class:`toolwire.rpc.protocol.RpcProtocol`). So a client sees the same server,
 only its ``initialize`` answer comes about as early as a bare pygls server's
 (issue 12; ``bench/server.py`` measures it), and what the rest costs to import is
 paid while the client handles that answer.
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
 from toolwire import __version__
-from toolwire.lsp.documents import BufferStore, negotiated_encoding
+from toolwire.lsp.documents import BufferStore, DocumentSyncMixin, negotiated_encoding
 from toolwire.lsp.persist import ClientLink
-from toolwire.lsp.rpc import CLIENT_MISTAKES, ToolwireProtocol, answer_parse_error, clip
 from toolwire.redaction import shared as shared_redactor
+from toolwire.rpc.errors import CLIENT_MISTAKES, answer_parse_error, clip
+from toolwire.rpc.protocol import RpcProtocol, make_converter
 
 if TYPE_CHECKING:
     from toolwire.agent.host import SessionHost
@@ -50,16 +50,10 @@ CODE_ACTION_KINDS = (types.CodeActionKind.QuickFix, types.CodeActionKind.Refacto
                      types.CodeActionKind.Empty)
 
 
-def make_converter():
-    """pygls' converter, but custom-method params and results stay plain JSON data."""
-    converter = default_converter()
-
-    def keep(obj: dict, cls: type) -> Any:
-        return cls(**obj)
-
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(cls, keep)
-    return converter
+class ToolwireProtocol(DocumentSyncMixin, RpcProtocol):
+    """The LSP front-end's protocol object (one per connection): the JSON-RPC and
+    LSP message rules of :class:`toolwire.rpc.protocol.RpcProtocol`, with our own
+    document sync (:class:`toolwire.lsp.documents.DocumentSyncMixin`)."""
 
 
 class ToolwireServer(LanguageServer):

@@ -26,7 +26,7 @@ from toolwire.lsp.protocol import (
     update_payload,
 )
 from toolwire.lsp.fallback import ask_with_message_request
-from toolwire.lsp.persist import ClientGone
+from toolwire.rpc.errors import ClientGone
 
 if TYPE_CHECKING:
     from toolwire.lsp.progress import LongTools

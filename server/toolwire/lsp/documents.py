@@ -34,7 +34,8 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from toolwire.lsp.editor_edits import CHANGE_REPORT_WAIT, build_edit, confirm_unversioned, edit_form
-from toolwire.lsp.persist import ClientGone, settle_lost_edit
+from toolwire.lsp.persist import settle_lost_edit
+from toolwire.rpc.errors import ClientGone
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.positions import ENCODINGS, LineIndex, PositionError, apply_change

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+# How every question about an Irreversible change opens (the agent's rule), for clients of the wire (toolwire run).
+from toolwire.agent.events import IRREVERSIBLE_PREFIX  # noqa: F401
 from toolwire.lsp.protocol import (
     CallErrorWire,
     PermissionOptionModel,

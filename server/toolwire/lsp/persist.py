@@ -16,7 +16,7 @@ come back:
   permission requests still open).
 * Each connection has its own protocol object (:meth:`ClientLink.connect`):
   answers to the old client's requests are dropped, requests the server sent it
-  fail with :class:`ClientGone`. A permission request that was
+  fail with :class:`toolwire.rpc.errors.ClientGone`. A permission request that was
   not answered is sent again, with the same id, to the next client once it is
   ``initialized``; an edit of an open buffer whose answer was lost is settled by
   :mod:`toolwire.lsp.documents` (never applied twice).
@@ -47,14 +47,14 @@ from pygls.io_ import run_async
 
 import anyio
 
-from toolwire.lsp.transport import READ_LOG, FrameReader, ListenError
+from toolwire.rpc.transport import READ_LOG, FrameReader, ListenError
 from toolwire.streaming.state import CancelReason
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 
 if TYPE_CHECKING:
     from toolwire.lsp.documents import EditorBuffer, LspDocuments
-    from toolwire.lsp.rpc import ToolwireProtocol
+    from toolwire.lsp.boot import ToolwireProtocol
     from toolwire.lsp.server import ToolwireServer
 
 log = logging.getLogger(__name__)
@@ -67,11 +67,6 @@ CANCEL_GRACE = 10.0
 
 #: Seconds a reconnected editor has to re-open a file whose edit was not confirmed.
 REOPEN_WAIT = 5.0
-
-
-class ClientGone(Exception):
-    """The client a request was sent to disconnected (or none is connected), so no
-    answer will come on this connection; another client may connect later."""
 
 
 class ClientLink:

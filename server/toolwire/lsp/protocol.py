@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
-from toolwire.lsp.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
+from toolwire.rpc.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
 
 SESSION_NEW = "toolwire/session/new"
 SESSION_PROMPT = "toolwire/session/prompt"

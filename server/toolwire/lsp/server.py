@@ -2,12 +2,12 @@
 
 Imported right after ``initialize`` is answered (``ToolwireServer.after_initialize``):
 the server, its ``initialize`` handler and the features that shape the capabilities
-live in :mod:`toolwire.lsp.boot`, which imports nothing heavy; ``make_converter``,
-``server`` and ``ToolwireServer`` are re-exported here.
+live in :mod:`toolwire.lsp.boot`, which imports nothing heavy; ``server`` and
+``ToolwireServer`` are re-exported here.
 
 Handlers are a few lines each: validate params into a pydantic model (a bad
 params object gets InvalidParams naming the field), call the agent, return plain
-data. Custom params reach handlers as plain dicts: :func:`make_converter` stops
+data. Custom params reach handlers as plain dicts: :func:`toolwire.rpc.protocol.make_converter` stops
 pygls from turning them into namedtuples, which would mangle arbitrary keys.
 """
 
@@ -27,11 +27,11 @@ from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp import protocol as P
-from toolwire.lsp.boot import ToolwireServer, make_converter, server  # make_converter: re-exported
+from toolwire.lsp.boot import ToolwireServer, server
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.config import apply_configuration, warn
 from toolwire.lsp.documents import LspDocuments
-from toolwire.lsp.rpc import TurnInProgress, UnknownSession, clip
+from toolwire.rpc.errors import TurnInProgress, UnknownSession, clip
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
 from toolwire.streaming.wireform import brief_form

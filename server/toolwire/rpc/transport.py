@@ -30,12 +30,11 @@ from typing import Any
 
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 
+from toolwire.rpc.errors import SERVER_BUSY
+
 log = logging.getLogger(__name__)
 #: The logger pygls' read loop (``run_async``) reports unreadable messages with, on every transport.
-READ_LOG = logging.getLogger("toolwire.lsp.read")
-
-#: The error code sent to a connection refused because another client is connected.
-SERVER_BUSY = -31003
+READ_LOG = logging.getLogger("toolwire.rpc.read")
 
 
 #: Longest header line kept (bytes); a longer one is dropped as unreadable (it cannot be ``Content-Length``).
@@ -56,7 +55,7 @@ class FrameReader:
     pygls' loop gives the body to ``json.loads``, which for ``bytes`` would guess
     UTF-16 or UTF-32 and skip a UTF-8 byte order mark; a ``str`` is read as it is, so
     a body in another encoding, or one that starts with a BOM, is not JSON and is
-    answered ``-32700`` (:func:`toolwire.lsp.rpc.answer_parse_error`). A body that
+    answered ``-32700`` (:func:`toolwire.rpc.errors.answer_parse_error`). A body that
     is not valid UTF-8 at all is handed on as :class:`NotUtf8` (bytes whose decoding
     raises the ``UnicodeDecodeError``), answered ``-32700`` too.
 

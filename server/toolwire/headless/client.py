@@ -2,7 +2,7 @@
 
 It starts the server as a subprocess, speaks the real protocol over its stdio
 (pygls' JSON-RPC client), rebuilds each tool call from its updates
-(:class:`toolwire.lsp.mirror.CallMirror`; a missed piece of argument text makes
+(:class:`toolwire.headless.mirror.CallMirror`; a missed piece of argument text makes
 it take ``toolwire/session/snapshot``), prints every status change as it happens, answers
 permission requests per ``--approve``, and turns Ctrl-C into
 ``toolwire/session/cancel`` (a second Ctrl-C exits at once).
@@ -43,11 +43,11 @@ from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
-from toolwire.agent.events import IRREVERSIBLE_PREFIX
+from toolwire.headless.mirror import CallMirror
 from toolwire.lsp import protocol as P
-from toolwire.lsp.mirror import CallMirror
-from toolwire.lsp.server import make_converter
+from toolwire.lsp.messages import IRREVERSIBLE_PREFIX
 from toolwire.redaction import EXACT_FIELDS, RedactingWriter, shared
+from toolwire.rpc.protocol import make_converter
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 

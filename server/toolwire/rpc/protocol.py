@@ -1,10 +1,14 @@
 """JSON-RPC 2.0 and LSP message rules that pygls leaves to the server, in one place.
 
+:class:`RpcProtocol` is the plumbing under the LSP front-end's protocol class
+(:class:`toolwire.lsp.boot.ToolwireProtocol`, which adds the document sync); the
+error codes and the rules for error responses are in :mod:`toolwire.rpc.errors`.
+
 Every message is checked here before pygls sees it (JSON-RPC 2.0 §4–§6, LSP 3.17
 "Base Protocol" and "Lifecycle Messages"):
 
 * A body that is not JSON or not UTF-8 (no byte order mark, not UTF-16 or UTF-32;
-  the transports hand bodies on as text, :class:`toolwire.lsp.transport.FrameReader`):
+  the transports hand bodies on as text, :class:`toolwire.rpc.transport.FrameReader`):
   ``-32700 Parse error``, ``id: null``.
 * A body that is JSON but not an object (a number, a string, ``null``), an object
   that is neither a request, a notification nor a response (e.g. only an ``id``),
@@ -50,81 +54,51 @@ import uuid
 from concurrent.futures import Future
 from typing import Any
 
-from cattrs import transform_error
 from lsprotocol import types
 from lsprotocol.types import ResponseErrorMessage
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, LanguageServerProtocol
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
 
-from toolwire.lsp.documents import DocumentSyncMixin
-from toolwire.lsp.persist import ClientGone
 from toolwire.redaction import shared as shared_redactor
+from toolwire.rpc.errors import (
+    CLIENT_MISTAKES,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    SERVER_NOT_INITIALIZED,
+    ClientGone,
+    cattrs_reason,
+    clip,
+    error_response,
+    short_repr,
+    small_data,
+    usable_id,
+)
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-#: LSP: a request before ``initialize``.
-SERVER_NOT_INITIALIZED = -32002
-#: Toolwire: a prompt while the session's turn is still running (outside both
-#: reserved ranges: JSON-RPC's -32768..-32000 and LSP's -32899..-32800).
-TURN_IN_PROGRESS = -31001
-#: Toolwire: the ``sessionId`` names no session of this server.
-UNKNOWN_SESSION = -31002
 
-#: Codes that mean "the client asked for something wrong": logged as one line.
-CLIENT_MISTAKES = frozenset({INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SERVER_NOT_INITIALIZED,
-                             TURN_IN_PROGRESS, UNKNOWN_SESSION})
+def make_converter():
+    """pygls' converter, but custom-method params and results stay plain JSON data
+    (a server's and a client's: ``toolwire serve`` and ``toolwire run`` use it)."""
+    converter = default_converter()
 
-#: Longest error message sent (characters); longer ones are cut with a marker.
-ECHO_LIMIT = 1000
+    def keep(obj: dict, cls: type) -> Any:
+        return cls(**obj)
+
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, keep)
+    return converter
 
 
-class TurnInProgress(JsonRpcException):
-    """A prompt arrived while the session's previous turn is still running."""
-
-    CODE = TURN_IN_PROGRESS
-    MESSAGE = "a turn is already running in this session"
-
-
-class UnknownSession(JsonRpcException):
-    """The ``sessionId`` names no session of this server."""
-
-    CODE = UNKNOWN_SESSION
-    MESSAGE = "unknown session"
-
-
-def clip(text: str, limit: int = ECHO_LIMIT) -> str:
-    """``text`` cut to ``limit`` characters with a marker giving its full length."""
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 40]}… [{len(text)} characters in all]"
-
-
-def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, at most about ``limit`` characters (for echoing client input)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}…"
-
-
-def error_response(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    """A JSON-RPC error response object (the message capped at :data:`ECHO_LIMIT`)."""
-    error: dict[str, Any] = {"code": code, "message": clip(message)}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
-
-
-def _usable_id(msg_id: Any) -> bool:
-    return isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
-
-
-class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
-    """pygls' LSP protocol, with every message checked against JSON-RPC and LSP first,
-    and our own document sync (:class:`toolwire.lsp.documents.DocumentSyncMixin`).
+class RpcProtocol(LanguageServerProtocol):
+    """pygls' LSP protocol, with every message checked against JSON-RPC and LSP first.
 
     One object serves one connection. When the connection ends, :meth:`detach`
     closes it for good: nothing more is written, answers to the client's requests
@@ -248,7 +222,7 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
 
     def _refuse(self, msg_id: Any, code: int, message: str) -> None:
         log.warning("refused a message: %s", clip(message, 300))
-        self._send_data(error_response(msg_id if _usable_id(msg_id) else None, code, message))
+        self._send_data(error_response(msg_id if usable_id(msg_id) else None, code, message))
 
     def _handle_one(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -274,7 +248,7 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
             self._refuse(msg_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
             return
         is_request = "id" in message
-        if is_request and not _usable_id(msg_id):
+        if is_request and not usable_id(msg_id):
             self._refuse(None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
             return
         params = message.get("params")
@@ -307,9 +281,9 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
             structured = self._converter.structure(data, kind)
         except Exception as exc:  # lsprotocol params that do not fit the method's type
             if is_request:
-                self._refuse(msg_id, INVALID_PARAMS, f"{method}: invalid params: {_cattrs_reason(exc)}")
+                self._refuse(msg_id, INVALID_PARAMS, f"{method}: invalid params: {cattrs_reason(exc)}")
             else:
-                log.warning("ignored notification %s: invalid params: %s", method, _cattrs_reason(exc))
+                log.warning("ignored notification %s: invalid params: %s", method, cattrs_reason(exc))
             return
         if method == "initialize" and is_request:
             self.initialized = True
@@ -361,7 +335,7 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
                 log.warning("request %s: %s", msg_id, clip(exc.message, 300))
             else:
                 log.error("request %s: error %s: %s", msg_id, exc.code, clip(exc.message, 300))
-            self._send_data(error_response(msg_id, exc.code, exc.message, _small(exc.data)))
+            self._send_data(error_response(msg_id, exc.code, exc.message, small_data(exc.data)))
             return
         log.error("request %s failed (a bug)", msg_id, exc_info=exc)
         self._send_data(error_response(msg_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
@@ -428,70 +402,3 @@ class ToolwireProtocol(DocumentSyncMixin, LanguageServerProtocol):
         if isinstance(data, dict):
             return data
         return super()._serialize_message(data)
-
-
-def _small(data: Any) -> Any:
-    """Error ``data`` kept only when small and free of tracebacks."""
-    if data is None or (isinstance(data, dict) and "traceback" in data):
-        return None
-    text = json.dumps(data, default=str)
-    return data if len(text) <= ECHO_LIMIT else None
-
-
-def _cattrs_reason(exc: BaseException) -> str:
-    """One line saying why cattrs could not structure LSP params, fields in camelCase
-    (e.g. ``params.textDocument.version: required field missing``); no input echoed."""
-    from pydantic.alias_generators import to_camel  # imported late: pydantic is not loaded before initialize
-
-    try:
-        lines = transform_error(exc)
-    except Exception:  # not a cattrs error
-        lines = [f"{type(exc).__name__}"]
-    parts = []
-    for line in lines:
-        reason, _, where = line.rpartition(" @ $.")
-        if not reason:
-            reason, where = line, ""
-        path = ".".join(to_camel(part) if part.isidentifier() else part for part in where.split("."))
-        parts.append(f"{path}: {reason}" if path else reason)
-    return clip("; ".join(parts), 300)
-
-
-#: What ``json.loads`` raises for a body it cannot parse: not JSON, not UTF-8, or nested
-#: deeper than Python's recursion limit allows (``[[[[…]]]]``, about 1000 levels).
-PARSE_FAILURES = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
-
-
-class _NoParseTracebacks(logging.Filter):
-    """Drops pygls' "Unable to handle message" traceback for bodies that are not JSON:
-    :func:`answer_parse_error` answers them and the server logs one line."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, PARSE_FAILURES)
-
-
-# run_async logs with the logger it is given: pygls' server's (start_io) or Toolwire's read log.
-for _name in ("pygls.io_", "pygls.server", "toolwire.lsp.read"):
-    logging.getLogger(_name).addFilter(_NoParseTracebacks())
-
-
-def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bool:
-    """Send ``-32700`` for a body that was not JSON, not UTF-8 or nested too deeply; True
-    when ``error`` was one.
-
-    The message says "not UTF-8" for a body that is not valid UTF-8, one that starts
-    with a byte order mark and one holding NUL characters (UTF-16 or UTF-32 text)."""
-    if not isinstance(error, PARSE_FAILURES):
-        return False
-    reason = clip(str(error), 200)
-    if isinstance(error, RecursionError):
-        reason = "the body nests arrays or objects too deeply to be read"
-    elif isinstance(error, UnicodeDecodeError):
-        reason = f"the body is not UTF-8 ({error.reason} at byte {error.start})"
-    elif error.doc.startswith("\ufeff"):
-        reason = "the body starts with a byte order mark; send UTF-8 without one"
-    elif "\x00" in error.doc:
-        reason = f"the body is not UTF-8 (it holds NUL characters: UTF-16 or UTF-32?); {reason}"
-    protocol._send_data(error_response(None, PARSE_ERROR, f"Parse error: {reason}"))
-    return True
