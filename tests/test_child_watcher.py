@@ -61,8 +61,9 @@ def test_after_initialize_takes_the_loaded_modules_out_of_the_collectors_passes(
     import gc
 
     from toolwire.lsp.boot import ToolwireServer
+    from toolwire.lsp.main import load_handlers
 
-    server = ToolwireServer()
+    server = ToolwireServer(load_handlers)
     before = gc.get_freeze_count()
 
     async def go() -> None:
@@ -71,7 +72,7 @@ def test_after_initialize_takes_the_loaded_modules_out_of_the_collectors_passes(
     try:
         asyncio.run(go())
         assert gc.get_freeze_count() > before
-        assert server.settings.model == "replay" and server.watchers is not None
+        assert server.host.settings.model == "replay" and server.host.watchers is not None
     finally:
         gc.unfreeze()
         asyncio.set_child_watcher(None)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 SCRIPT = r'''
 import asyncio, json, sys
-from toolwire.lsp.boot import server
+from toolwire.lsp.main import server
 
 writes = []
 seen = asyncio.Event()

@@ -62,7 +62,7 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
     if not _setup_logging(args.log_level, args.log_file, "serve"):
         return 2
-    from toolwire.lsp.boot import server
+    from toolwire.lsp.main import server
 
     if args.socket:
         from toolwire.lsp.persist import DEFAULT_IDLE_EXIT, serve_socket

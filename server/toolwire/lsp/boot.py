@@ -1,6 +1,7 @@
 """The server's light start: what must exist before ``initialize`` is answered.
 
-``toolwire serve`` imports this module, not :mod:`toolwire.lsp.server`: it holds the
+``toolwire serve`` runs :mod:`toolwire.lsp.main`, which imports this module, not
+:mod:`toolwire.lsp.server`: it holds the
 server class and instance, the ``initialize`` handler and the two features that
 shape the capabilities of the ``initialize`` answer (code actions and the
 ``toolwire.runAction`` command), and imports nothing beyond pygls, lsprotocol and
@@ -25,7 +26,8 @@ import gc
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -40,6 +42,18 @@ from toolwire.rpc.protocol import RpcProtocol, make_converter
 
 if TYPE_CHECKING:
     from toolwire.agent.host import SessionHost
+
+
+class Handlers(Protocol):
+    """What :mod:`toolwire.lsp.server` gives the light server once it is loaded."""
+
+    def load(self, ls: "ToolwireServer") -> None: ...
+
+    def finish_initialize(self, ls: "ToolwireServer", params: types.InitializeParams | None) -> None: ...
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]: ...
+
+    async def run_action(self, ls: "ToolwireServer", *arguments: Any) -> dict[str, Any]: ...
 
 log = logging.getLogger("toolwire.lsp.server")
 
@@ -79,7 +93,7 @@ class ToolwireServer(LanguageServer):
 
     host: "SessionHost"
 
-    def __init__(self) -> None:
+    def __init__(self, loader: Callable[[], Handlers] | None = None) -> None:
         super().__init__(
             "toolwire",
             __version__,
@@ -96,7 +110,8 @@ class ToolwireServer(LanguageServer):
         self.permission_fallback = False
         self.link = ClientLink()
         self.initialize_params: types.InitializeParams | None = None
-        self._loaded = False
+        self.loader = loader
+        self.handlers: Handlers | None = None
 
     def after_initialize(self) -> None:
         """After each connection's ``initialize`` answer (see the module docstring): the
@@ -104,10 +119,10 @@ class ToolwireServer(LanguageServer):
         event loop (:func:`use_pidfd_child_watcher`) and move what was loaded out of
         the garbage collector's way (``gc.freeze``); every time, apply that
         ``initialize``'s ``initializationOptions``."""
-        from toolwire.lsp import server as handlers  # registers every other feature
-
-        if not self._loaded:
-            self._loaded = True
+        if self.handlers is None:
+            if self.loader is None:
+                raise RuntimeError("no handlers to load: serve toolwire.lsp.main.server")
+            handlers = self.handlers = self.loader()  # registers every other feature
             use_pidfd_child_watcher()
             handlers.load(self)
             # Everything loaded so far lives as long as the process: the collector's
@@ -115,7 +130,7 @@ class ToolwireServer(LanguageServer):
             # and schema of pygls, lsprotocol, pydantic and ours; a fed stream of
             # 256-chunk requests ran ~15 % slower with them).
             gc.freeze()
-        handlers.finish_initialize(self, self.initialize_params)
+        self.handlers.finish_initialize(self, self.initialize_params)
 
     def spawn(self, coro: Any) -> asyncio.Task:
         """Run ``coro`` as a task the server owns (kept until done; errors are logged)."""
@@ -190,14 +205,12 @@ def on_initialize(ls: ToolwireServer, params: types.InitializeParams) -> None:
                 types.CodeActionOptions(code_action_kinds=list(CODE_ACTION_KINDS), resolve_provider=False))
 def code_action(ls: ToolwireServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """``textDocument/codeAction``: Edit selection / Explain / Fix '<diagnostic>' (see protocol.md)."""
-    from toolwire.lsp import actions
-
-    return actions.code_actions(params)
+    assert ls.handlers is not None  # loaded once ``initialize`` was answered
+    return ls.handlers.code_actions(params)
 
 
 @server.command(RUN_ACTION)
 async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
     """``workspace/executeCommand`` ``toolwire.runAction`` → ``{sessionId, turnId}``; the turn runs on."""
-    from toolwire.lsp import server as handlers
-
-    return await handlers.run_action(ls, *arguments)
+    assert ls.handlers is not None  # loaded once ``initialize`` was answered
+    return await ls.handlers.run_action(ls, *arguments)

@@ -30,7 +30,7 @@ from toolwire.rpc.errors import ClientGone
 
 if TYPE_CHECKING:
     from toolwire.lsp.progress import LongTools
-    from toolwire.lsp.server import ToolwireServer
+    from toolwire.lsp.boot import ToolwireServer
 
 log = logging.getLogger(__name__)
 

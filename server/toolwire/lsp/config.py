@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from toolwire.lsp.server import ToolwireServer
+    from toolwire.lsp.boot import ToolwireServer
 
 __all__ = ["SECTION", "apply_configuration", "pull_section", "section_of", "warn"]
 

@@ -41,7 +41,7 @@ from toolwire.workspace.errors import ToolError
 from toolwire.workspace.positions import ENCODINGS, LineIndex, PositionError, apply_change
 
 if TYPE_CHECKING:
-    from toolwire.lsp.server import ToolwireServer
+    from toolwire.lsp.boot import ToolwireServer
 
 log = logging.getLogger(__name__)
 

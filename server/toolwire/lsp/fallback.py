@@ -28,7 +28,7 @@ from toolwire.agent.events import IRREVERSIBLE_PREFIX
 from toolwire.workspace.names import display_text
 
 if TYPE_CHECKING:
-    from toolwire.lsp.server import ToolwireServer
+    from toolwire.lsp.boot import ToolwireServer
 
 log = logging.getLogger(__name__)
 

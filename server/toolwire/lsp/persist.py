@@ -54,8 +54,7 @@ from toolwire.workspace.errors import ToolError
 
 if TYPE_CHECKING:
     from toolwire.lsp.documents import EditorBuffer, LspDocuments
-    from toolwire.lsp.boot import ToolwireProtocol
-    from toolwire.lsp.server import ToolwireServer
+    from toolwire.lsp.boot import ToolwireProtocol, ToolwireServer
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import call_path
 
 if TYPE_CHECKING:
-    from toolwire.lsp.server import ToolwireServer
+    from toolwire.lsp.boot import ToolwireServer
 
 log = logging.getLogger(__name__)
 

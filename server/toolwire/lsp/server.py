@@ -1,6 +1,7 @@
 """The ``toolwire/`` methods and the rest of LSP, on the server of :mod:`toolwire.lsp.boot`.
 
-Imported right after ``initialize`` is answered (``ToolwireServer.after_initialize``):
+Imported right after ``initialize`` is answered (``ToolwireServer.after_initialize``
+runs :func:`toolwire.lsp.main.load_handlers`; this module is its :class:`~toolwire.lsp.boot.Handlers`):
 the server, its ``initialize`` handler and the features that shape the capabilities
 live in :mod:`toolwire.lsp.boot`, which imports nothing heavy; ``server`` and
 ``ToolwireServer`` are re-exported here.
@@ -288,7 +289,9 @@ async def session_redo_turn(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 
 # textDocument/codeAction and the toolwire.runAction command shape the capabilities of the
-# initialize answer: toolwire.lsp.boot registers them (the command runs this function).
+# initialize answer: toolwire.lsp.boot registers them, and they run these two functions.
+code_actions = actions.code_actions
+
 async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
     """``workspace/executeCommand`` ``toolwire.runAction`` → ``{sessionId, turnId}``; the turn runs on."""
     if len(arguments) != 1:
