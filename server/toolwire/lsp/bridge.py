@@ -4,6 +4,10 @@
 * :class:`LspApprover` — permission requests → ``toolwire/session/requestPermission``;
   a cancelled ask is withdrawn with ``$/cancelRequest``.
 
+Both reach the client through whichever connection the server has at the moment
+(clients come and go over ``--socket``): they are given the server as the narrow
+:class:`UpdateChannel` and :class:`ApprovalChannel`, never more of it.
+
 Open buffers and edits through ``workspace/applyEdit`` live in :mod:`toolwire.lsp.documents`.
 """
 
@@ -11,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from pydantic import ValidationError
@@ -27,24 +31,66 @@ from toolwire.lsp.protocol import (
 )
 from toolwire.lsp.fallback import ask_with_message_request
 from toolwire.rpc.errors import ClientGone
+from toolwire.rpc.protocol import Peer
 
 if TYPE_CHECKING:
     from toolwire.lsp.progress import LongTools
-    from toolwire.lsp.boot import ToolwireServer
+    from toolwire.redaction import Redactor
 
 log = logging.getLogger(__name__)
+
+
+class UpdateChannel(Protocol):
+    """What :class:`LspSink` needs of the server."""
+
+    @property
+    def protocol(self) -> Peer:
+        """The connection of the moment (replaced when a client reconnects)."""
+
+    @property
+    def redactor(self) -> "Redactor":
+        """Keeps the secrets the server was given out of what it sends."""
+
+
+class ClientWait(Protocol):
+    """Waits for a client to come back (:class:`toolwire.lsp.persist.ClientLink`)."""
+
+    async def wait_ready(self, session_id: str) -> bool:
+        """True once an initialized client is connected; False at once when none can come back."""
+
+
+class ApprovalChannel(Protocol):
+    """What :class:`LspApprover` needs of the server.
+
+    Attributes:
+        permission_fallback: The client does not know ``toolwire/session/requestPermission``:
+            ask with ``window/showMessageRequest`` (set here on the first MethodNotFound).
+        pending_permissions: Per session id, the open requests' params by request id
+            (``toolwire/session/snapshot`` lists them).
+    """
+
+    permission_fallback: bool
+    pending_permissions: dict[str, dict[str, dict[str, Any]]]
+
+    @property
+    def protocol(self) -> Peer:
+        """The connection of the moment (replaced when a client reconnects)."""
+
+    @property
+    def link(self) -> ClientWait:
+        """Whether a client is connected, to wait for the next one."""
 
 class LspSink:
     """Sends each agent event of one session as a ``toolwire/session/update`` notification.
 
     Args:
-        server: The server.
+        server: The server, as far as sending updates goes.
         session_id: The session the updates belong to.
         stream_id: For client-fed streams, added to each notification as ``streamId``.
         long_tools: Given tool-call updates, to report long-running tools as work-done progress.
     """
 
-    def __init__(self, server: "ToolwireServer", session_id: str, stream_id: str | None = None,
+    def __init__(self, server: UpdateChannel, session_id: str, stream_id: str | None = None,
                  long_tools: "LongTools | None" = None) -> None:
         self._server = server
         self._long_tools = long_tools
@@ -68,7 +114,7 @@ class LspApprover:
     (:mod:`toolwire.lsp.fallback`). When the client disconnects before answering
     (``--socket``), the same request is sent to the next client once it is ready."""
 
-    def __init__(self, server: "ToolwireServer", session_id: str) -> None:
+    def __init__(self, server: ApprovalChannel, session_id: str) -> None:
         self._server = server
         self._session_id = session_id
 
@@ -78,7 +124,7 @@ class LspApprover:
         Cancellation of the caller sends ``$/cancelRequest`` for the pending request.
         """
         if self._server.permission_fallback:
-            return await ask_with_message_request(self._server, call, subject)
+            return await ask_with_message_request(self._server.protocol, call, subject)
         msg_id = f"perm-{uuid.uuid4().hex[:12]}"
         params = {
             "sessionId": self._session_id,
@@ -104,7 +150,7 @@ class LspApprover:
         except JsonRpcMethodNotFound:  # an LSP client without Toolwire's panel
             open_requests.pop(msg_id, None)
             self._server.permission_fallback = True
-            return await ask_with_message_request(self._server, call, subject)
+            return await ask_with_message_request(self._server.protocol, call, subject)
         except Exception as exc:  # the client answered with an error
             log.warning("permission request failed: %s", exc)
             return PermissionAnswer("cancelled")
@@ -121,6 +167,3 @@ class LspApprover:
             outcome.option_id or "", "reject"
         )
         return PermissionAnswer(option, outcome.reason)  # type: ignore[arg-type]
-
-
-from toolwire.lsp.documents import LspDocuments  # noqa: E402,F401  (moved there; kept importable from here)

@@ -17,16 +17,13 @@ stays in the buffer, where the editor's undo removes it.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from lsprotocol import types
 
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.positions import changed_lines, minimal_edit, narrow_edits
-
-if TYPE_CHECKING:
-    from toolwire.lsp.documents import BufferStore
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +34,27 @@ __all__ = ["CHANGE_REPORT_WAIT", "edit_form", "missing_edit_capabilities", "buil
            "describe_lines"]
 
 EditForm = Literal["versioned", "changes"]
+
+
+class EditedBuffer(Protocol):
+    """An open buffer as the server keeps it (:class:`toolwire.lsp.documents.EditorBuffer`)."""
+
+    text: str
+    version: int
+    out_of_sync: str | None
+
+
+class EditedBuffers(Protocol):
+    """What an edit needs of the editor's open buffers (:class:`toolwire.lsp.documents.BufferStore`)."""
+
+    def get(self, uri: str) -> EditedBuffer | None:
+        """The buffer open under ``uri``, or None."""
+
+    async def wait_moved(self, uri: str, version: int, timeout: float) -> bool:
+        """Wait until ``uri`` is past ``version``, closed or reopened; False after ``timeout`` seconds."""
+
+    def range_of(self, text: str, start: int, end: int) -> types.Range:
+        """The LSP range, in the negotiated encoding, of code-point offsets of ``text``."""
 
 
 def edit_form(caps: types.ClientCapabilities | None) -> EditForm | None:
@@ -61,7 +79,7 @@ def missing_edit_capabilities(caps: types.ClientCapabilities | None) -> list[str
     return [] if edit_form(caps) is not None else ["workspace.applyEdit"]
 
 
-def build_edit(store: "BufferStore", doc: OpenDocument, new_text: str, form: EditForm) -> types.WorkspaceEdit:
+def build_edit(store: EditedBuffers, doc: OpenDocument, new_text: str, form: EditForm) -> types.WorkspaceEdit:
     """The ``WorkspaceEdit`` turning ``doc.text`` into ``new_text`` (they differ).
 
     ``versioned``: one ``TextDocumentEdit`` on ``doc.version`` with one ``TextEdit``, the
@@ -87,7 +105,7 @@ def describe_lines(ranges: list[tuple[int, int]]) -> str:
     return ("line " if len(parts) == 1 and "-" not in parts[0] else "lines ") + ", ".join(parts)
 
 
-async def confirm_unversioned(store: "BufferStore", doc: OpenDocument, new_text: str) -> None:
+async def confirm_unversioned(store: EditedBuffers, doc: OpenDocument, new_text: str) -> None:
     """After the editor answered ``applied: true`` to an unversioned edit of ``doc``: check
     that the buffer now holds exactly ``new_text``.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from lsprotocol import types
@@ -25,10 +25,8 @@ from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
 from toolwire.agent.events import IRREVERSIBLE_PREFIX
+from toolwire.rpc.protocol import Peer
 from toolwire.workspace.names import display_text
-
-if TYPE_CHECKING:
-    from toolwire.lsp.boot import ToolwireServer
 
 log = logging.getLogger(__name__)
 
@@ -56,21 +54,24 @@ def subject_text(call: dict[str, Any], subject: dict[str, Any]) -> str:
     return display_text(f"{warning}Toolwire wants to run {name}{target}:\n{body}", keep="\n\t")
 
 
-async def ask_with_message_request(server: "ToolwireServer", call: dict[str, Any],
-                                   subject: dict[str, Any]) -> PermissionAnswer:
+async def ask_with_message_request(client: Peer, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
     """Ask through ``window/showMessageRequest``; ``cancelled`` when the client cannot answer.
+
+    Args:
+        client: The connection to ask on (the server's protocol object of the moment).
+        call: The call's ``toolCall`` brief.
+        subject: What the call will do (the permission request's ``subject``).
 
     Cancellation of the caller withdraws the request (``$/cancelRequest``).
     """
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning, message=subject_text(call, subject),
         actions=[types.MessageActionItem(title=title) for title in _ACTIONS])
-    protocol = server.protocol
     msg_id = f"ask-{uuid.uuid4().hex[:12]}"
     try:
-        answer = await protocol.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
+        answer = await client.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
     except anyio.get_cancelled_exc_class():  # the call or turn was cancelled: withdraw the question
-        protocol.withdraw(msg_id)
+        client.withdraw(msg_id)
         raise
     except JsonRpcMethodNotFound:  # the client answers no question at all
         log.warning("the client knows neither toolwire/session/requestPermission nor window/showMessageRequest")

@@ -13,6 +13,8 @@
 * :class:`LongTools` — in any turn, a tool still running after :data:`LONG_TOOL_AFTER`
   seconds (git on a large repository, a big edit) gets its own cancellable progress,
   ended when the call ends; cancelling it cancels that call.
+
+They are given the server as the narrow :class:`ProgressChannel`, never more of it.
 """
 
 from __future__ import annotations
@@ -20,19 +22,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from lsprotocol import types
 
 from toolwire.agent.events import AgentEvent, ToolCallUpdate, TurnUpdate
+from toolwire.rpc.protocol import Peer
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import call_path
 
 if TYPE_CHECKING:
-    from toolwire.lsp.boot import ToolwireServer
+    from pygls.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,33 @@ CREATE_TIMEOUT = 5.0
 _TERMINAL = frozenset({"done", "errored", "canceled"})
 
 
-def supports_progress(server: "ToolwireServer") -> bool:
+class ProgressChannel(Protocol):
+    """What work-done progress needs of the server.
+
+    Attributes:
+        progress_cancels: Per progress token, what the client's
+            ``window/workDoneProgress/cancel`` of it runs.
+    """
+
+    progress_cancels: dict[str, Any]
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities | None:
+        """What the connected client declared in ``initialize``."""
+
+    @property
+    def protocol(self) -> Peer:
+        """The connection of the moment (replaced when a client reconnects)."""
+
+    @property
+    def work_done_progress(self) -> "Progress":
+        """pygls' ``$/progress`` sender of that connection."""
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        """Run ``coro`` as a task the server owns."""
+
+
+def supports_progress(server: ProgressChannel) -> bool:
     """True when the client declared ``window.workDoneProgress``."""
     caps = server.client_capabilities
     return bool(caps and caps.window and caps.window.work_done_progress)
@@ -66,11 +95,11 @@ class WorkProgress:
     """One server-initiated work-done progress.
 
     Args:
-        server: The server.
+        server: The server, as far as progress goes.
         on_cancel: Called when the client cancels the progress.
     """
 
-    def __init__(self, server: "ToolwireServer", on_cancel: Callable[[], None]) -> None:
+    def __init__(self, server: ProgressChannel, on_cancel: Callable[[], None]) -> None:
         self._server = server
         self._on_cancel = on_cancel
         self.token = f"toolwire-{uuid.uuid4().hex[:12]}"
@@ -207,11 +236,12 @@ class LongTools:
     Fed with every ``tool_call`` update of one session (:meth:`seen`).
 
     Args:
-        server: The server.
+        server: The server, as far as progress goes.
         cancel_call: Cancels one call by id (the progress is cancellable).
+        root: The session's folder (paths are shown relative to it).
     """
 
-    def __init__(self, server: "ToolwireServer", cancel_call: Callable[[str], Any], root: Path | None = None) -> None:
+    def __init__(self, server: ProgressChannel, cancel_call: Callable[[str], Any], root: Path | None = None) -> None:
         self._server = server
         self._cancel_call = cancel_call
         self._root = root

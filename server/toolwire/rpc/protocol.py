@@ -52,7 +52,8 @@ import json
 import logging
 import uuid
 from concurrent.futures import Future
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, Protocol
 
 from lsprotocol import types
 from lsprotocol.types import ResponseErrorMessage
@@ -95,6 +96,21 @@ def make_converter():
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, keep)
     return converter
+
+
+class Peer(Protocol):
+    """The other end of one connection, as the parts that talk to it see it:
+    :class:`RpcProtocol` is one (a test may pass a fake)."""
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """Send a notification."""
+
+    def send_request_async(self, method: str, params: Any | None = None, msg_id: Any = None) -> Awaitable[Any]:
+        """Send a request; the awaitable gives the answer (or raises the error answered,
+        :class:`~toolwire.rpc.errors.ClientGone` when the connection ends first)."""
+
+    def withdraw(self, msg_id: Any) -> bool:
+        """Forget a request still unanswered and send ``$/cancelRequest``; True when it was."""
 
 
 class RpcProtocol(LanguageServerProtocol):
