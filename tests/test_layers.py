@@ -1,5 +1,5 @@
 """Dependencies point one way: {lsp, acp} → agent → {llm, streaming, tools} → workspace, with
-the JSON-RPC plumbing (rpc) under lsp and the headless client (headless) beside it (docs/design.md, "Layers")."""
+the JSON-RPC plumbing (rpc) under lsp and the headless client (headless) beside it (docs/architecture.md, "Layers")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The transition table of docs/design.md is enforced, and a violation is reported."""
+"""The transition table of docs/architecture.md is enforced, and a violation is reported."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ export type {
 /** Arguments that start the server with a Python interpreter (JSON-RPC over stdio). */
 export const SERVE_ARGS: readonly string[] = ["-m", "toolwire", "serve"];
 
-/** Where a tool call is in its life (docs/design.md, "Tool-call statuses"). */
+/** Where a tool call is in its life (docs/architecture.md, "Tool-call statuses"). */
 export type ToolCallStatus = W.ToolCallWire["status"];
 
 /** Why a call ended `canceled`. */

@@ -6,7 +6,7 @@ response: what the model sent (raw argument text, exactly), what we made of it
 the call is in its life (``status``, ``rev``, ``error``, ``cancel_reason``).
 
 The statuses and the transition table are Continue's six words, as written in
-docs/design.md ("Tool-call statuses"). The table is enforced: an illegal transition
+docs/architecture.md ("Tool-call statuses"). The table is enforced: an illegal transition
 raises :class:`IllegalTransition` and is never applied silently.
 """
 
@@ -37,7 +37,7 @@ class Status(str, enum.Enum):
 
 _TERMINAL = frozenset({Status.DONE, Status.ERRORED, Status.CANCELED})
 
-#: Allowed transitions (docs/design.md, "Tool-call statuses").
+#: Allowed transitions (docs/architecture.md, "Tool-call statuses").
 TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.GENERATING: frozenset({Status.GENERATED, Status.ERRORED, Status.CANCELED}),
     Status.GENERATED: frozenset({Status.CALLING, Status.ERRORED, Status.CANCELED}),
