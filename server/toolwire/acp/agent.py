@@ -15,7 +15,9 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     AuthenticateResponse,
+    AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Implementation,
@@ -31,14 +33,16 @@ from acp.schema import (
     SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    TextContentBlock,
     Usage,
 )
 
 from toolwire import __version__
 from toolwire.acp import mapping
+from toolwire.acp.commands import Command, CommandError, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.history import replay_history
-from toolwire.agent.host import Hosted, SessionHost, SessionSpecError, TurnRunning
+from toolwire.agent.host import HostError, Hosted, SessionHost, SessionSpecError, TurnRunning
 from toolwire.redaction import shared as shared_redactor
 from toolwire.settings import Settings
 from toolwire.workspace.names import display_text
@@ -59,6 +63,9 @@ MODES: dict[str, tuple[str, str, dict[str, str]]] = {
 
 #: The id of the model selector in ``configOptions``.
 MODEL_OPTION = "model"
+#: The extension method cancelling one call (``_toolwire/toolCall/cancel`` on the wire:
+#: the SDK strips the leading underscore before :meth:`ToolwireAcpAgent.ext_method`).
+TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
 
 
 def register_mcp_secrets(servers: list[Any] | None) -> None:
@@ -101,6 +108,7 @@ class ToolwireAcpAgent:
         self.sessions: dict[str, AcpSession] = {}
         self._conn: Any = None
         self._client_fs = False
+        self._advertising: set[asyncio.Task] = set()
 
     def on_connect(self, conn: Any) -> None:
         """Keep the connection (the client side's methods)."""
@@ -143,6 +151,7 @@ class ToolwireAcpAgent:
         meta = {"toolwire": {"unsupportedMcpServers": names}} if names else None
         if names:
             log.warning("MCP servers are not supported by Toolwire; ignored: %s", ", ".join(names))
+        self._advertise(session.core.id)
         return NewSessionResponse(session_id=session.core.id, modes=self._modes(session),
                                   config_options=self._config(session), field_meta=meta)
 
@@ -161,6 +170,7 @@ class ToolwireAcpAgent:
             raise RequestError.resource_not_found(f"session:{session_id}")
         for update in replay_history(session.core.conversation.messages, session.core.root):
             await self._conn.session_update(session_id=session_id, update=update)
+        self._advertise(session_id)
         return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
@@ -193,6 +203,7 @@ class ToolwireAcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         """Run one turn on the core; every tool call is terminal (and told) before the answer.
+        A prompt ``/undo …`` or ``/redo …`` is a command, not a turn (:meth:`_command`).
 
         Raises:
             RequestError: unknown session, a turn already running, an empty prompt,
@@ -201,9 +212,15 @@ class ToolwireAcpAgent:
         """
         session = self._session(session_id)
         hosted = session.hosted
+        text = prompt_text(prompt)
+        try:
+            command = parse_command(text)
+        except CommandError as exc:
+            raise RequestError.invalid_params({"prompt": str(exc)}) from None
+        if command is not None:
+            return await self._command(session, command)
         if hosted.turn is not None:
             raise RequestError.invalid_request({"sessionId": "a turn is already running in this session"})
-        text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         approver = AcpApprover(self._conn, hosted.session, session.sink, lambda call_id: self.host.preview(hosted, call_id))
@@ -228,6 +245,24 @@ class ToolwireAcpAgent:
         """``session/cancel``: the running turn ends; its prompt answers ``cancelled``."""
         self.host.cancel_turn(session_id)
 
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Toolwire's extension requests (``_``-prefixed on the wire; the SDK strips it):
+        ``toolwire/toolCall/cancel`` ``{sessionId, toolCallId}`` → ``{cancelled}``, as
+        the LSP front-end's method of that name: one call is cancelled, the turn goes on;
+        false for an unknown or finished call.
+
+        Raises:
+            RequestError: method not found for another name; invalid params naming
+                ``sessionId`` (missing, not a string, unknown) or ``toolCallId``.
+        """
+        if method != TOOL_CALL_CANCEL:
+            raise RequestError.method_not_found(f"_{method}")
+        for name in ("sessionId", "toolCallId"):
+            if not isinstance(params.get(name), str) or not params[name]:
+                raise RequestError.invalid_params({name: "a non-empty string is required"})
+        session = self._session(params["sessionId"])
+        return {"cancelled": self.host.cancel_call(session.hosted, params["toolCallId"])}
+
     async def close(self) -> None:
         """Close every session (its turn is cancelled, its model closed) and stop the sink tasks
         (the connection closed)."""
@@ -236,6 +271,43 @@ class ToolwireAcpAgent:
             session.task.cancel()
 
     # -- helpers -----------------------------------------------------------------
+
+    async def _command(self, session: AcpSession, command: Command) -> PromptResponse:
+        """``/undo`` or ``/redo``: :meth:`SessionHost.undo` with the command's options, answered
+        by one agent message (the result's message and each path's outcome; the whole
+        result in ``_meta.toolwire.undoResult``) and ``end_turn``. No model request, no turn.
+
+        Raises:
+            RequestError: invalid request while a turn runs (the host's refusal), invalid
+                params for a turn id the session does not have.
+        """
+        try:
+            result = await self.host.undo(session.hosted, command.turn_id, redo=command.redo, force=command.force,
+                                          partial=command.partial, rewind=command.rewind)
+        except TurnRunning as exc:
+            raise RequestError.invalid_request({"sessionId": str(exc)}) from None
+        except HostError as exc:
+            raise RequestError.invalid_params({"prompt": f"{'/redo' if command.redo else '/undo'}: {exc}"}) from None
+        await session.sink.flush()  # after whatever the session told before
+        chunk = AgentMessageChunk(session_update="agent_message_chunk",
+                                  content=TextContentBlock(type="text", text=answer_text(result)),
+                                  field_meta={"toolwire": {"undoResult": result}})
+        await self._conn.session_update(session_id=session.core.id, update=chunk)
+        return PromptResponse(stop_reason="end_turn")
+
+    def _advertise(self, session_id: str) -> None:
+        """Send ``available_commands_update`` (``/undo``, ``/redo``) once the answer in progress is out:
+        the task runs after the handler returns, and the SDK queues the answer before it."""
+        async def send() -> None:
+            try:
+                await self._conn.session_update(session_id=session_id, update=AvailableCommandsUpdate(
+                    session_update="available_commands_update", available_commands=advertised()))
+            except Exception as exc:  # noqa: BLE001 - the client went away
+                log.warning("available_commands_update failed: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(send(), name=f"acp-commands-{session_id}")
+        self._advertising.add(task)
+        task.add_done_callback(self._advertising.discard)
 
     async def _open(self, cwd: str) -> AcpSession:
         documents = AcpDocuments(self._conn, "", self._client_fs)

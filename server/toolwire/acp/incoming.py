@@ -21,7 +21,9 @@ and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
 notification Toolwire does not handle (an unknown method, an ``_``-prefixed
 extension it does not know, ``$/cancel_request``) is ignored with one DEBUG line,
 and one of :data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
-notification has no answer). Nothing the guard refuses stops it: the agent keeps
+notification has no answer). Every request goes on to the SDK, an ``_``-prefixed one too
+(``_toolwire/toolCall/cancel``: the SDK hands it to ``ToolwireAcpAgent.ext_method``, which
+answers an unknown one method-not-found). Nothing the guard refuses stops it: the agent keeps
 serving every session.
 """
 
