@@ -25,6 +25,7 @@ from acp import RequestError
 from acp.schema import ToolCallLocation
 
 from toolwire.acp import mapping
+from toolwire.agent.events import CallSnapshot
 from toolwire.workspace.names import display_name, valid_text
 from toolwire.workspace.shown_paths import call_path
 
@@ -167,12 +168,12 @@ def test_a_subjects_diff_names_the_file_its_display_form_stands_for(tmp_path: Pa
 def test_a_rename_is_titled_with_both_names_as_the_tools_read_them(tmp_path: Path) -> None:
     (tmp_path / NAME).write_text("x\n")
     resolve = functools.partial(call_path, tmp_path)
-    done = {"name": "rename_file", "path": SHOWN, "arguments": {"path": SHOWN, "new_path": "paid\u202etxt.exe"}}
+    done = CallSnapshot(name="rename_file", path=SHOWN, arguments={"path": SHOWN, "new_path": "paid\u202etxt.exe"})
     assert mapping.title(done, resolve) == f'rename_file {SHOWN} → "paid\\342\\200\\256txt.exe"'
-    streaming = {"name": "rename_file", "partialArguments": {"path": NAME, "new_path": "pa\u202e"}}
+    streaming = CallSnapshot(name="rename_file", preview={"path": NAME, "new_path": "pa\u202e"})
     assert mapping.title(streaming, resolve) == f'rename_file {SHOWN} → "pa\\342\\200\\256"'
     assert mapping.locations(done, resolve) == [ToolCallLocation(path=str(tmp_path / NAME))]
-    odd_tool = {"name": "run\x1b[2J", "kind": "server_tool_use"}
+    odd_tool = CallSnapshot(name="run\x1b[2J", kind="server_tool_use")
     assert mapping.title(odd_tool, resolve) == "run\\x1b[2J (run by the provider)"
 
 

@@ -25,7 +25,7 @@ from conftest import DATA, ToolwireTestClient
 from test_corpus import PROVIDER_KINDS, expected_format
 from toolwire.streaming.framing import frames_from_bytes
 from toolwire.streaming.merge import merge_bytes
-from toolwire.streaming.wireform import ARGUMENT_FIELDS, brief_form
+from toolwire.lsp.call_wire import ARGUMENT_FIELDS, brief_form
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

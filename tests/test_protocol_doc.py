@@ -41,14 +41,14 @@ def test_the_client_types_name_every_method_update_status_and_stop_reason():
     """protocol.ts has a method object for every method (typed from the generated table);
     the generated types hold every update kind, status and cancel reason the server
     sends; protocol.ts names the stop reasons (the wire says only ``string``)."""
-    from toolwire.agent.events import MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
+    from toolwire.agent.events import CallChange, CallSnapshot, MessageChunk, ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange
     from toolwire.lsp.protocol import update_payload
     from toolwire.streaming.state import CancelReason, Status
 
     for method in METHODS:
         assert f'request("{method}")' in TS or f'notification("{method}")' in TS, method
         assert f'"{method}": {{' in WIRE_TS, method
-    samples = [ToolCallUpdate({}), MessageChunk("x"), MessageChunk("x", "reasoning"), TurnUpdate("ended", "end_turn"),
+    samples = [ToolCallChanged(CallSnapshot(), CallChange()), MessageChunk("x"), MessageChunk("x", "reasoning"), TurnUpdate("ended", "end_turn"),
                UsageUpdate(1, 2, 3), WorkspaceChange(("a",))]
     for event in samples:
         kind = update_payload(event)["sessionUpdate"]

@@ -10,7 +10,8 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from toolwire.agent.events import PermissionAnswer, RecordingSink, ToolCallUpdate, TurnUpdate
+from toolwire.agent.events import CallSnapshot, PermissionAnswer, RecordingSink, ToolCallChanged, TurnUpdate
+from toolwire.lsp.call_wire import update_form
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
@@ -67,8 +68,8 @@ class ScriptedApprover:
         self.block = block
         self.waiting = anyio.Event()
 
-    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
-        self.asked.append(call["toolCallId"])
+    async def request_permission(self, call: CallSnapshot, subject: dict[str, Any]) -> PermissionAnswer:
+        self.asked.append(call.id)
         if self.block:
             self.waiting.set()
             await anyio.sleep_forever()
@@ -91,8 +92,9 @@ def make_session(tmp_path: Path, lines: list[dict], tools: list[Tool], **setting
 def call_updates(sink: RecordingSink) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for event in sink.events:
-        if isinstance(event, ToolCallUpdate):
-            out.setdefault(event.call["toolCallId"] or f"#{event.call['index']}", []).append(event.call)
+        if isinstance(event, ToolCallChanged):
+            call = update_form(event)  # the update as the LSP front-end sends it
+            out.setdefault(call["toolCallId"] or f"#{call['index']}", []).append(call)
     return out
 
 
@@ -465,7 +467,7 @@ async def test_cancel_a_call_while_its_arguments_still_stream(tmp_path):
     class CancelOnFirstSight(RecordingSink):
         def emit(self, event) -> None:
             super().emit(event)
-            if isinstance(event, ToolCallUpdate) and event.call["toolCallId"] == "ca" and event.call["status"] == "generating":
+            if isinstance(event, ToolCallChanged) and event.call.id == "ca" and event.call.status.value == "generating":
                 turn.cancel_call("ca")
 
     sink = CancelOnFirstSight()

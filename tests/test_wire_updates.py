@@ -21,7 +21,14 @@ from toolwire.lsp.protocol import ToolCallUpdateWire, ToolCallWire
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.delta import ToolCallDelta, ToolCallEnd
 from toolwire.streaming.state import Status, ToolCallState
-from toolwire.streaming.wireform import PREVIEW_BUDGET, PREVIEW_CHARS, update_form
+from toolwire.agent.events import call_changed
+from toolwire.lsp import call_wire
+from toolwire.streaming.changes import PREVIEW_BUDGET, PREVIEW_CHARS
+
+
+def update_form(call: ToolCallState) -> dict:
+    """The call's next ``tool_call`` update as the LSP front-end writes it."""
+    return call_wire.update_form(call_changed(call))
 
 
 # ----------------------------------------------------------------- in process

@@ -180,7 +180,8 @@ export interface SnapshotResult {
  * A full tool-call snapshot (see protocol.md, "ToolCall"): every field whole.
  *
  * Carried by ``toolwire/session/snapshot`` and ``toolwire/session/requestPermission``;
- * built by :meth:`toolwire.streaming.state.ToolCallState.to_wire`. Updates carry
+ * built by :meth:`toolwire.streaming.state.ToolCallState.to_wire` and
+ * :func:`toolwire.lsp.call_wire.snapshot_form`. Updates carry
  * :class:`ToolCallUpdateWire` instead. A test validates both against these models.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -609,7 +610,7 @@ export interface ToolCallUpdateKind {
 /**
  * The ``toolCall`` of a ``tool_call`` update (protocol.md, "ToolCall updates").
  *
- * Built by :func:`toolwire.streaming.wireform.update_form`. The identity and
+ * Built by :func:`toolwire.lsp.call_wire.update_form`. The identity and
  * status fields are always present; the argument fields only as the rules say:
  * ``arguments_delta`` while ``generating`` when text was appended,
  * ``arguments_text`` whole once when the status leaves ``generating`` (or when

@@ -32,7 +32,7 @@ from acp.schema import (
 
 from toolwire.acp import mapping
 from toolwire.agent.host import Preview, PreviewError, Session
-from toolwire.agent.events import AgentEvent, MessageChunk, PermissionAnswer, ToolCallUpdate, TurnUpdate
+from toolwire.agent.events import AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, ToolCallChanged, TurnUpdate
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_text
@@ -45,14 +45,13 @@ log = logging.getLogger(__name__)
 CLIENT_FILE_LIMIT = 2 * 1024 * 1024
 
 
-class CallView:
-    """What the ACP client has been told about one tool call, and the call as merged
-    from Toolwire's updates (whole snapshots or argument pieces, protocol.md "ToolCall")."""
+class SentCall:
+    """What the ACP client has been told about one tool call (the fields last sent), and
+    the call's path arguments as resolved for it."""
 
-    __slots__ = ("call", "started", "sent", "_root", "_paths")
+    __slots__ = ("started", "sent", "_root", "_paths")
 
     def __init__(self, root: Path) -> None:
-        self.call: dict[str, Any] = {}
         self.started = False
         self.sent: dict[str, Any] = {}
         self._root = root
@@ -67,25 +66,15 @@ class CallView:
             found = self._paths[written] = call_path(self._root, written)
         return found
 
-    def merge(self, update: dict[str, Any]) -> None:
-        """Fold one ``toolCall`` update into :attr:`call`."""
-        delta = update.get("argumentsDelta")
-        for key, value in update.items():
-            if key != "argumentsDelta":
-                self.call[key] = value
-        if isinstance(delta, dict) and "argumentsText" not in update:
-            text = self.call.get("argumentsText") or ""
-            if delta.get("offset") == len(text):
-                self.call["argumentsText"] = text + str(delta.get("text", ""))
-
 
 class AcpSink:
     """Sends one session's agent events to the client as ``session/update``.
 
     :meth:`emit` only queues; :meth:`run` (one task per session) sends in order.
-    Argument pieces are not forwarded one by one: a call is announced once its id is
-    known (``tool_call``), then updated (``tool_call_update``) when its status, title,
-    locations or final arguments change, and once more with its outcome.
+    Each tool-call event's snapshot is mapped as it is (argument pieces are not
+    forwarded): a call is announced once its id and name are known (``tool_call``),
+    then updated (``tool_call_update``) with the fields that differ from what was
+    sent (status, title, locations, final arguments), and once more with its outcome.
 
     Args:
         conn: The agent-side connection (``session_update``).
@@ -98,7 +87,7 @@ class AcpSink:
         self._session_id = session_id
         self._root = root
         self._queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-        self.calls: dict[str, CallView] = {}
+        self.calls: dict[str, SentCall] = {}
 
     def emit(self, event: AgentEvent) -> None:
         """Queue one event (never blocks)."""
@@ -127,7 +116,7 @@ class AcpSink:
             if event.channel == "reasoning":
                 return [AgentThoughtChunk(session_update="agent_thought_chunk", content=block)]
             return [AgentMessageChunk(session_update="agent_message_chunk", content=block)]
-        if isinstance(event, ToolCallUpdate):
+        if isinstance(event, ToolCallChanged):
             return self._tool_call(event.call)
         if isinstance(event, TurnUpdate) and event.state == "ended" and event.stop_reason == "repeated_tool_failure":
             text = f"\n\n[Stopped: {event.message}]" if event.message else "\n\n[Stopped: a tool kept failing]"
@@ -135,25 +124,21 @@ class AcpSink:
                                       content=TextContentBlock(type="text", text=display_text(text, keep="\n\t")))]
         return []
 
-    def _tool_call(self, update: dict[str, Any]) -> list[Any]:
-        call_id = update.get("toolCallId") or ""
-        if not call_id:  # the provider sends the id late: announce the call once it has one
+    def _tool_call(self, call: CallSnapshot) -> list[Any]:
+        call_id = call.id
+        if not call_id or not call.name:  # the provider sends the id late: announce the call once it has one
             return []
-        view = self.calls.setdefault(call_id, CallView(self._root))
-        view.merge(update)
-        call = view.call
-        if not call.get("name"):
-            return []
-        status = mapping.STATUS.get(call.get("status", ""), "pending")
+        view = self.calls.setdefault(call_id, SentCall(self._root))
+        status = mapping.STATUS.get(call.status.value, "pending")
         fields: dict[str, Any] = {
             "title": mapping.title(call, view.resolve),
             "kind": mapping.tool_kind(call),
             "status": status,
             "locations": mapping.locations(call, view.resolve, mapping.result_diff(call)),
         }
-        if call.get("arguments") is not None:
-            fields["raw_input"] = call["arguments"]
-        if call.get("status") in ("done", "errored", "canceled"):
+        if call.arguments is not None:
+            fields["raw_input"] = call.arguments
+        if call.status.value in ("done", "errored", "canceled"):
             fields["content"], fields["raw_output"] = mapping.outcome(call, view.resolve)
         changed = {key: value for key, value in fields.items() if view.sent.get(key) != value}
         view.sent.update(changed)
@@ -182,7 +167,7 @@ class AcpApprover:
         self._preview = preview
         self._root = session.root
 
-    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
+    async def request_permission(self, call: CallSnapshot, subject: dict[str, Any]) -> PermissionAnswer:
         """Ask and wait; cancellation of the caller abandons the request.
 
         An edit's content is a ``diff`` of the whole file (the dry run of
@@ -190,11 +175,11 @@ class AcpApprover:
         diff) plus the exact unified diff the approval is about.
         """
         await self._sink.flush()
-        view = self._sink.calls.get(call.get("toolCallId") or "") or CallView(self._root)
+        view = self._sink.calls.get(call.id) or SentCall(self._root)
         content = mapping.subject_content(subject, self._root)
         if subject.get("kind") == "edit":
             try:
-                preview = await self._preview(call.get("toolCallId") or "")
+                preview = await self._preview(call.id)
             except PreviewError as exc:
                 log.info("no whole-file diff for the permission request: %s", exc)
             else:
@@ -207,13 +192,13 @@ class AcpApprover:
                     content = [whole] + [c for c in content if getattr(c, "type", None) != "diff"]
         content = mapping.with_warning(subject, content)
         tool_call = AcpToolCallUpdate(
-            tool_call_id=call.get("toolCallId") or "",
+            tool_call_id=call.id,
             title=mapping.title(call, view.resolve),
             kind=mapping.tool_kind(call),
             status="pending",
             content=content,
             locations=mapping.locations(call, view.resolve, subject.get("diff")),
-            raw_input=call.get("arguments"),
+            raw_input=call.arguments,
         )
         try:
             response = await self._conn.request_permission(

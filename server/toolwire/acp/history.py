@@ -16,6 +16,7 @@ from acp.schema import (
 )
 
 from toolwire.acp import mapping
+from toolwire.agent.events import CallSnapshot
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 
@@ -58,7 +59,7 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
                 args = arguments if isinstance(arguments, dict) else {}
                 path = next((args[k] for k in ("path", "file_path", "filepath", "file") if isinstance(args.get(k), str)),
                             None)
-                call = {"name": function.get("name") or "", "arguments": args, "path": path, "kind": "function"}
+                call = CallSnapshot(name=function.get("name") or "", arguments=args, path=path)
                 resolve = functools.partial(call_path, root)
                 updates.append(ToolCallStart(
                     session_update="tool_call", tool_call_id=tool_call.get("id") or "",

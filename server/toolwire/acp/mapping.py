@@ -1,7 +1,7 @@
 """Toolwire's tool calls, stop reasons and permission options in ACP's terms.
 
-Pure functions from Toolwire's wire data (the ``ToolCall`` snapshots of
-protocol.md) to the ACP SDK's schema models. The rules, each documented in
+Pure functions from the agent's typed tool-call snapshots
+(:class:`toolwire.agent.events.CallSnapshot`) to the ACP SDK's schema models. The rules, each documented in
 protocol.md ("Agent Client Protocol front-end"):
 
 * Status: ``generating``/``generated`` → ``pending``, ``calling`` →
@@ -39,7 +39,7 @@ from acp.schema import (
     ToolCallLocation,
 )
 
-from toolwire.agent.events import IRREVERSIBLE_PREFIX
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, CallSnapshot
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import CallPath, subject_file
 
@@ -111,25 +111,26 @@ def stop_reason(toolwire_reason: str) -> str:
     return toolwire_reason if toolwire_reason in STOP_REASONS else "end_turn"
 
 
-def tool_kind(call: dict[str, Any]) -> str:
+def tool_kind(call: CallSnapshot) -> str:
     """ACP ``ToolKind`` of a call (``other`` for provider-executed and unknown tools)."""
-    if call.get("kind", "function") != "function":
+    if call.kind != "function":
         return "other"
-    return KIND.get(call.get("name") or "", "other")
+    return KIND.get(call.name, "other")
 
 
-def title(call: dict[str, Any], resolve: Resolver) -> str:
+def title(call: CallSnapshot, resolve: Resolver) -> str:
     """A one-line title: the tool name and its path, e.g. ``edit_file src/a.py``.
 
     The path is the one the tool resolves, in display form (``edit_file
     "invoice\\342\\200\\256fdp.exe"``, as the approval subject shows it); the
-    tool name is in display form too (a model may name any tool).
+    tool name is in display form too (a model may name any tool). While the
+    arguments stream, the bounded preview stands for them.
     """
-    name = display_text(call.get("name") or "tool call")
-    final = call.get("arguments")
-    args = final or call.get("partialArguments") or {}
-    path = call.get("path")
-    if call.get("name") == "rename_file" and isinstance(args, dict) and isinstance(args.get("new_path"), str):
+    name = display_text(call.name or "tool call")
+    final = call.arguments
+    args = final or call.preview or {}
+    path = call.path
+    if call.name == "rename_file" and isinstance(args, dict) and isinstance(args.get("new_path"), str):
         # a path still streaming is shown as written so far (display form), resolved once complete
         source = path or args.get("path")
         shown = "" if not isinstance(source, str) or not source else \
@@ -138,7 +139,7 @@ def title(call: dict[str, Any], resolve: Resolver) -> str:
         return f"{name} {shown} → {target}"
     if path:
         return f"{name} {resolve(path).shown}"
-    if call.get("kind", "function") != "function":
+    if call.kind != "function":
         return f"{name} (run by the provider)"
     return name
 
@@ -152,10 +153,10 @@ def first_changed_line(diff: str) -> int | None:
     return None
 
 
-def locations(call: dict[str, Any], resolve: Resolver, diff: str | None = None) -> list[ToolCallLocation]:
+def locations(call: CallSnapshot, resolve: Resolver, diff: str | None = None) -> list[ToolCallLocation]:
     """The files a call touches: its path, the real file's absolute path, with the first
     changed line when known; none for a path the tools refuse."""
-    path = call.get("path")
+    path = call.path
     file = resolve(path).file if path else None
     if file is None:
         return []
@@ -200,7 +201,7 @@ def text_content(text: str) -> ContentToolCallContent:
                                   content=TextContentBlock(type="text", text=display_text(text, keep="\n\t")))
 
 
-def outcome(call: dict[str, Any], resolve: Resolver) -> tuple[list[Any], Any]:
+def outcome(call: CallSnapshot, resolve: Resolver) -> tuple[list[Any], Any]:
     """``(content, rawOutput)`` of a call that reached a terminal status.
 
     * ``done``: the result text, plus a diff for edits; raw output ``{"ok": true, "data"}``.
@@ -208,10 +209,10 @@ def outcome(call: dict[str, Any], resolve: Resolver) -> tuple[list[Any], Any]:
     * ``canceled``: ``Canceled: <why>`` (and the user's reason); raw output
       ``{"canceled": true, "cancelReason", "reason"?}`` — never confused with a failure.
     """
-    status = call.get("status")
-    result = call.get("result") or {}
+    status = call.status.value
+    result = call.result or {}
     if status == "canceled":
-        reason = call.get("cancelReason") or "call_cancelled"
+        reason = call.cancel_reason.value if call.cancel_reason is not None else "call_cancelled"
         words = CANCEL_WORDS.get(reason, reason)
         user_reason = result.get("reason") if isinstance(result, dict) else None
         text = f"Canceled: {words}" + (f" ({user_reason})" if user_reason else "")
@@ -220,12 +221,12 @@ def outcome(call: dict[str, Any], resolve: Resolver) -> tuple[list[Any], Any]:
             raw["reason"] = user_reason
         return [text_content(text)], raw
     if status == "errored":
-        error = call.get("error") or {"code": "tool_failed", "message": "failed"}
+        error = call.error.to_wire() if call.error is not None else {"code": "tool_failed", "message": "failed"}
         return [text_content(f"Error ({error.get('code')}): {error.get('message')}")], {"error": error}
     content: list[Any] = []
     data = result.get("data") if isinstance(result, dict) else None
     diff = data.get("diff") if isinstance(data, dict) else None
-    file = resolve(call["path"]).file if call.get("path") else None
+    file = resolve(call.path).file if call.path else None
     if isinstance(diff, str) and file is not None:
         block = diff_content(file, diff)
         if block is not None:
@@ -236,9 +237,9 @@ def outcome(call: dict[str, Any], resolve: Resolver) -> tuple[list[Any], Any]:
     return content, {"ok": True, "data": data}
 
 
-def result_diff(call: dict[str, Any]) -> str | None:
+def result_diff(call: CallSnapshot) -> str | None:
     """The unified diff in a call's result data, if any."""
-    result = call.get("result") or {}
+    result = call.result or {}
     data = result.get("data") if isinstance(result, dict) else None
     diff = data.get("diff") if isinstance(data, dict) else None
     return diff if isinstance(diff, str) else None

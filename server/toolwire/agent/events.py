@@ -5,14 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, Union
 
+from toolwire.streaming.changes import ArgumentsPiece, CallChange, CallSnapshot, observe
+from toolwire.streaming.state import ToolCallState
+
 TurnStateName = Literal["started", "model_request", "running_tools", "ended"]
 
 
 @dataclass(slots=True, frozen=True)
-class ToolCallUpdate:
-    """A tool call changed; ``call`` is its update form (:func:`toolwire.streaming.wireform.update_form`)."""
+class ToolCallChanged:
+    """A tool call changed: ``call`` is its state now, ``change`` what changed since the
+    call's previous event (:mod:`toolwire.streaming.changes`). Each front-end encodes
+    the pair into its own protocol; none rebuilds the call from another's deltas."""
 
-    call: dict[str, Any]
+    call: CallSnapshot
+    change: CallChange
+
+
+def call_changed(call: ToolCallState) -> ToolCallChanged:
+    """The next event of ``call``'s one stream of events (records what it reported)."""
+    state, change = observe(call)
+    return ToolCallChanged(state, change)
 
 
 @dataclass(slots=True, frozen=True)
@@ -50,7 +62,7 @@ class WorkspaceChange:
     paths: tuple[str, ...]
 
 
-AgentEvent = Union[ToolCallUpdate, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange]
+AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange]
 
 
 class Sink(Protocol):
@@ -88,8 +100,9 @@ class PermissionAnswer:
 class Approver(Protocol):
     """Asks the user whether a call may run."""
 
-    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
-        """Ask about ``call`` (its wire snapshot); ``subject`` says exactly what it will do.
+    async def request_permission(self, call: CallSnapshot, subject: dict[str, Any]) -> PermissionAnswer:
+        """Ask about ``call`` (its whole state, argument text included); ``subject`` says
+        exactly what it will do.
 
         Cancellation of the caller withdraws the request.
         """
@@ -104,3 +117,8 @@ class RecordingSink:
 
     def emit(self, event: AgentEvent) -> None:
         self.events.append(event)
+
+
+__all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "IRREVERSIBLE_PREFIX", "MessageChunk",
+           "PermissionAnswer", "PermissionOption", "RecordingSink", "Sink", "ToolCallChanged", "TurnStateName",
+           "TurnUpdate", "UsageUpdate", "WorkspaceChange", "call_changed"]

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from toolwire.agent.call_ids import fed_call_id
-from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate
+from toolwire.agent.events import Approver, MessageChunk, Sink, call_changed
 from toolwire.agent.scheduler import Scheduler, model_result_text
 from toolwire.agent.session import Session
 from toolwire.streaming.delta import TextDelta
@@ -25,7 +25,6 @@ from toolwire.streaming.fed_chunks import ChunkError, check_fields, decode_chunk
 from toolwire.streaming.formats.registry import detect_format, make_normalizer
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
-from toolwire.streaming.wireform import update_form
 
 
 class FedStreamError(ValueError):
@@ -231,7 +230,7 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         calls = [c for c in calls if c.id in wanted]
 
     def push(call: ToolCallState, *, force: bool = False) -> None:
-        sink.emit(ToolCallUpdate(update_form(call)))
+        sink.emit(call_changed(call))
 
     if stream.run_lock is None:
         stream.run_lock = anyio.Lock()

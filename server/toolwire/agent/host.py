@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.agent.call_ids import fed_call_id
-from toolwire.agent.events import Approver, Sink, ToolCallUpdate, WorkspaceChange
+from toolwire.agent.events import Approver, Sink, ToolCallChanged, WorkspaceChange, call_changed
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
@@ -46,7 +46,6 @@ from toolwire.agent.watching import WatchHub
 from toolwire.redaction import Redactor, shared
 from toolwire.settings import Settings
 from toolwire.streaming.state import CancelReason, ToolCallState
-from toolwire.streaming.wireform import update_form
 from toolwire.workspace.documents import Documents
 
 __all__ = [
@@ -233,7 +232,7 @@ class SessionHost:
 
     # ------------------------------------------------------------- client-fed streams
     def merge(self, hosted: Hosted, stream_id: str, chunks: list[Any], sink: Sink, *, fmt: str | None = None,
-              end: bool = False) -> tuple[FedStream, list[ToolCallUpdate]]:
+              end: bool = False) -> tuple[FedStream, list[ToolCallChanged]]:
         """Merge a batch of a client-fed stream; each changed call gets its session-unique
         id and one update, emitted on ``sink``.
 
@@ -259,7 +258,7 @@ class SessionHost:
         updates = []
         for call in changed:
             hosted.session.call_ids.settle(call, fed_call_id(stream_id, call.index))
-            update = ToolCallUpdate(update_form(call))
+            update = call_changed(call)
             recorded.emit(update)
             updates.append(update)
         return stream, updates

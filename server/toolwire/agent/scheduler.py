@@ -45,6 +45,7 @@ from toolwire.agent.events import Approver
 from toolwire.agent.permissions import Decision, build_subject
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
+from toolwire.streaming.changes import snapshot
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 from toolwire.tools.base import ArgumentsInvalid, Tool, ToolError, ToolResult, validate_arguments
@@ -301,7 +302,7 @@ class Scheduler:
         answer = None
         try:
             with scope:
-                answer = await self.approver.request_permission(call.to_wire(), subject)
+                answer = await self.approver.request_permission(snapshot(call), subject)
         finally:
             self._scopes.pop(call.id, None)
             if run is not None:

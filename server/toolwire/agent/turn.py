@@ -24,7 +24,7 @@ import anyio
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
-from toolwire.agent.events import Approver, MessageChunk, Sink, ToolCallUpdate, TurnUpdate, UsageUpdate
+from toolwire.agent.events import Approver, MessageChunk, Sink, TurnUpdate, UsageUpdate, call_changed
 from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
                                           lowered_window, retry_delay, too_large_message)
 from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
@@ -37,7 +37,6 @@ from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.decoding import BrokenStream, PayloadDecoder
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
-from toolwire.streaming.wireform import update_form
 
 log = logging.getLogger(__name__)
 
@@ -396,7 +395,7 @@ class Turn:
         # one stable id, unique in the session, from the first snapshot on (providers
         # reuse ids across responses and turns; some send none)
         self.session.call_ids.settle(call, turn_call_id(self.session.turns, call.index))
-        self.sink.emit(ToolCallUpdate(update_form(call)))
+        self.sink.emit(call_changed(call))
 
 
 __all__ = ["Turn", "TurnOutcome", "model_result_text"]

@@ -1,7 +1,7 @@
 """A client's copy of the tool calls, rebuilt from ``tool_call`` updates (protocol.md, "ToolCall updates").
 
 This is the reference reducer for the update form of
-:mod:`toolwire.streaming.wireform`, used by the headless client (``toolwire run``)
+:mod:`toolwire.lsp.call_wire`, used by the headless client (``toolwire run``)
 and the tests; the VS Code panel implements the same rules in TypeScript.
 
 Rules, per call:

@@ -21,7 +21,8 @@ import anyio
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
 
-from toolwire.agent.events import AgentEvent, PermissionAnswer, ToolCallUpdate, TurnUpdate
+from toolwire.agent.events import AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate
+from toolwire.lsp.call_wire import snapshot_form
 from toolwire.lsp.protocol import (
     PERMISSION_OPTIONS,
     REQUEST_PERMISSION,
@@ -104,7 +105,7 @@ class LspSink:
         if type(event) is TurnUpdate and event.message:  # model errors may quote a key
             update["message"] = self._server.redactor.redact(event.message)
         self._server.protocol.notify(SESSION_UPDATE, {**self._params, "update": update})
-        if self._long_tools is not None and type(event) is ToolCallUpdate:
+        if self._long_tools is not None and type(event) is ToolCallChanged:
             self._long_tools.seen(event.call)
 
 
@@ -118,11 +119,13 @@ class LspApprover:
         self._server = server
         self._session_id = session_id
 
-    async def request_permission(self, call: dict[str, Any], subject: dict[str, Any]) -> PermissionAnswer:
-        """Ask and wait. Returns ``cancelled`` when the client errs or answers nonsense.
+    async def request_permission(self, snapshot: CallSnapshot, subject: dict[str, Any]) -> PermissionAnswer:
+        """Ask and wait (``toolCall`` is the call's full snapshot). Returns ``cancelled`` when
+        the client errs or answers nonsense.
 
         Cancellation of the caller sends ``$/cancelRequest`` for the pending request.
         """
+        call = snapshot_form(snapshot)
         if self._server.permission_fallback:
             return await ask_with_message_request(self._server.protocol, call, subject)
         msg_id = f"perm-{uuid.uuid4().hex[:12]}"

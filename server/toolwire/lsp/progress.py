@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from lsprotocol import types
 
-from toolwire.agent.events import AgentEvent, ToolCallUpdate, TurnUpdate
+from toolwire.agent.events import AgentEvent, CallSnapshot, ToolCallChanged, TurnUpdate
 from toolwire.rpc.protocol import Peer
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import call_path
@@ -79,14 +79,14 @@ def supports_progress(server: ProgressChannel) -> bool:
     return bool(caps and caps.window and caps.window.work_done_progress)
 
 
-def describe_call(call: dict[str, Any], root: Path | None = None) -> str:
+def describe_call(call: CallSnapshot, root: Path | None = None) -> str:
     """``"edit_file a.py"``: a call's tool and target, for progress and summaries, in
     display form: the path as the tools resolve it under ``root`` (git's quoted form,
     ``edit_file "invoice\\342\\200\\256fdp.exe"``, as the approval subject names it; the
     written path in display form without a root), the tool name with escapes."""
-    name = display_text(str(call.get("name") or "tool"))
-    path = call.get("path")
-    if not isinstance(path, str) or not path:
+    name = display_text(call.name or "tool")
+    path = call.path
+    if not path:
         return name
     return f"{name} {call_path(root, path).shown if root is not None else display_name(path)}"
 
@@ -212,11 +212,11 @@ class TurnProgressSink:
         """The progress message of ``event``, or None when it is not a step."""
         if type(event) is TurnUpdate and event.state == "model_request":
             return "asking the model…"
-        if type(event) is not ToolCallUpdate:
+        if type(event) is not ToolCallChanged:
             return None
         call = event.call
-        key = call.get("toolCallId") or f"#{call.get('index')}"
-        status = call.get("status", "")
+        key = call.id or f"#{call.index}"
+        status = call.status.value
         if self._status.get(key) == status:
             return None
         self._status[key] = status
@@ -247,10 +247,10 @@ class LongTools:
         self._root = root
         self._running: dict[str, tuple[asyncio.Task, WorkProgress]] = {}
 
-    def seen(self, call: dict[str, Any]) -> None:
+    def seen(self, call: CallSnapshot) -> None:
         """A call changed: start watching it when it starts running, end its progress when it ends."""
-        call_id = call.get("toolCallId") or ""
-        status = call.get("status")
+        call_id = call.id
+        status = call.status.value
         if not call_id:
             return
         if status == "calling" and call_id not in self._running:

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallUpdate, TurnUpdate, UsageUpdate, WorkspaceChange
+from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange
+from toolwire.lsp.call_wire import update_form
 from toolwire.rpc.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
 
 SESSION_NEW = "toolwire/session/new"
@@ -160,7 +161,8 @@ class ToolCallWire(Wire):
     """A full tool-call snapshot (see protocol.md, "ToolCall"): every field whole.
 
     Carried by ``toolwire/session/snapshot`` and ``toolwire/session/requestPermission``;
-    built by :meth:`toolwire.streaming.state.ToolCallState.to_wire`. Updates carry
+    built by :meth:`toolwire.streaming.state.ToolCallState.to_wire` and
+    :func:`toolwire.lsp.call_wire.snapshot_form`. Updates carry
     :class:`ToolCallUpdateWire` instead. A test validates both against these models.
     """
 
@@ -199,7 +201,7 @@ class ArgumentsDeltaWire(Wire):
 class ToolCallUpdateWire(Wire):
     """The ``toolCall`` of a ``tool_call`` update (protocol.md, "ToolCall updates").
 
-    Built by :func:`toolwire.streaming.wireform.update_form`. The identity and
+    Built by :func:`toolwire.lsp.call_wire.update_form`. The identity and
     status fields are always present; the argument fields only as the rules say:
     ``arguments_delta`` while ``generating`` when text was appended,
     ``arguments_text`` whole once when the status leaves ``generating`` (or when
@@ -414,8 +416,8 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
     ``workspace_change`` {paths}.
     """
-    if type(event) is ToolCallUpdate:
-        return {"sessionUpdate": "tool_call", "toolCall": event.call}
+    if type(event) is ToolCallChanged:
+        return {"sessionUpdate": "tool_call", "toolCall": update_form(event)}
     if type(event) is MessageChunk:
         kind = "agent_thought_chunk" if event.channel == "reasoning" else "agent_message_chunk"
         return {"sessionUpdate": kind, "content": {"type": "text", "text": event.text}}

@@ -35,7 +35,7 @@ from toolwire.lsp.documents import LspDocuments
 from toolwire.rpc.errors import TurnInProgress, UnknownSession, clip
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
-from toolwire.streaming.wireform import brief_form
+from toolwire.lsp.call_wire import brief_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
 from toolwire.lsp import actions
@@ -241,7 +241,7 @@ def tool_calls_merge(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     except (FedStreamError, UnknownFormat) as exc:  # nothing of the request was applied
         raise JsonRpcInvalidParams(f"{P.TOOL_CALLS_MERGE}: {exc}") from None
     # the argument fields travel once, in the notifications
-    return {"toolCalls": [brief_form(update.call) for update in updates], "format": stream.fmt,
+    return {"toolCalls": [brief_form(update) for update in updates], "format": stream.fmt,
             "ended": stream.ended}
 
 

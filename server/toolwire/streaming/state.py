@@ -133,8 +133,8 @@ class ToolCallState:
         error: Set when ``status`` is ``errored``.
         cancel_reason: Set when ``status`` is ``canceled``.
         result: The tool's result once ``done``/``errored`` after running.
-        wire: What the call's ``tool_call`` updates have sent so far (see
-            :mod:`toolwire.streaming.wireform`); None before the first update.
+        reported: What the call's reports (agent events) said so far (see
+            :mod:`toolwire.streaming.changes`); None before the first report.
     """
 
     key: Any
@@ -154,7 +154,7 @@ class ToolCallState:
     cancel_reason: CancelReason | None = None
     result: Any = None
     whole_arguments: Any = None  # arguments given whole as an object (Gemini, Anthropic start block)
-    wire: Any = None  # what the call's update stream sent (toolwire.streaming.wireform.WireMark)
+    reported: Any = None  # what the call's reports said (toolwire.streaming.changes.ChangeMark)
 
     @property
     def arguments_text(self) -> str:
@@ -201,8 +201,10 @@ class ToolCallState:
     def to_wire(self) -> dict[str, Any]:
         """Return the call's full snapshot (camelCase; protocol.md, "ToolCall").
 
-        Every field whole: for ``toolwire/session/snapshot`` and permission
-        requests. Updates use :func:`toolwire.streaming.wireform.update_form`.
+        Every field whole: for ``toolwire/session/snapshot``. Permission requests
+        get the same form from a typed snapshot (:func:`toolwire.streaming.changes.snapshot`,
+        written by ``toolwire.lsp.call_wire.snapshot_form``); updates are events
+        (:func:`toolwire.streaming.changes.observe`).
         """
         out: dict[str, Any] = {
             "toolCallId": self.id,
