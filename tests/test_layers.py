@@ -124,11 +124,9 @@ def test_the_redactor_is_a_leaf_every_layer_may_use():
         assert names and all(n.split(".")[0] in sys.stdlib_module_names for n in names), (module, names)
 
 
-#: Import cycles of ``server/toolwire`` still being removed (issue 20 removes them both):
-#: this set may only shrink. Each entry is one strongly connected component of the graph.
-KNOWN_CYCLES = {
-    frozenset({"toolwire.lsp.boot", "toolwire.lsp.documents", "toolwire.lsp.persist"}),
-}
+#: Import cycles of ``server/toolwire`` still being removed: none is left (issue 20 removed
+#: them all); the set may only shrink. Each entry is one strongly connected component of the graph.
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def module_graph(package: Path) -> dict[str, set[str]]:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 import lsp_text as ref
-from toolwire.lsp.documents import BufferStore
+from toolwire.lsp.buffers import BufferStore
 from toolwire.workspace.positions import (LineIndex, PositionError, apply_change, changed_lines, minimal_edit,
                                          narrow_edits, units)
 

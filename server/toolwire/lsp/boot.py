@@ -34,7 +34,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from toolwire import __version__
-from toolwire.lsp.documents import BufferStore, DocumentSyncMixin, negotiated_encoding
+from toolwire.lsp.buffers import BufferStore, DocumentSyncMixin, negotiated_encoding
 from toolwire.lsp.persist import ClientLink
 from toolwire.redaction import shared as shared_redactor
 from toolwire.rpc.errors import CLIENT_MISTAKES, answer_parse_error, clip
@@ -67,7 +67,7 @@ CODE_ACTION_KINDS = (types.CodeActionKind.QuickFix, types.CodeActionKind.Refacto
 class ToolwireProtocol(DocumentSyncMixin, RpcProtocol):
     """The LSP front-end's protocol object (one per connection): the JSON-RPC and
     LSP message rules of :class:`toolwire.rpc.protocol.RpcProtocol`, with our own
-    document sync (:class:`toolwire.lsp.documents.DocumentSyncMixin`)."""
+    document sync (:class:`toolwire.lsp.buffers.DocumentSyncMixin`)."""
 
 
 class ToolwireServer(LanguageServer):
@@ -86,7 +86,7 @@ class ToolwireServer(LanguageServer):
         permission_fallback: The client does not know ``toolwire/session/requestPermission``;
             approvals are asked with ``window/showMessageRequest``.
         buffers: The editor's open documents (our own document sync, see
-            :mod:`toolwire.lsp.documents`), in the negotiated position encoding.
+            :mod:`toolwire.lsp.buffers`), in the negotiated position encoding.
         link: Whether a client is connected (clients come and go over ``--socket``,
             see :mod:`toolwire.lsp.persist`).
     """

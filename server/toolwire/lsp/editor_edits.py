@@ -37,7 +37,7 @@ EditForm = Literal["versioned", "changes"]
 
 
 class EditedBuffer(Protocol):
-    """An open buffer as the server keeps it (:class:`toolwire.lsp.documents.EditorBuffer`)."""
+    """An open buffer as the server keeps it (:class:`toolwire.lsp.buffers.EditorBuffer`)."""
 
     text: str
     version: int
@@ -45,7 +45,7 @@ class EditedBuffer(Protocol):
 
 
 class EditedBuffers(Protocol):
-    """What an edit needs of the editor's open buffers (:class:`toolwire.lsp.documents.BufferStore`)."""
+    """What an edit needs of the editor's open buffers (:class:`toolwire.lsp.buffers.BufferStore`)."""
 
     def get(self, uri: str) -> EditedBuffer | None:
         """The buffer open under ``uri``, or None."""

@@ -32,29 +32,25 @@ come back:
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
-import os
-import socket
-import stat
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.io_ import run_async
 
 import anyio
 
-from toolwire.rpc.transport import READ_LOG, FrameReader, ListenError
+from toolwire.rpc.transport import READ_LOG, FrameReader
+from toolwire.rpc.unix_socket import announce, detach_std_streams, listen_unix
 from toolwire.streaming.state import CancelReason
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 
 if TYPE_CHECKING:
-    from toolwire.lsp.documents import EditorBuffer, LspDocuments
-    from toolwire.lsp.boot import ToolwireProtocol, ToolwireServer
+    from toolwire.agent.host import SessionHost
+    from toolwire.rpc.protocol import RpcProtocol
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +62,57 @@ CANCEL_GRACE = 10.0
 
 #: Seconds a reconnected editor has to re-open a file whose edit was not confirmed.
 REOPEN_WAIT = 5.0
+
+
+class LinkedServer(Protocol):
+    """What the client link and the socket server need of the server (a pygls server).
+
+    Attributes:
+        protocol: The protocol object of the connection of the moment (replaced by
+            :meth:`ClientLink.connect`).
+        link: Whether a client is connected.
+        host: The session host (absent before the first ``initialize``).
+    """
+
+    protocol: "RpcProtocol"
+    link: "ClientLink"
+    host: "SessionHost"
+    _stop_event: threading.Event  # pygls' stop flag, which the read loop watches
+
+    def reset_editor_state(self) -> None:
+        """Forget what the server knew of the previous editor (buffers, progress, the fallback)."""
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls' error handler of the read loop."""
+
+    def shutdown(self) -> None:
+        """Stop pygls' server (its thread pool, the stop flag)."""
+
+
+class ReopenedBuffer(Protocol):
+    """A buffer of the reconnected editor (:class:`toolwire.lsp.buffers.EditorBuffer`)."""
+
+    uri: str
+    text: str
+    version: int
+    out_of_sync: str | None
+
+
+class LostEditDocuments(Protocol):
+    """What settling a lost edit needs of the tools' view of the editor
+    (:class:`toolwire.lsp.documents.LspDocuments`)."""
+
+    def matches(self, path: Path) -> "list[ReopenedBuffer]":
+        """The open buffers of ``path``, whatever their URI."""
+
+    async def replace(self, doc: OpenDocument, new_text: str) -> bool:
+        """Send the edit of ``doc`` to the editor."""
+
+    async def wait_for_client(self) -> bool:
+        """Wait for an initialized client; False at once when none can come back."""
+
+    async def wait_opened(self) -> None:
+        """Wait for the editor's next ``didOpen``."""
 
 
 class ClientLink:
@@ -106,7 +153,7 @@ class ClientLink:
         if self.persistent:
             self.changed.set()
 
-    def connect(self, server: "ToolwireServer") -> "ToolwireProtocol":
+    def connect(self, server: LinkedServer) -> "RpcProtocol":
         """A client connected: it gets a fresh protocol object and a fresh view of
         the editor (open buffers, capabilities); sessions are kept.
 
@@ -131,7 +178,7 @@ class ClientLink:
             self.ready.set()
             self.poke()
 
-    def disconnect(self, server: "ToolwireServer", protocol: "ToolwireProtocol") -> None:
+    def disconnect(self, server: LinkedServer, protocol: "RpcProtocol") -> None:
         """``protocol``'s connection ended (a newer connection may already have replaced it)."""
         protocol.detach()
         if server.protocol is protocol:
@@ -159,13 +206,13 @@ class ClientLink:
             self.poke()
         return True
 
-    def busy(self, server: "ToolwireServer") -> bool:
+    def busy(self, server: LinkedServer) -> bool:
         """A turn or client-fed run is going on that does not merely wait for a client."""
         host = getattr(server, "host", None)  # none before the first ``initialize``
         return host is not None and host.busy(lambda session_id: bool(self.waiting.get(session_id)))
 
 
-async def settle_lost_edit(documents: "LspDocuments", doc: OpenDocument, new_text: str) -> bool:
+async def settle_lost_edit(documents: LostEditDocuments, doc: OpenDocument, new_text: str) -> bool:
     """An edit of the open buffer ``doc`` got no answer: the client went away before
     answering (or before it was sent). Wait for the next client and look at its buffer
     of the file: the new text means the edit was applied; the old text means it was not,
@@ -180,8 +227,7 @@ async def settle_lost_edit(documents: "LspDocuments", doc: OpenDocument, new_tex
         ToolError: ``editor_disconnected`` (also at once when clients cannot come back).
     """
     name = doc.path.name
-    server = documents._server
-    if not await server.link.wait_ready(documents.session_id or ""):
+    if not await documents.wait_for_client():
         raise ToolError("editor_disconnected", f"the editor disconnected before confirming the edit of {name}; "
                         "it may or may not have been applied (check the file); nothing more was written")
     found = await _reopened(documents, doc.path)
@@ -205,7 +251,7 @@ async def settle_lost_edit(documents: "LspDocuments", doc: OpenDocument, new_tex
                     "was written")
 
 
-async def _reopened(documents: "LspDocuments", path: Path) -> "EditorBuffer | None":
+async def _reopened(documents: LostEditDocuments, path: Path) -> ReopenedBuffer | None:
     """The reconnected client's buffer of ``path`` once it re-opened it (waiting up to
     :data:`REOPEN_WAIT` seconds for its ``didOpen``); None when it does not."""
     with anyio.move_on_after(REOPEN_WAIT):
@@ -213,46 +259,11 @@ async def _reopened(documents: "LspDocuments", path: Path) -> "EditorBuffer | No
             found = documents.matches(path)
             if len(found) == 1:
                 return found[0]
-            await documents._server.buffers.wait_opened()
+            await documents.wait_opened()
     return None
 
 
-def prepare_socket_path(path: Path) -> None:
-    """Make ``path``'s folder private and remove a stale socket left by a dead server.
-
-    Raises:
-        ListenError: the folder is not the user's own or others may enter it, or a
-            live server already listens on ``path``, or ``path`` is not a socket.
-    """
-    folder = path.parent
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = folder.stat()
-    except OSError as exc:
-        raise ListenError(f"cannot use the folder {folder}: {exc.strerror or exc}") from None
-    if info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise ListenError(f"the folder {folder} must belong to you and be private (chmod 700): "
-                          "another user could otherwise connect to the server")
-    try:
-        mode = path.lstat().st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(mode):
-        raise ListenError(f"{path} exists and is not a socket; remove it or choose another path")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-    except OSError as exc:
-        if exc.errno not in (errno.ECONNREFUSED, errno.ENOENT):
-            raise ListenError(f"cannot check {path}: {exc.strerror or exc}") from None
-        path.unlink(missing_ok=True)  # nobody listens: a dead server's socket
-        return
-    finally:
-        probe.close()
-    raise ListenError(f"a server already listens on {path}")
-
-
-def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAULT_IDLE_EXIT,
+def serve_socket(server: LinkedServer, path: Path, idle_exit: float = DEFAULT_IDLE_EXIT,
                  detach_stdio: bool = False) -> None:
     """Serve clients one at a time on the Unix socket ``path`` until ``exit`` or idleness.
 
@@ -265,7 +276,7 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
             a ``--log-file``).
 
     Raises:
-        ListenError: the path cannot be listened on, with the reason in one line.
+        toolwire.rpc.transport.ListenError: the path cannot be listened on, with the reason in one line.
     """
     link = server.link
     link.persistent = True
@@ -327,19 +338,12 @@ def serve_socket(server: "ToolwireServer", path: Path, idle_exit: float = DEFAUL
 
     async def main() -> None:
         nonlocal bound
-        prepare_socket_path(path)
-        old_umask = os.umask(0o177)  # the socket file is created 0600
-        try:
-            listener = await asyncio.start_unix_server(connection, str(path))
-        except OSError as exc:
-            raise ListenError(f"cannot listen on {path}: {exc.strerror or exc}") from None
-        finally:
-            os.umask(old_umask)
+        listener = await listen_unix(path, connection)
         bound = True
-        _announce(f"toolwire serve: listening on {path} (one client at a time; exits {idle_exit:g} s after "
-                  "the last client leaves)\n")
+        announce(f"toolwire serve: listening on {path} (one client at a time; exits {idle_exit:g} s after "
+                 "the last client leaves)\n")
         if detach_stdio:
-            _detach_stdio()
+            detach_std_streams()
         try:
             async with listener:
                 await watch_idle()
@@ -374,21 +378,3 @@ class _Flag:
 
     def is_set(self) -> bool:
         return self._set
-
-
-def _announce(line: str) -> None:
-    """Write ``line`` on stderr in one write; a starter that already stopped reading
-    (it closes the pipe once it saw the line) is no reason to stop serving."""
-    try:
-        sys.stderr.flush()
-        os.write(2, line.encode())
-    except OSError:
-        pass
-
-
-def _detach_stdio() -> None:
-    """Point fds 0–2 at /dev/null: the starter's pipes may close at any time."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
