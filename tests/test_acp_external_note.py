@@ -83,3 +83,50 @@ async def test_external_names_reach_the_model_inert_in_the_next_turn(repo: Path,
     assert "\u202e" not in second
     assert third == "after"  # told once
     assert not client.invalid, client.invalid
+
+
+class SavingClient(RecordingClient):
+    """A client that saves each ``fs/write_text_file`` to disk too (as Zed does)."""
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        answer = await super().write_text_file(session_id=session_id, path=path, content=content, **kwargs)
+        Path(path).write_text(content)
+        return answer
+
+
+async def test_an_edit_the_client_saves_is_not_named_as_an_outside_change(repo: Path, tmp_path: Path) -> None:
+    """The assistant's own edit, written through the client and saved by it, is not
+    reported back to the model; a file changed meanwhile by someone else is."""
+    log = tmp_path / "requests.jsonl"
+    model = script(tmp_path, [
+        {"tool_calls": [{"id": "e", "name": "edit_file",
+                         "arguments": {"path": "hello.txt", "old_string": "hello", "new_string": "bye"}}]},
+        {"text": "edited"}, {"text": "next"}, {"text": "last"}])
+    client = SavingClient()
+    args = ["-m", "toolwire", "acp", "--model", f"replay:{model}", "--log-level", "INFO",
+            "--settings", json.dumps({"replayLog": str(log), "permissions": {"edit_file": "auto"}})]
+    async with spawn_agent_process(client, sys.executable, *args, observers=[client.observe]) as (conn, process):
+        watched = Watched(process)
+        try:
+            sid = await open_session(conn, repo, fs=True)
+            await conn.prompt(session_id=sid, prompt=text("edit"))
+            assert client.writes == [(str(repo / "hello.txt"), "bye\n")]
+            assert (repo / "hello.txt").read_text() == "bye\n"
+            (repo / "marker.txt").write_text("outside\n")  # seen after the save: batches come in order
+            await watched.wait_for(lambda err: "marker.txt" in err)
+            await conn.prompt(session_id=sid, prompt=text("next"))
+            # the undo's write through the client, saved by it, is not an outside change either
+            await conn.prompt(session_id=sid, prompt=text("/undo t1"))
+            assert client.writes[-1] == (str(repo / "hello.txt"), "hello\n")
+            assert (repo / "hello.txt").read_text() == "hello\n"
+            (repo / "marker2.txt").write_text("outside\n")
+            await watched.wait_for(lambda err: "marker2.txt" in err)
+            await conn.prompt(session_id=sid, prompt=text("last"))
+        finally:
+            watched.close()
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    second, third = ([m for m in r["messages"] if m["role"] == "user"][-1]["content"] for r in requests[-2:])
+    assert second.split("\n")[3:] == ['- "marker.txt"', "Read them again before editing.]"], second
+    assert third.startswith("last\n\n[Turn t1 was undone by the user") and third.endswith(
+        '\n- "marker2.txt"\nRead them again before editing.]'), third
+    assert "hello.txt" not in third.split("[Files changed outside")[1], third

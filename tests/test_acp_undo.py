@@ -292,3 +292,21 @@ async def test_undo_while_a_turn_runs_gets_the_hosts_refusal(repo: Path, tmp_pat
         said, result = await command(conn, client, sid, "/undo")  # the slot is free again
         assert result["status"] == "undone" and (repo / "hello.txt").read_text() == "hello\n"
     assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_undo_puts_the_clients_buffer_back_through_the_client(repo: Path, tmp_path: Path) -> None:
+    """With files through the client, the turn's edit went to the client's buffer; the undo
+    restores that buffer with ``fs/write_text_file`` and leaves the disk alone."""
+    path = str(repo / "hello.txt")
+    model = script(tmp_path, [edit("e1", "hello.txt", "unsaved", "edited"), {"text": "Edited."}])
+    client = RecordingClient(buffers={path: "hello unsaved\n"})
+    async with await start(client, f"replay:{model}") as (conn, _):
+        sid = await open_acp_session(conn, repo, fs=True)
+        await client.wait_for(lambda: any(u.session_update == "available_commands_update" for u in client.updates))
+        await conn.prompt(session_id=sid, prompt=text("edit"))
+        said, result = await command(conn, client, sid, "/undo")
+        assert result["status"] == "undone" and said.endswith("\n\n- hello.txt: restored")
+        said, result = await command(conn, client, sid, "/redo")
+        assert result["status"] == "redone"
+    assert client.writes == [(path, "hello edited\n"), (path, "hello unsaved\n"), (path, "hello edited\n")]
+    assert (repo / "hello.txt").read_text() == "hello\n"
