@@ -259,3 +259,20 @@ def test_the_cycle_check_sees_every_kind_of_import(tmp_path):
     assert cycle_problems(module_graph(pkg), {abc, sub}) == [
         "KNOWN_CYCLES entry is no longer a cycle (remove it, or replace it by what is left): "
         "['pkg.a', 'pkg.b', 'pkg.sub.c']"]
+
+
+#: The modules that may name the server class (``toolwire.lsp.boot.ToolwireServer``): the
+#: handlers and what starts them. The rest of lsp/ takes a narrow Protocol of what it uses
+#: (bridge.UpdateChannel, progress.ProgressChannel, documents.Editor, persist.LinkedServer, …).
+KNOWS_THE_SERVER = {"toolwire.cli", "toolwire.lsp.main", "toolwire.lsp.server", "toolwire.lsp.actions",
+                    "toolwire.lsp.config"}
+
+
+def test_only_the_handlers_take_the_whole_server():
+    """No module outside :data:`KNOWS_THE_SERVER` imports ``lsp/boot.py``, ``lsp/server.py`` or
+    ``lsp/main.py`` (TYPE_CHECKING and function-level imports counted), so none can take the
+    whole server object as a parameter."""
+    server_modules = {"toolwire.lsp.boot", "toolwire.lsp.server", "toolwire.lsp.main"}
+    graph = module_graph(PACKAGE)
+    users = {module for module, deps in graph.items() if deps & server_modules}
+    assert users == KNOWS_THE_SERVER, sorted(users ^ KNOWS_THE_SERVER)

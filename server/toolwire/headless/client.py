@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -44,12 +43,12 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
 from toolwire.headless.mirror import CallMirror
+from toolwire.headless.terminal import Printer, Prompt, advice, shown_command
 from toolwire.lsp import protocol as P
 from toolwire.lsp.messages import IRREVERSIBLE_PREFIX
 from toolwire.redaction import EXACT_FIELDS, RedactingWriter, shared
 from toolwire.rpc.protocol import make_converter
 from toolwire.workspace.names import display_text
-from toolwire.workspace.shown_paths import call_path
 
 
 @dataclass(slots=True)
@@ -74,9 +73,6 @@ class RunOptions:
     settings: dict[str, Any] = field(default_factory=dict)
     server_args: list[str] = field(default_factory=list)
 
-
-#: How many characters of a result's first line a status line shows (then ``…``).
-RESULT_LINE_LIMIT = 120
 
 #: ``toolwire run`` exit codes (README, "toolwire run").
 EXIT_CODES = {"ok": 0, "server": 1, "usage": 2, "turn_error": 3, "interrupted": 130}
@@ -104,165 +100,8 @@ class _Client(JsonRPCClient):
         self.protocol_errors.append(f"{type(error).__name__}: {error}")
 
 
-class _Printer:
-    """Human-readable progress: one line per status change, text as it streams.
-
-    A call whose name has not arrived yet shows ``?`` (in ``toolCalling: "text"``
-    mode a block's name arrives with the whole block, at its closing tag); the
-    line is printed again, named, when the name arrives while the status stays.
-    """
-
-    def __init__(self, out: TextIO, root: Path) -> None:
-        self.out = out
-        self.root = root
-        self.paths: dict[tuple[str, str], str] = {}
-        self.status: dict[str, tuple[str, bool]] = {}
-        self.rev: dict[str, int] = {}
-        self.in_text = False  # the last thing written is text not ending with a newline
-
-    def update(self, update: dict[str, Any]) -> None:
-        kind = update.get("sessionUpdate")
-        if kind == "agent_message_chunk":
-            text = display_text(update["content"]["text"], keep="\n\t")
-            if text:
-                self.out.write(text)
-                self.in_text = not text.endswith("\n")
-        elif kind == "tool_call":
-            call = update["toolCall"]
-            key = call.get("toolCallId") or f"#{call.get('index')}"
-            if call.get("rev", 0) <= self.rev.get(key, -1):
-                return
-            self.rev[key] = call.get("rev", 0)
-            seen = (call["status"], bool(call.get("name")))
-            if self.status.get(key) == seen:
-                return
-            self.status[key] = seen
-            self._newline()
-            line = f"[{call['status']}] {call.get('name') or '?'} {key}"
-            if call.get("path"):
-                line += f" {self.shown_path(key, call['path'])}"
-            if call.get("error"):
-                line += f" — {call['error']['message']}"
-            elif call.get("cancelReason"):
-                line += f" — {call['cancelReason']}"
-            elif call["status"] == "done" and call.get("result"):
-                line += first_line(str(call["result"].get("content", "")))
-            self.out.write(display_text(line) + "\n")  # the path's display form has nothing to escape
-        elif kind == "turn" and update.get("state") == "ended":
-            self._newline()
-        self.out.flush()
-
-    def shown_path(self, key: str, written: str) -> str:
-        """A call's path as the tool resolves it, in display form (resolved once per call:
-        a deleted or renamed file keeps the name it was shown with)."""
-        found = self.paths.get((key, written))
-        if found is None:
-            found = self.paths[(key, written)] = call_path(self.root, written).shown
-        return found
-
-    def approval(self, call: dict[str, Any], option: str) -> None:
-        """One line saying how a permission request was answered."""
-        self._newline()
-        words = {"allow_once": "allowed once", "allow_always": "allowed always"}.get(option, "rejected")
-        line = f"[approval] {call.get('name') or '?'} {call.get('toolCallId') or ''} {words}"
-        self.out.write(display_text(line) + "\n")
-        self.out.flush()
-
-    def _newline(self) -> None:
-        if self.in_text:
-            self.out.write("\n")
-            self.in_text = False
-
-
-def first_line(content: str, limit: int = RESULT_LINE_LIMIT) -> str:
-    """`` — `` and the first line of a result (cut at ``limit`` characters, then ``…``), or ``""``."""
-    first = content.split("\n", 1)[0].rstrip("\r")
-    if not first:
-        return ""
-    return f" — {first[:limit]}…" if len(first) > limit else f" — {first}"
-
-
-#: Answers the approval prompt accepts; an empty answer is the default, no.
-_REPLIES = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no", "": "no"}
-
-
-def shown_command(subject: dict[str, Any]) -> str:
-    """The git command a permission request is about, as the user would type it.
-
-    The subject's ``argv`` is the hardened command line (``--no-pager``,
-    ``--literal-pathspecs``, ``-c key=value`` settings before the subcommand);
-    those are dropped and the rest quoted for a POSIX shell (``shlex.join``).
-    """
-    argv = list(subject.get("argv") or [])
-    if not argv:
-        return ""
-    rest, i = argv[1:], 0
-    while i < len(rest):
-        if rest[i] == "-c" and i + 1 < len(rest):
-            i += 2
-        elif rest[i] in ("--no-pager", "--literal-pathspecs", "--no-optional-locks"):
-            i += 1
-        else:
-            break
-    return shlex.join(["git", *rest[i:]])
-
-
-class _Prompt:
-    """The ``[y]es / [a]lways / [N]o`` question on the terminal, read without a thread
-    (so a Ctrl-C or a withdrawn request never leaves a reader blocked on stdin)."""
-
-    def __init__(self) -> None:
-        self.open = False
-
-    async def ask(self, question: str, err: TextIO) -> str:
-        loop = asyncio.get_running_loop()
-        self.open = True
-        try:
-            return await self._ask(question, err, loop)
-        except asyncio.CancelledError:
-            err.write("\n(the server withdrew the question)\n")
-            err.flush()
-            raise
-        finally:
-            self.open = False
-
-    async def _ask(self, question: str, err: TextIO, loop: asyncio.AbstractEventLoop) -> str:
-        while True:
-            err.write(question)
-            err.flush()
-            line = await self._readline(loop)
-            if line is None:  # end of input: the default
-                return "no"
-            reply = _REPLIES.get(line.strip().lower())
-            if reply is not None:
-                return reply
-            err.write(f"Please answer y (allow once), a (allow always) or n (reject); not {line.strip()[:40]!r}.\n")
-
-    @staticmethod
-    async def _readline(loop: asyncio.AbstractEventLoop) -> str | None:
-        fd = sys.stdin.fileno()
-        done: asyncio.Future[str | None] = loop.create_future()
-        buffer = bytearray()
-
-        def readable() -> None:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                if not done.done():
-                    done.set_result(buffer.decode("utf-8", "replace") if buffer else None)
-                return
-            buffer.extend(chunk)
-            if b"\n" in buffer and not done.done():
-                done.set_result(buffer.split(b"\n", 1)[0].decode("utf-8", "replace"))
-
-        loop.add_reader(fd, readable)
-        try:
-            return await done
-        finally:
-            loop.remove_reader(fd)
-
-
-async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prompt: _Prompt,
-                  printer: _Printer) -> dict[str, Any]:
+async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prompt: Prompt,
+                  printer: Printer) -> dict[str, Any]:
     call = params.get("toolCall", {})
     subject = params.get("subject", {})
     approve = options.approve
@@ -294,49 +133,13 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
     return {"outcome": {"outcome": "selected", "optionId": "reject", "reason": reason}}
 
 
-def advice(message: str) -> str:
-    """What to do about a turn that ended with ``stopReason: "error"``, from its message."""
-    low = message.lower()
-    # the turn's own messages first: they quote the endpoint's answer (an HTTP 500 over the context window)
-    if low.startswith("the model returned an empty answer") and "content filter" in low:
-        return "rephrase the prompt, or check the filter settings of the endpoint's deployment"
-    if low.startswith("the model returned an empty answer"):
-        return "send the prompt again or rephrase it; if the model keeps answering nothing, try another model"
-    if low.startswith("the request does not fit the model's context window"):
-        return ("start a new session or shorten the prompt, or give the model a larger context and set the "
-                "contextWindow setting to it")
-    if "http 401" in low or "http 403" in low:
-        return ("check the API key: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting "
-                "(--settings '{\"apiKey\": \"…\"}')")
-    if "http 404" in low:
-        return "check the model name and the endpoint (OPENAI_BASE_URL or the baseUrl setting)"
-    if "http 429" in low:
-        return "the endpoint is rate-limiting: wait and try again, or raise the modelRetries setting"
-    if "http 5" in low:
-        return "the endpoint failed on its side: try again later (retries: the modelRetries setting)"
-    if "no data from the model" in low or "timed out" in low:
-        return "the endpoint stalled: try again, or raise the readTimeout setting for a slow model"
-    if "mid-response" in low or "mid-stream" in low or "ended before" in low or "dropped" in low:
-        return "the connection to the endpoint dropped mid-response: try again"
-    if "refuses tool definitions" in low:
-        return "run with --settings '{\"toolCalling\": \"text\"}', or enable tool calling on the endpoint"
-    if "empty answer" in low:
-        return "send the prompt again or rephrase it; if the model keeps answering nothing, try another model"
-    if "context window" in low:
-        return ("start a new session or shorten the prompt, or give the model a larger context and set the "
-                "contextWindow setting to it")
-    if "cannot reach" in low:
-        return "check that the endpoint is running and the URL is right (OPENAI_BASE_URL or the baseUrl setting)"
-    return "see the server log (--server-log FILE --log-level DEBUG) for details"
-
-
 async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Run one prompt against a fresh ``toolwire serve``; see the module docstring for exit codes."""
     redactor = shared()
     redactor.add_settings(options.settings)
     raw_out, out, err = out, RedactingWriter(out, redactor, content=True), RedactingWriter(err, redactor)
     client = _Client()
-    printer = _Printer(out, options.workspace)
+    printer = Printer(out, options.workspace)
     session_id: str | None = None
 
     turn_over = False
@@ -370,7 +173,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         else:
             printer.update(update)
 
-    prompt = _Prompt()
+    prompt = Prompt()
 
     @client.feature("window/showMessage")
     def on_show_message(params: Any) -> None:
