@@ -310,3 +310,39 @@ async def test_undo_puts_the_clients_buffer_back_through_the_client(repo: Path, 
         assert result["status"] == "redone"
     assert client.writes == [(path, "hello edited\n"), (path, "hello unsaved\n"), (path, "hello edited\n")]
     assert (repo / "hello.txt").read_text() == "hello\n"
+
+
+async def test_a_turn_or_another_undo_is_refused_while_an_undo_runs(repo: Path, tmp_path: Path) -> None:
+    """An undo holds the session's turn slot until it is done: while it waits for the
+    client to write a buffer back, a prompt, another ``/undo`` and a ``/redo`` are refused
+    with the host's message (no model request, nothing changed), and afterwards the slot is free."""
+    path = str(repo / "hello.txt")
+    model = script(tmp_path, [edit("e1", "hello.txt", "unsaved", "edited"), {"text": "Edited."},
+                              {"text": "Later."}])
+    client = RecordingClient(buffers={path: "hello unsaved\n"})
+    writing, release = asyncio.Event(), asyncio.Event()
+    original = client.write_text_file
+
+    async def hold(**kwargs: Any) -> Any:
+        if client.writes:  # the turn's edit went through; the undo's write waits
+            writing.set()
+            await release.wait()
+        return await original(**kwargs)
+
+    client.write_text_file = hold  # type: ignore[method-assign]
+    async with await start(client, f"replay:{model}") as (conn, _):
+        sid = await open_acp_session(conn, repo, fs=True)
+        await client.wait_for(lambda: any(u.session_update == "available_commands_update" for u in client.updates))
+        await conn.prompt(session_id=sid, prompt=text("edit"))
+        undo = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=text("/undo")))
+        await asyncio.wait_for(writing.wait(), 30)
+        for line in ("go on", "/undo", "/redo"):
+            with pytest.raises(RequestError) as info:
+                await conn.prompt(session_id=sid, prompt=text(line))
+            assert info.value.code == -32600
+            assert info.value.data == {"sessionId": "an undo or redo is running in this session; wait for it to end"}
+        release.set()
+        assert (await undo).stop_reason == "end_turn"
+        assert client.writes == [(path, "hello edited\n"), (path, "hello unsaved\n")]
+        response = await conn.prompt(session_id=sid, prompt=text("go on"))  # the slot is free again
+        assert response.stop_reason == "end_turn"

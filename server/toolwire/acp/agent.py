@@ -219,15 +219,17 @@ class ToolwireAcpAgent:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
         if command is not None:
             return await self._command(session, command)
-        if hosted.turn is not None:
-            raise RequestError.invalid_request({"sessionId": "a turn is already running in this session"})
+        try:
+            self.host.ensure_free(hosted, "a turn is already running in this session")
+        except TurnRunning as exc:
+            raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         approver = AcpApprover(self._conn, hosted.session, session.sink, lambda call_id: self.host.preview(hosted, call_id))
         try:
             outcome = await self.host.run_turn(hosted, text, session.sink, approver)
-        except TurnRunning:
-            raise RequestError.invalid_request({"sessionId": "a turn is already running in this session"}) from None
+        except TurnRunning as exc:
+            raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         finally:
             await session.sink.flush()
         if outcome.stop_reason == "error":

@@ -36,7 +36,7 @@ from toolwire.agent.events import Approver, Sink, ToolCallChanged, WorkspaceChan
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
-from toolwire.agent.hosted import Hosted, HostError, Recorded, SessionState, TurnRunning, UnknownSession
+from toolwire.agent.hosted import UNDO_RUNNING, Hosted, HostError, Recorded, SessionState, TurnRunning, UnknownSession
 from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.preview import Preview, PreviewError, preview_call
 from toolwire.agent.session import Session
@@ -156,12 +156,22 @@ class SessionHost:
         Raises:
             TurnRunning: a turn is running in the session.
         """
-        if hosted.turn is not None:
-            raise TurnRunning("a turn is already running in this session")
+        self.ensure_free(hosted, "a turn is already running in this session")
         turn = Turn(hosted.session, Recorded(hosted.log, sink), approver)
         hosted.turn = hosted.last_turn = turn
         self._poke()
         return turn
+
+    def ensure_free(self, hosted: Hosted, turn_message: str | None = None) -> None:
+        """Refuse to take the session's turn slot while a turn, an undo or a redo holds it.
+
+        Raises:
+            TurnRunning: with ``turn_message`` (or the default) for a turn, :data:`UNDO_RUNNING` for an undo.
+        """
+        if hosted.turn is not None:
+            raise TurnRunning(turn_message) if turn_message else TurnRunning()
+        if hosted.undoing:
+            raise TurnRunning(UNDO_RUNNING)
 
     async def finish_turn(self, hosted: Hosted, turn: Turn, prompt: str) -> TurnOutcome:
         """Run ``turn`` (taken with :meth:`begin_turn`) to its end and free the slot.
@@ -304,11 +314,10 @@ class SessionHost:
             ``toolwire/session/undoTurn``); ``nothing_to_do`` when no turn qualifies.
 
         Raises:
-            TurnRunning: a turn is running in the session.
+            TurnRunning: a turn, another undo or a redo is running in the session.
             HostError: (field ``turnId``) the session has no such turn.
         """
-        if hosted.turn is not None:
-            raise TurnRunning()
+        self.ensure_free(hosted)
         session = hosted.session
         record = session.find_turn(turn_id, redo=redo)
         if record is None:
@@ -317,7 +326,14 @@ class SessionHost:
             what = "undone turn to redo" if redo else "turn with changes to undo"
             return {"turnId": None, "status": "nothing_to_do", "message": f"There is no {what} in this session.",
                     "paths": [], "git": [], "unmatchedForce": list(dict.fromkeys(force or []))}
-        return await undo_in_session(session, record, redo=redo, force=force or [], partial=partial, rewind=rewind)
+        hosted.undoing = True  # the turn slot: no turn and no other undo starts until it is done
+        self._poke()
+        try:
+            return await undo_in_session(session, record, redo=redo, force=force or [], partial=partial,
+                                         rewind=rewind)
+        finally:
+            hosted.undoing = False
+            self._poke()
 
     # ------------------------------------------------------------- settings
     def replace_settings(self, settings: Settings) -> None:
@@ -351,8 +367,7 @@ class SessionHost:
             TurnRunning: a turn is running.
             SessionSpecError: (field ``model``) the spec cannot work.
         """
-        if hosted.turn is not None:
-            raise TurnRunning("a turn is running; change the model after it ends")
+        self.ensure_free(hosted, "a turn is running; change the model after it ends")
         session = hosted.session
         try:
             model = model_for(spec, session.settings, session.root)

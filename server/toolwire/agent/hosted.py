@@ -15,7 +15,7 @@ from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
 from toolwire.streaming.state import ToolCallState
 
-__all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TurnRunning", "UnknownSession"]
+__all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TurnRunning", "UNDO_RUNNING", "UnknownSession"]
 
 #: Events of a session the host keeps (its record of what happened), newest last.
 EVENT_LOG = 4096
@@ -34,10 +34,14 @@ class UnknownSession(HostError):
 
 
 class TurnRunning(HostError):
-    """A turn is running in the session (one at a time; undo and redo wait for it too)."""
+    """A turn, an undo or a redo is running in the session: they take the one turn slot in turn."""
 
     def __init__(self, message: str = "a turn is running in this session; cancel it or wait for it to end") -> None:
         super().__init__(message)
+
+
+#: The refusal while an undo or redo of the session puts files back.
+UNDO_RUNNING = "an undo or redo is running in this session; wait for it to end"
 
 
 @dataclass(eq=False)
@@ -53,6 +57,7 @@ class Hosted:
         last_turn: The latest turn started, running or ended.
         streams: Client-fed streams by stream id.
         fed: Schedulers of client-fed runs in progress.
+        undoing: An undo or redo is putting files back (it holds the turn slot).
         log: The session's events, oldest first (bounded by :data:`EVENT_LOG`).
     """
 
@@ -63,6 +68,7 @@ class Hosted:
     last_turn: Turn | None = None
     streams: dict[str, FedStream] = field(default_factory=dict)
     fed: list[Scheduler] = field(default_factory=list)
+    undoing: bool = False
     log: deque[AgentEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG))
 
     @property
@@ -71,8 +77,8 @@ class Hosted:
 
     @property
     def running(self) -> bool:
-        """A turn or a client-fed run is going on."""
-        return self.turn is not None or bool(self.fed)
+        """A turn, a client-fed run, an undo or a redo is going on."""
+        return self.turn is not None or bool(self.fed) or self.undoing
 
     def find_call(self, call_id: str) -> ToolCallState | None:
         """The call with this id in the running (else last) turn or the client-fed runs."""
