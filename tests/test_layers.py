@@ -264,8 +264,7 @@ def test_the_cycle_check_sees_every_kind_of_import(tmp_path):
 #: The modules that may name the server class (``toolwire.lsp.boot.ToolwireServer``): the
 #: handlers and what starts them. The rest of lsp/ takes a narrow Protocol of what it uses
 #: (bridge.UpdateChannel, progress.ProgressChannel, documents.Editor, persist.LinkedServer, …).
-KNOWS_THE_SERVER = {"toolwire.cli", "toolwire.lsp.main", "toolwire.lsp.server", "toolwire.lsp.actions",
-                    "toolwire.lsp.config"}
+KNOWS_THE_SERVER = {"toolwire.cli", "toolwire.lsp.main", "toolwire.lsp.server", "toolwire.lsp.actions"}
 
 
 def test_only_the_handlers_take_the_whole_server():

@@ -6,17 +6,22 @@
 session gets them for its NEXT turn (:meth:`toolwire.agent.host.SessionHost.change_settings`):
 a running turn is never touched, the server never restarted. Secrets that arrive
 this way are registered with the process's redactor first (by the host).
+
+The functions are given the server as the narrow :class:`MessageWindow` and
+:class:`ConfigurationClient`, never more of it.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from toolwire.lsp.boot import ToolwireServer
+    from toolwire.agent.host import SessionHost
+    from toolwire.redaction import Redactor
 
 __all__ = ["SECTION", "apply_configuration", "pull_section", "section_of", "warn"]
 
@@ -24,6 +29,32 @@ log = logging.getLogger(__name__)
 
 #: The configuration section Toolwire's settings live under.
 SECTION = "toolwire"
+
+
+class MessageWindow(Protocol):
+    """Where a warning is shown to the user (a pygls server)."""
+
+    def window_show_message(self, params: types.ShowMessageParams) -> None:
+        """Send ``window/showMessage``."""
+
+
+class ConfigurationClient(Protocol):
+    """What applying changed settings needs of the server."""
+
+    @property
+    def host(self) -> "SessionHost":
+        """The sessions, which take the settings for their next turn."""
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities | None:
+        """What the connected client declared in ``initialize``."""
+
+    @property
+    def redactor(self) -> "Redactor":
+        """Keeps secrets out of the log."""
+
+    def workspace_configuration_async(self, params: types.ConfigurationParams) -> Awaitable[Any]:
+        """Send ``workspace/configuration`` and give its answer."""
 
 
 def section_of(settings: Any) -> dict[str, Any] | None:
@@ -35,17 +66,17 @@ def section_of(settings: Any) -> dict[str, Any] | None:
     return None
 
 
-def warn(server: "ToolwireServer", text: str) -> None:
+def warn(server: MessageWindow, text: str) -> None:
     """Tell the user (``window/showMessage``, warning) and log it; ``text`` has no secret left."""
     log.warning("%s", text)
     server.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"Toolwire: {text}"))
 
 
-async def apply_configuration(server: "ToolwireServer", raw: Any) -> None:
+async def apply_configuration(server: ConfigurationClient, raw: Any) -> None:
     """``workspace/didChangeConfiguration``: new server settings for every session's next turn.
 
     Args:
-        server: The server.
+        server: The server, as far as settings go.
         raw: The notification's ``settings``. Without a ``toolwire`` object in it,
             the section is asked for with ``workspace/configuration`` when the
             client supports that, else the notification is ignored.
@@ -58,7 +89,7 @@ async def apply_configuration(server: "ToolwireServer", raw: Any) -> None:
     server.host.change_settings(sent)  # refused keys are told as warnings
 
 
-async def pull_section(server: "ToolwireServer") -> dict[str, Any] | None:
+async def pull_section(server: ConfigurationClient) -> dict[str, Any] | None:
     """The ``toolwire`` section through ``workspace/configuration``, or None when the
     client cannot answer it."""
     caps = server.client_capabilities
