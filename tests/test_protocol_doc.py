@@ -105,7 +105,8 @@ def test_the_errors_table_gives_the_codes_the_server_sends():
     constants = {"ParseError": rpc.PARSE_ERROR, "InvalidRequest": rpc.INVALID_REQUEST,
                  "MethodNotFound": rpc.METHOD_NOT_FOUND, "InvalidParams": rpc.INVALID_PARAMS,
                  "InternalError": rpc.INTERNAL_ERROR, "ServerNotInitialized": rpc.SERVER_NOT_INITIALIZED,
-                 "TurnInProgress": rpc.TurnInProgress.CODE, "UnknownSession": rpc.UnknownSession.CODE}
+                 "TurnInProgress": rpc.TurnInProgress.CODE, "UnknownSession": rpc.UnknownSession.CODE,
+                 "ServerBusy": rpc.SERVER_BUSY}
     for name, code in constants.items():
         assert table.get(code) == name, (name, code)
     body = _lsp_part().replace(section, "")

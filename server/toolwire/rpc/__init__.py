@@ -5,8 +5,8 @@ protocol and lifecycle rules, writes (redacted, compact) messages, withdraws
 requests sent to the peer (``$/cancelRequest``) and fails them when the
 connection ends; ``errors`` holds the error codes, their exception classes and
 what an error response may carry; ``transport`` the byte streams (stdio, ``--tcp``)
-and the framing reader; ``invalid`` turns pydantic's validation errors into one
-plain sentence for ``-32602``.
+and the framing reader; ``unix_socket`` the private socket of ``--socket``;
+``invalid`` turns pydantic's validation errors into one plain sentence for ``-32602``.
 
 It imports pygls and lsprotocol but none of Toolwire's front-ends or its agent
 (``toolwire.lsp``, ``toolwire.acp``, ``toolwire.headless``, ``toolwire.agent``:
