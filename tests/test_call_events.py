@@ -40,8 +40,10 @@ def test_an_event_is_frozen_and_holds_no_text_while_the_call_streams():
     merger, events = stream()
     first = events[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
+        first.call = CallSnapshot()  # type: ignore[misc]
+    with pytest.raises(AttributeError):
         first.call.status = Status.DONE  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         first.change.piece = None  # type: ignore[misc]
     streaming = [e for e in events if e.call.status is Status.GENERATING]
     assert len(streaming) == len(events) - 1

@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 
@@ -59,8 +58,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _UNSENT = object()
 
 
-@dataclass(slots=True, frozen=True)
-class ArgumentsPiece:
+class ArgumentsPiece(NamedTuple):
     """Argument text appended since the call's previous report.
 
     Attributes:
@@ -72,12 +70,12 @@ class ArgumentsPiece:
     text: str
 
 
-@dataclass(slots=True, frozen=True)
-class CallSnapshot:
+class CallSnapshot(NamedTuple):
     """One tool call's state at one moment (protocol.md, "ToolCall"; fields as in
-    :class:`toolwire.streaming.state.ToolCallState`). Never mutated; the dicts it
-    holds (``arguments``, ``partial``, ``preview``, ``result``) are shared with the
-    call and replaced there, never changed in place.
+    :class:`toolwire.streaming.state.ToolCallState`). Immutable (a named tuple: one
+    is made per event, and a tuple is built several times faster than a frozen
+    dataclass); the dicts it holds (``arguments``, ``partial``, ``preview``,
+    ``result``) are shared with the call and replaced there, never changed in place.
 
     Attributes:
         id: The session's id of the call; empty until known.
@@ -118,8 +116,7 @@ class CallSnapshot:
     size: int = 0
 
 
-@dataclass(slots=True, frozen=True)
-class CallChange:
+class CallChange(NamedTuple):
     """What changed in a call since its previous report (see the module docstring).
 
     Attributes:
