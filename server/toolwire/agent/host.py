@@ -225,19 +225,20 @@ class SessionHost:
         return turns
 
     def busy(self, waiting: Callable[[str], bool] = lambda session_id: False) -> bool:
-        """A turn or client-fed run is going on in a session for which ``waiting`` is False
-        (``waiting``: the session's progress only waits for a client to come back)."""
+        """A turn, a client-fed run, an undo or a redo is going on in a session for which
+        ``waiting`` is False (``waiting``: the session's progress only waits for a client to come back)."""
         return any(hosted.running and not waiting(hosted.id) for hosted in self.sessions.values())
 
     async def settled(self) -> None:
-        """Wait until no turn and no client-fed run is going on in any session."""
+        """Wait until no turn, client-fed run, undo or redo is going on in any session."""
         while any(hosted.running for hosted in self.sessions.values()):
             changed = self._event()
             changed.clear()
             await changed.wait()
 
     def on_activity(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever a turn or client-fed run starts or ends, or a session closes."""
+        """Call ``listener`` whenever a turn, a client-fed run, an undo or a redo starts or ends,
+        or a session closes."""
         self._listeners.append(listener)
 
     # ------------------------------------------------------------- client-fed streams
