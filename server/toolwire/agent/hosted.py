@@ -7,12 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.agent.events import AgentEvent, Sink
+from toolwire.agent.events import AgentEvent, CallSnapshot, Sink
 from toolwire.agent.fed import FedStream
 from toolwire.agent.host_settings import Origin
 from toolwire.agent.scheduler import Scheduler
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
+from toolwire.streaming.changes import snapshot
 from toolwire.streaming.state import ToolCallState
 
 __all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TurnRunning", "UNDO_RUNNING", "UnknownSession"]
@@ -107,7 +108,7 @@ class Hosted:
             turns.append(summary)
         return SessionState(
             session_id=session.id, model_id=session.model.model_id, running=self.turn is not None,
-            turn_id=turn.id if turn is not None else None, calls=list(turn.calls) if turn is not None else [],
+            turn_id=turn.id if turn is not None else None, calls=[snapshot(c) for c in turn.calls] if turn is not None else [],
             messages=session.conversation.messages,
             streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns)
 
@@ -120,7 +121,7 @@ class SessionState:
         session_id, model_id: The session and its model.
         running: A turn is running.
         turn_id: The running (else last) turn's id, or None before the first turn.
-        calls: That turn's calls, in the order they were first pushed.
+        calls: That turn's calls now, whole (argument text included), in the order they were first pushed.
         messages: The conversation the model sees.
         streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
         turns: A summary of every turn with a record, oldest first (messages redacted).
@@ -130,7 +131,7 @@ class SessionState:
     model_id: str
     running: bool
     turn_id: str | None
-    calls: list[ToolCallState]
+    calls: list[CallSnapshot]
     messages: list[dict[str, Any]]
     streaming: dict[str, str] | None
     turns: list[dict[str, Any]]

@@ -35,7 +35,7 @@ from toolwire.lsp.documents import LspDocuments
 from toolwire.rpc.errors import TurnInProgress, UnknownSession, clip
 from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
-from toolwire.lsp.call_wire import brief_form
+from toolwire.lsp.call_wire import brief_form, snapshot_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
 from toolwire.lsp import actions
@@ -222,7 +222,7 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "model": state.model_id,
         "running": state.running,
         "turnId": state.turn_id,
-        "toolCalls": [call.to_wire() for call in state.calls],
+        "toolCalls": [snapshot_form(call) for call in state.calls],
         "messages": state.messages,
         "streaming": state.streaming,
         "pendingPermissions": list(ls.pending_permissions.get(state.session_id, {}).values()),

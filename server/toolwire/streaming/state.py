@@ -201,9 +201,10 @@ class ToolCallState:
     def to_wire(self) -> dict[str, Any]:
         """Return the call's full snapshot (camelCase; protocol.md, "ToolCall").
 
-        Every field whole: for ``toolwire/session/snapshot``. Permission requests
-        get the same form from a typed snapshot (:func:`toolwire.streaming.changes.snapshot`,
-        written by ``toolwire.lsp.call_wire.snapshot_form``); updates are events
+        Every field whole (the tests' reference). Front-ends get the same form from
+        a typed snapshot (:func:`toolwire.streaming.changes.snapshot`, written by
+        ``toolwire.lsp.call_wire.snapshot_form`` for ``toolwire/session/snapshot``
+        and permission requests); updates are events
         (:func:`toolwire.streaming.changes.observe`).
         """
         out: dict[str, Any] = {
