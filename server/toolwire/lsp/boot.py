@@ -81,7 +81,6 @@ class ToolwireServer(LanguageServer):
         redactor: The process's redactor (:func:`toolwire.redaction.shared`): keeps every
             secret the server is given out of logs and of every message it sends
             (a filter on every log handler; :meth:`ToolwireProtocol._send_data`).
-        background: Tasks the server started that nobody awaits (code actions, progress).
         progress_cancels: Per work-done progress token, what its cancel does.
         permission_fallback: The client does not know ``toolwire/session/requestPermission``;
             approvals are asked with ``window/showMessageRequest``.
@@ -105,7 +104,6 @@ class ToolwireServer(LanguageServer):
         self.pending_permissions: dict[str, dict[str, dict[str, Any]]] = {}
         self.redactor = shared_redactor()
         self.redactor.install()  # logging is set up before the server is built (cli.py)
-        self.background: set[asyncio.Task] = set()
         self.progress_cancels: dict[str, Any] = {}
         self.permission_fallback = False
         self.link = ClientLink()
@@ -133,17 +131,9 @@ class ToolwireServer(LanguageServer):
         self.handlers.finish_initialize(self, self.initialize_params)
 
     def spawn(self, coro: Any) -> asyncio.Task:
-        """Run ``coro`` as a task the server owns (kept until done; errors are logged)."""
-        task = asyncio.ensure_future(coro)
-        self.background.add(task)
-
-        def done(t: asyncio.Task) -> None:
-            self.background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task failed: %s", t.exception())
-
-        task.add_done_callback(done)
-        return task
+        """Run ``coro`` as a task nobody awaits (code actions, progress), owned by the session
+        host (:meth:`toolwire.agent.host.SessionHost.spawn`: kept until done, errors logged)."""
+        return self.host.spawn(coro)
 
     def reset_editor_state(self) -> None:
         """A new client connected (``--socket``): what the server knew of the previous
