@@ -116,7 +116,7 @@ class ToolCallState:
         id: The call id the model gave (or a stable generated one when the
             provider gives none). Empty until known. The session may rename it
             to ``<id>_<n>`` when another call of the session already has it
-            (:class:`toolwire.agent.session.CallIds`).
+            (:class:`toolwire.agent.call_ids.CallIds`).
         provider_id: The id as the provider's stream gave it, before any
             renaming; empty when the stream gave none (the call's id was then
             generated). Sent as ``providerCallId`` whenever it differs from ``id``.
