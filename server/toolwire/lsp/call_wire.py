@@ -16,7 +16,7 @@ The agent reports a call as an immutable snapshot plus what changed
 * :func:`snapshot_form` — a full snapshot, every field whole (permission requests).
 
 So the bytes sent for a call grow linearly with its arguments, and a client
-rebuilds the exact text from the pieces (:class:`toolwire.lsp.mirror.CallMirror`).
+rebuilds the exact text from the pieces (:class:`toolwire.headless.mirror.CallMirror`).
 """
 
 from __future__ import annotations
