@@ -11,12 +11,18 @@ are. Toolwire's own writes are announced to the watcher first
 (``Session.write_listener``), so they are never reported back.
 
 When a new session's folder holds watched trees, a watcher on the new folder
-takes them over (:meth:`WatchHub.attach`): it starts and is ready, then a fence
-(``WorkspaceWatcher.fence``) is written through the new watcher and then through
-each old one; an old watcher delivers up to its fence and stops, the new one
-delivers from its fence on, so no change is lost. The batches around the
-fences overlap (a batch lasts up to the debounce time): a path in both is
-reported once, as one watcher's batch reports two changes of a path once. Folders the
+takes them over (:meth:`WatchHub.attach`): it starts and is ready, then holds
+every batch it gets back while a fence (``WorkspaceWatcher.fence``) is written
+through each old watcher and then through the new one. An old watcher delivers
+up to its fence and nothing after it (those changes came after the new watcher
+began holding); once every fence is seen, the old watchers stop and the held
+batches are delivered, so no change is lost, however late a fence comes. Held
+batches up to the new watcher's fence may hold changes an old watcher delivered
+too (a batch lasts up to the debounce time): a path in both is reported once, as
+one watcher's batch reports two changes of a path once; later batches are
+delivered whole. An old watcher whose fence has not come within
+:data:`FENCE_TIMEOUT` keeps its tree and sessions (the trees stay apart, as when
+the new watcher is slow to start). Folders the
 watchers skip (``.git``, ``node_modules``, ``build``…, see
 ``workspace.watch.DEFAULT_IGNORED``) do not nest: a session inside one gets a
 watcher of its own. Trees are compared by real path (symlinks resolved).
@@ -37,6 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from toolwire.agent.session import Session
 from toolwire.tools.gitrun import run_git
 from toolwire.workspace.errors import ToolError
@@ -46,12 +54,11 @@ log = logging.getLogger(__name__)
 
 #: Trees watched at once (each tree: one watcher, any number of sessions in it).
 MAX_WATCHED = 16
-#: Seconds ``session/new`` waits for a new watcher to receive events, and for each
-#: fence of a handover.
+#: Seconds ``session/new`` waits for a new watcher to receive events.
 READY_TIMEOUT = 5.0
-#: Seconds after a handover during which the new watcher's batch in progress may
-#: still hold changes an old watcher reported (a batch lasts up to 0.2 s).
-OVERLAP_AFTER = 1.0
+#: Seconds a handover waits for its fences (an old watcher busy with a backlog of
+#: batches sees its fence late; one that has not seen it by then keeps its tree).
+FENCE_TIMEOUT = 30.0
 
 
 class _Ready:
@@ -69,9 +76,10 @@ class _Tree:
     """One watcher, the real path it watches, and the sessions it serves.
 
     ``held`` is None while the watcher delivers; during a handover it is a list
-    that collects the batches seen after the new watcher's fence (before that,
-    ``discard`` drops them: the old watchers still deliver those changes), and
-    ``overlap`` the paths the old watchers delivered meanwhile.
+    that collects the new watcher's batches until its ``fence`` is seen, and
+    ``held_after`` those after it (before the handover, ``discard`` drops them: the
+    old watchers still deliver those changes). An old watcher's ``fence`` ends what
+    it delivers; ``reported`` holds the paths it delivered while the new one held.
     """
 
     root: Path
@@ -79,8 +87,9 @@ class _Tree:
     task: asyncio.Task | None = None
     sessions: list[Session] = field(default_factory=list)
     held: list[FileEvent] | None = None
-    overlap: set[Path] = field(default_factory=set)
-    overlap_until: float = 0.0
+    held_after: list[FileEvent] = field(default_factory=list)
+    fence: anyio.Event | None = None
+    reported: set[Path] = field(default_factory=set)
     discard: bool = False
     retired: bool = False
     successor: _Tree | None = None
@@ -214,21 +223,32 @@ class WatchHub:
                 old.successor = None
             tree.discard = False
             return
-        tree.discard, tree.held = False, []
-        fences = [tree.watcher.fence()]  # the new watcher's first, then the old ones'
-        for old in inner:
+        tree.discard, tree.held = False, []  # from now on every change is in a batch it holds
+        for old in inner:  # the old watchers' fences first, then the new one's
             try:
-                fences.append(old.watcher.fence())
+                old.fence = old.watcher.fence()
             except RuntimeError:  # never became ready: nothing of it to wait for
-                pass
+                old.fence = None
+        tree.fence = tree.watcher.fence()  # its later batches hold no change an old watcher delivers
+        fences = [fence for fence in (tree.fence, *(old.fence for old in inner)) if fence is not None]
         try:
-            await asyncio.wait_for(asyncio.gather(*(fence.wait() for fence in fences)), READY_TIMEOUT)
+            await asyncio.wait_for(asyncio.gather(*(fence.wait() for fence in fences)), FENCE_TIMEOUT)
         except asyncio.TimeoutError:
             log.warning("handing %s over to the watcher of %s: a fence was not seen in time",
                         ", ".join(str(old.root) for old in inner), tree.root)
+        overlap: set[Path] = set()
         for old in inner:
-            old.retired = True
             old.successor = None
+            reported, old.reported = old.reported, set()
+            if old.fence is not None and not old.fence.is_set():  # it has not delivered all: it stays
+                old.fence = None
+                log.warning("%s keeps its own watcher (it had not delivered every change)", old.root)
+                if not old.sessions and self._trees.get(old.root) is old:
+                    del self._trees[old.root]
+                    self._stop(old)
+                continue
+            overlap |= reported
+            old.retired = True
             self._stop(old)
             if self._trees.get(old.root) is old:
                 del self._trees[old.root]
@@ -238,10 +258,10 @@ class WatchHub:
                     self._tree_of[session.id] = tree
             log.info("the watcher of %s now serves %s", tree.root, old.root)
         # A path both reported (the batch around a fence spans up to the debounce time)
-        # is reported once, as one watcher's batch would; ``overlap`` also applies to
-        # the new watcher's batch in progress now (see ``_deliver``), not to later ones.
-        held, tree.held = [e for e in tree.held or [] if e.path not in tree.overlap], None
-        tree.overlap_until = asyncio.get_running_loop().time() + OVERLAP_AFTER
+        # is reported once, as one watcher's batch would; batches after the new fence
+        # hold only changes made after the old fences.
+        held = [e for e in tree.held or [] if e.path not in overlap] + tree.held_after
+        tree.held, tree.held_after, tree.fence = None, [], None
         if held:
             await self._deliver(tree, held)
 
@@ -263,15 +283,14 @@ class WatchHub:
         """Hand a batch to the tree's sessions, filtered once per session folder."""
         if tree.retired or tree.discard:
             return
-        if tree.successor is not None and tree.successor.held is not None:
-            tree.successor.overlap.update(event.path for event in events)
+        fenced = tree.fence is not None and tree.fence.is_set()  # this batch came after the fence
+        if tree.successor is not None and tree.successor.held is not None:  # an old watcher, handing over
+            if fenced:
+                return  # a change after the fence is in a batch the new watcher holds
+            tree.reported.update(event.path for event in events)
         if tree.held is not None:
-            tree.held.extend(events)
+            (tree.held_after if fenced else tree.held).extend(events)
             return
-        if tree.overlap:  # the first batch after a handover
-            if asyncio.get_running_loop().time() < tree.overlap_until:
-                events = [event for event in events if event.path not in tree.overlap]
-            tree.overlap.clear()
         by_root: dict[Path, list[Session]] = {}
         for session in tree.sessions:
             by_root.setdefault(_real(session), []).append(session)
