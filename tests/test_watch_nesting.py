@@ -219,6 +219,49 @@ async def test_an_outer_session_takes_the_inner_watchers_over_without_losing_a_c
     assert reports.count(sibling) == Counter({"marker.txt": 1})
 
 
+async def test_an_inner_watcher_whose_fence_comes_late_keeps_its_tree_and_loses_no_change(
+        ws: Path, hub: RecordingHub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A fence needs a batch of its watcher (20 ms at least): with no time to wait for
+    one, the inner watchers are not stopped with changes undelivered; they keep their trees."""
+    from toolwire.agent import watching
+
+    monkeypatch.setattr(watching, "FENCE_TIMEOUT", 0)
+    reports = hub.reports
+    (ws / "other").mkdir()
+    inner, sibling, outer = make(ws / "repo"), make(ws / "other"), make(ws)
+    await hub.attach(inner)
+    await hub.attach(sibling)
+    burst = ws / "repo" / "burst"
+    burst.mkdir()
+    done, written = threading.Event(), []
+
+    def write_during_the_handover() -> None:
+        while not done.is_set() and len(written) < 2000:
+            name = f"f{len(written):04d}.txt"
+            (burst / name).write_text("x\n")
+            written.append(f"burst/{name}")
+            done.wait(0.002)
+
+    writer = asyncio.get_running_loop().run_in_executor(None, write_during_the_handover)
+    await reports.wait(inner, "burst/f0000.txt")
+    await hub.attach(outer)
+    done.set()
+    await writer
+    assert hub.watched() == {ws / "repo": [inner], ws / "other": [sibling], ws: [outer]}
+    assert inotify_instances() == hub.base + 3
+    assert "a fence was not seen in time" in caplog.text and "keeps its own watcher" in caplog.text
+
+    (ws / "repo" / "marker.txt").write_text("last\n")
+    (ws / "other" / "marker.txt").write_text("last\n")
+    await reports.wait(inner, "marker.txt")
+    await reports.wait(sibling, "marker.txt")
+    await reports.wait(outer, "repo/marker.txt")
+    got = reports.count(inner)
+    missing = [path for path in written if path not in got]
+    assert not missing, f"{len(missing)} of {len(written)} changes made during the handover were lost"
+    assert got["marker.txt"] == 1 and reports.count(sibling) == Counter({"marker.txt": 1})
+
+
 async def test_symlinked_and_skipped_folders(ws: Path, tmp_path: Path, hub: RecordingHub) -> None:
     reports = hub.reports
     link = tmp_path / "link"
