@@ -1,8 +1,8 @@
 """An undo or redo holds the session's turn slot over LSP (issue 20: the session host's rule).
 
 While ``toolwire/session/undoTurn`` puts an open buffer back (the editor holds the
-``workspace/applyEdit`` answer), a prompt, another undo and a redo of that
-session are refused with TurnInProgress carrying the undo's message; once it is
+``workspace/applyEdit`` answer), a prompt, another undo, a redo and
+``toolwire.runAction`` in that session are refused with TurnInProgress carrying the undo's message; once it is
 done, they run. Real ``toolwire serve`` over stdio, real git and files.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from conftest import server_fixture
@@ -30,7 +31,7 @@ async def refused(call) -> JsonRpcException:
     return info.value
 
 
-async def test_a_prompt_undo_or_redo_is_refused_while_an_undo_runs(ed, repo, tmp_path):
+async def test_a_prompt_undo_redo_or_action_is_refused_while_an_undo_runs(ed, repo, tmp_path):
     (repo / "a.py").write_bytes(b"x = 1\n")
     uri = ed.open(repo / "a.py", "x = 1\ny = 2  # unsaved\n", version=1)
     script = calls_script(tmp_path / "s.jsonl", [
@@ -50,6 +51,11 @@ async def test_a_prompt_undo_or_redo_is_refused_while_an_undo_runs(ed, repo, tmp
         assert again.code == TURN_IN_PROGRESS and f"toolwire/session/undoTurn: {UNDO_RUNNING}" in str(again)
         redoing = await refused(redo(ed, sid))
         assert redoing.code == TURN_IN_PROGRESS and f"toolwire/session/redoTurn: {UNDO_RUNNING}" in str(redoing)
+        action = await refused(ed.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="toolwire.runAction", arguments=[{
+                "uri": uri, "kind": "explain", "sessionId": sid,
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}])))
+        assert action.code == TURN_IN_PROGRESS and UNDO_RUNNING in str(action)
         snapshot = await ed.call("toolwire/session/snapshot", {"sessionId": sid})
         assert snapshot["running"] is False and snapshot["turnId"] == "t1"  # an undo is not a turn
         ed.hold_edits.set()
