@@ -42,7 +42,8 @@ from toolwire.acp import mapping
 from toolwire.acp.commands import Command, CommandError, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.history import replay_history
-from toolwire.agent.host import HostError, Hosted, SessionHost, SessionSpecError, TurnRunning
+from toolwire.agent.host import (TURN_ALREADY_RUNNING, HostError, Hosted, SessionHost, SessionSpecError,
+                                 TurnRunning)
 from toolwire.redaction import shared as shared_redactor
 from toolwire.settings import Settings
 from toolwire.workspace.names import display_text
@@ -220,12 +221,13 @@ class ToolwireAcpAgent:
         if command is not None:
             return await self._command(session, command)
         try:
-            self.host.ensure_free(hosted, "a turn is already running in this session")
+            self.host.ensure_free(hosted, TURN_ALREADY_RUNNING)
         except TurnRunning as exc:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
-        approver = AcpApprover(self._conn, hosted.session, session.sink, lambda call_id: self.host.preview(hosted, call_id))
+        approver = AcpApprover(self._conn, hosted.session, session.sink,
+                               lambda call_id: self.host.preview(hosted, call_id))
         try:
             outcome = await self.host.run_turn(hosted, text, session.sink, approver)
         except TurnRunning as exc:
@@ -313,18 +315,17 @@ class ToolwireAcpAgent:
 
     async def _open(self, cwd: str) -> AcpSession:
         documents = AcpDocuments(self._conn, "", self._client_fs)
-        sinks: list[AcpSink] = []
 
-        def outlet(core: Any) -> AcpSink:
+        def outlet(core: Any) -> AcpSink:  # the session's one sink, for its turns too
             documents.bind(core.id)
-            sinks.append(AcpSink(self._conn, core.id, core.root))
-            return sinks[0]
+            return AcpSink(self._conn, core.id, core.root)
 
         try:
             hosted = await self.host.open(cwd, None, None, documents, outlet)
         except SessionSpecError as exc:
             raise RequestError.invalid_params({exc.field: str(exc)}) from None
-        sink = sinks[0]
+        sink = hosted.outlet
+        assert isinstance(sink, AcpSink)
         task = asyncio.get_running_loop().create_task(sink.run(), name=f"acp-sink-{hosted.id}")
         session = AcpSession(hosted, sink, documents, task)
         self.sessions[hosted.id] = session

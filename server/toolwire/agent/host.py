@@ -36,7 +36,8 @@ from toolwire.agent.events import Approver, Sink, ToolCallChanged, WorkspaceChan
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
-from toolwire.agent.hosted import UNDO_RUNNING, Hosted, HostError, Recorded, SessionState, TurnRunning, UnknownSession
+from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, Recorded, SessionState,
+                                   TurnRunning, UnknownSession)
 from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.preview import Preview, PreviewError, preview_call
 from toolwire.agent.session import Session
@@ -49,7 +50,8 @@ from toolwire.streaming.state import CancelReason, ToolCallState
 from toolwire.workspace.documents import Documents
 
 __all__ = [
-    "Hosted", "HostError", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TurnRunning", "UnknownSession",
+    "Hosted", "HostError", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
+    "UnknownSession",
     # what a host call returns or raises, for the front-ends (they import nothing else of the agent
     # but its events: tests/test_layers.py)
     "FedStreamError", "Preview", "PreviewError", "Session", "SessionSpecError", "Turn", "TurnOutcome",
@@ -113,7 +115,8 @@ class SessionHost:
             raise SessionSpecError("settings", "; ".join(problems))
         spec = model_spec or settings.model
         session = open_session(Path(cwd), spec, settings, documents)
-        hosted = Hosted(session, outlet_for(session), Origin(model_spec, dict(overrides or {}), model_key(spec, settings)))
+        origin = Origin(model_spec, dict(overrides or {}), model_key(spec, settings))
+        hosted = Hosted(session, outlet_for(session), origin)
         self.sessions[session.id] = hosted
         await self.watchers.attach(session)
         log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
@@ -156,7 +159,7 @@ class SessionHost:
         Raises:
             TurnRunning: a turn is running in the session.
         """
-        self.ensure_free(hosted, "a turn is already running in this session")
+        self.ensure_free(hosted, TURN_ALREADY_RUNNING)
         turn = Turn(hosted.session, Recorded(hosted.log, sink), approver)
         hosted.turn = hosted.last_turn = turn
         self._poke()

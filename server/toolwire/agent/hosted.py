@@ -16,7 +16,8 @@ from toolwire.agent.turn import Turn
 from toolwire.streaming.changes import snapshot
 from toolwire.streaming.state import ToolCallState
 
-__all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TurnRunning", "UNDO_RUNNING", "UnknownSession"]
+__all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
+           "UNDO_RUNNING", "UnknownSession"]
 
 #: Events of a session the host keeps (its record of what happened), newest last.
 EVENT_LOG = 4096
@@ -41,6 +42,8 @@ class TurnRunning(HostError):
         super().__init__(message)
 
 
+#: The refusal of a second turn while one runs.
+TURN_ALREADY_RUNNING = "a turn is already running in this session"
 #: The refusal while an undo or redo of the session puts files back.
 UNDO_RUNNING = "an undo or redo is running in this session; wait for it to end"
 
@@ -108,7 +111,8 @@ class Hosted:
             turns.append(summary)
         return SessionState(
             session_id=session.id, model_id=session.model.model_id, running=self.turn is not None,
-            turn_id=turn.id if turn is not None else None, calls=[snapshot(c) for c in turn.calls] if turn is not None else [],
+            turn_id=turn.id if turn is not None else None,
+            calls=[snapshot(c) for c in turn.calls] if turn is not None else [],
             messages=session.conversation.messages,
             streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns)
 

@@ -160,8 +160,8 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         # a $/cancelRequest on this request cancels the turn: it answers ``cancelled``
         outcome = await ls.host.run_turn(hosted, req.text(), LspSink(ls, hosted.id, long_tools=long_tools),
                                          LspApprover(ls, hosted.id))
-    except TurnRunning as exc:
-        raise TurnInProgress(str(exc) if hosted.undoing else None) from None
+    except TurnRunning as exc:  # the host's words: a turn, or an undo, holds the slot
+        raise TurnInProgress(str(exc)) from None
     result = outcome.to_wire()
     P.PromptResult.model_validate(result)  # the wire model is the contract; nulls stay null
     return result
@@ -306,9 +306,9 @@ async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
     else:
         hosted = await open_session(ls, P.SESSION_NEW, str(actions.folder_for(ls, path)), None, None)
     try:
-        ls.host.ensure_free(hosted)  # before the file is read: a busy session is the answer
+        ls.host.ensure_free(hosted, TurnInProgress.MESSAGE)  # before the file is read: a busy session is the answer
     except TurnRunning as exc:
-        raise TurnInProgress(str(exc) if hosted.turn is None else None) from None
+        raise TurnInProgress(str(exc)) from None
     try:
         return actions.start_action(ls, hosted, args, path)
     except (OSError, ValueError) as exc:  # the file or range cannot be read
