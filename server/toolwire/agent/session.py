@@ -17,6 +17,7 @@ from toolwire.agent.checkpoint_store import CheckpointStore
 from toolwire.agent.checkpoints import TurnCheckpoint, TurnUsage
 from toolwire.agent.conversation import Conversation
 from toolwire.agent.permissions import PermissionPolicy
+from toolwire.agent.system_prompt import SYSTEM_PROMPT, base_prompt  # noqa: F401  (SYSTEM_PROMPT: re-exported)
 from toolwire.llm.base import Model
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
@@ -51,14 +52,6 @@ def quoted_name(name: str) -> str:
     return '"' + shown.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-#: The system prompt every session starts with.
-SYSTEM_PROMPT = (
-    "You are a coding assistant working inside the user's editor on the workspace folder. "
-    "Use the tools to read, edit and commit files; paths are relative to the workspace root. "
-    "Prefer small, exact edits. When a tool fails, read its error and adjust."
-)
-
-
 @dataclass(slots=True, eq=False)
 class Session:
     """State of one conversation.
@@ -71,7 +64,8 @@ class Session:
         policy: Permission policy, including this session's "allow always" rules.
         settings: Settings in force for the session.
         documents: Open editor buffers.
-        conversation: The history sent to the model.
+        conversation: The history sent to the model; a new session's starts with the
+            base system prompt (:mod:`toolwire.agent.system_prompt`) for its registry.
         locks: Per-path locks shared by every turn of the session.
         turns: Number of turns started so far (the running turn, its client-fed
             streams and runs live in the host's record: :mod:`toolwire.agent.host`).
@@ -105,7 +99,7 @@ class Session:
     settings: Settings
     documents: Documents = field(default_factory=NoOpenDocuments)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-    conversation: Conversation = field(default_factory=lambda: Conversation(SYSTEM_PROMPT))
+    conversation: Conversation = field(default_factory=Conversation)
     locks: PathLocks = field(default_factory=PathLocks)
     turns: int = 0
     external_changes: set[str] = field(default_factory=set)
@@ -119,6 +113,10 @@ class Session:
     plan_memo: PlanMemo = field(default_factory=PlanMemo)
     history_notes: list[str] = field(default_factory=list)
     carried_notes: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.conversation.messages:  # the base prompt, naming only tools this session offers
+            self.conversation = Conversation(base_prompt(self.registry.names()))
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
