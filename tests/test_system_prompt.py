@@ -72,3 +72,34 @@ def test_a_session_prompt_names_only_its_registry() -> None:
                       policy=PermissionPolicy(), settings=Settings())
     system = session.conversation.messages[0]
     assert system["role"] == "system" and named_tools(system["content"]) == {"read_file"}
+
+
+def _properties(schema: dict, defs: dict) -> set[str]:
+    """Every property name of a JSON Schema, nested ones and ``$defs`` included."""
+    names = set(schema.get("properties", {}))
+    for sub in [*schema.get("properties", {}).values(), *defs.values()]:
+        if isinstance(sub, dict):
+            names |= set(sub.get("properties", {}))
+    return names
+
+
+def test_tool_descriptions_name_only_tools_and_arguments_that_exist() -> None:
+    """A description written for the model points at real tools (``use multi_edit``) and at
+    arguments (``old_string``); a rename of either would leave it lying."""
+    registry = default_registry()
+    allowed = set(registry.names()) | {"list_files", "search_files"}
+    for definition in registry.definitions():
+        schema = definition["function"]["parameters"]
+        allowed |= _properties(schema, schema.get("$defs", {}))
+    for definition in registry.definitions():
+        function = definition["function"]
+        stray = named_tools(function["description"]) - allowed
+        assert stray == set(), (function["name"], stray)
+
+
+def test_tool_descriptions_say_when_to_use_them() -> None:
+    for definition in default_registry().definitions():
+        text = definition["function"]["description"]
+        assert len(text) < 700, definition["function"]["name"]
+        assert any(w in text for w in ("Use it", "use it", "Only when", "only when", "instead")), \
+            definition["function"]["name"]

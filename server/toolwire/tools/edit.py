@@ -141,10 +141,12 @@ class EditFile(FileTool):
 
     name: ClassVar[str] = "edit_file"
     description: ClassVar[str] = (
-        "Replace old_string with new_string in a text file. old_string must match the file "
-        "exactly and occur once (or set replace_all); otherwise the error says how many times "
-        "and on which lines it occurs. Line endings, the byte-order mark, the final newline and "
-        "indentation style of the file are kept. Edits go to the editor buffer when the file is open."
+        "Replace old_string with new_string in a text file; returns the lines changed. Use it to change "
+        "an existing file: read it first, then quote the text to replace. old_string must match the file "
+        "exactly and occur once (or set replace_all); otherwise the error says how many times and on "
+        "which lines it occurs: add surrounding lines to make it unique. Line endings, the byte-order "
+        "mark, the final newline and indentation style of the file are kept. Edits go to the editor "
+        "buffer when the file is open. For several changes to one file, use multi_edit."
     )
     Args: ClassVar[type[BaseModel]] = EditFileArgs
 
@@ -159,9 +161,10 @@ class MultiEdit(FileTool):
 
     name: ClassVar[str] = "multi_edit"
     description: ClassVar[str] = (
-        "Make several replacements in one file. Each edit works like edit_file and applies to the "
-        "text left by the edits before it. Either every edit applies or none does; the error "
-        "names the failing edit."
+        "Make several replacements in one file in one call; returns the lines changed. Each edit works "
+        "like edit_file and applies to the text left by the edits before it. Either every edit applies or "
+        "none does; the error names the failing edit. Use it instead of several edit_file calls on the "
+        "same file."
     )
     Args: ClassVar[type[BaseModel]] = MultiEditArgs
 

@@ -55,11 +55,13 @@ class ReadFile(Tool):
 
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
-        "Read a text file of the workspace. Without start_line/end_line the exact file text is "
-        "returned, unchanged. With a range, the requested lines (1-based, inclusive) are returned "
-        "with their line numbers in front, as '<number>\\t<line>'; the numbers are not part of the "
-        "file. Unsaved editor changes are included. Binary and non-UTF-8 files are refused; files over "
-        "2 MB are read in line ranges only (at most 2 MB of lines per read), files over 16 MB not at all."
+        "Read a text file of the workspace, as the editor has it (unsaved changes included). Without "
+        "start_line/end_line it returns the exact file text, unchanged. With a range it returns the "
+        "requested lines (1-based, inclusive) with their line numbers in front, as '<number>\\t<line>'; "
+        "the numbers are not part of the file: leave them out of old_string when you edit. Use it before "
+        "editing a file, and read a range of a long file rather than all of it. Binary and non-UTF-8 "
+        "files are refused; files over 2 MB are read in line ranges only (at most 2 MB of lines per "
+        "read), files over 16 MB not at all."
     )
     Args: ClassVar[type[BaseModel]] = ReadFileArgs
     read_only: ClassVar[bool] = True
@@ -118,9 +120,10 @@ class CreateFile(FileTool):
 
     name: ClassVar[str] = "create_file"
     description: ClassVar[str] = (
-        "Create a new text file with the given content, creating missing parent folders. Refuses "
-        "to overwrite an existing file unless overwrite is true (then the whole file is replaced; "
-        "prefer edit_file for changes to existing files)."
+        "Create a new text file with the given content, creating missing parent folders; returns the path "
+        "and its line count. Use it for new files only. Refuses to overwrite an existing file unless "
+        "overwrite is true (then the whole file is replaced); to change an existing file use edit_file "
+        "instead, which keeps the rest of the file as it is."
     )
     Args: ClassVar[type[BaseModel]] = CreateFileArgs
 
@@ -167,7 +170,9 @@ class DeleteFile(FileTool):
 
     name: ClassVar[str] = "delete_file"
     description: ClassVar[str] = (
-        "Delete one file of the workspace. Folders are refused. A symbolic link is removed, not the file it points to."
+        "Delete one file of the workspace; returns what was deleted. Folders are refused. A symbolic link "
+        "is removed, not the file it points to. A file open in the editor is refused: ask the user to "
+        "close it. Use it only for files the task needs removed."
     )
     Args: ClassVar[type[BaseModel]] = DeleteFileArgs
 
@@ -267,8 +272,10 @@ class RenameFile(FileTool):
 
     name: ClassVar[str] = "rename_file"
     description: ClassVar[str] = (
-        "Rename or move one file inside the workspace. Missing parent folders of new_path are "
-        "created. Refuses when new_path already exists. Folders are refused."
+        "Rename or move one file inside the workspace; returns the old and new path. Missing parent "
+        "folders of new_path are created. Refuses when new_path already exists. Folders are refused, and "
+        "so is a file open in the editor. To move a file, use it rather than create_file plus "
+        "delete_file."
     )
     Args: ClassVar[type[BaseModel]] = RenameFileArgs
 

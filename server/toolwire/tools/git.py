@@ -71,7 +71,10 @@ class GitStatus(GitTool):
     name: ClassVar[str] = "git_status"
     description: ClassVar[str] = (
         "Show the current branch (or detached HEAD, or a branch with no commits yet), how far it is "
-        "ahead/behind its upstream, and which files are staged, unstaged, untracked, renamed or in conflict."
+        "ahead/behind its upstream, and which files are staged, unstaged, untracked, renamed or in "
+        "conflict, and whether a merge or rebase is in progress. No arguments. Use it to see what changed "
+        "before git_diff, git_add or git_commit. git sees files as saved on disk: the result names open "
+        "files with unsaved editor changes."
     )
     Args: ClassVar[type[BaseModel]] = NoArgs
     read_only: ClassVar[bool] = True
@@ -113,8 +116,8 @@ class GitLog(GitTool):
 
     name: ClassVar[str] = "git_log"
     description: ClassVar[str] = (
-        "List commits, newest first: short hash, date, author and subject, optionally from another "
-        "ref and limited to commits touching one path."
+        "List commits, newest first: short hash, date, author and subject, optionally from another ref "
+        "and limited to commits touching one path. Use it to find a commit, then git_show to see it."
     )
     Args: ClassVar[type[BaseModel]] = GitLogArgs
     read_only: ClassVar[bool] = True
@@ -166,7 +169,10 @@ class GitAdd(GitTool):
     """Stage paths."""
 
     name: ClassVar[str] = "git_add"
-    description: ClassVar[str] = "Stage changes of the given paths (new, modified and deleted files) for the next commit."
+    description: ClassVar[str] = (
+        "Stage changes of the given paths (new, modified and deleted files) for the next commit; returns "
+        "what is now staged. Only when the user asked for a commit or for staging."
+    )
     Args: ClassVar[type[BaseModel]] = PathsArgs
 
     def git_argv(self, args: PathsArgs) -> list[str]:
@@ -206,8 +212,10 @@ class GitRestore(GitTool):
 
     name: ClassVar[str] = "git_restore"
     description: ClassVar[str] = (
-        "With staged=true, unstage the given paths and keep the working files. With staged=false, "
-        "discard the unstaged changes of the given paths (restore them from the index)."
+        "With staged=true, unstage the given paths and keep the working files. With staged=false, discard "
+        "the unstaged changes of the given paths (restore them from the index): those changes are lost. "
+        "Use it only when the user asks to discard or unstage; to undo one edit of yours, edit the file "
+        "back instead."
     )
     Args: ClassVar[type[BaseModel]] = RestoreArgs
     writes_tree: ClassVar[bool] = True
@@ -261,8 +269,9 @@ class GitBranch(GitTool):
 
     name: ClassVar[str] = "git_branch"
     description: ClassVar[str] = (
-        "List local branches, create a branch at HEAD and switch to it, or switch to an existing "
-        "local branch. Switching never discards changes: git refuses when local changes would be overwritten."
+        "List local branches, create a branch at HEAD and switch to it, or switch to an existing local "
+        "branch. Switching never discards changes: git refuses when local changes would be overwritten. "
+        "Listing is always fine; create or switch only when the user asks."
     )
     Args: ClassVar[type[BaseModel]] = BranchArgs
     barrier: ClassVar[bool] = True

@@ -128,11 +128,12 @@ class GitCommit(GitTool):
 
     name: ClassVar[str] = "git_commit"
     description: ClassVar[str] = (
-        "Create a commit with the given message, from the staged changes, or, when paths are given, "
-        "from exactly those paths (staging them). Repository hooks run. Refused on a detached HEAD, "
-        "during a rebase, with unresolved conflicts, when staged text still holds conflict markers "
-        "(unless allow_conflict_markers), and when there is nothing to commit (the error lists "
-        "unstaged and untracked files). A commit with no paths concludes a merge, cherry-pick or revert in progress."
+        "Create a commit with the given message, from the staged changes, or, when paths are given, from "
+        "exactly those paths (staging them); returns the new commit's hash, subject and files. Only when "
+        "the user asks for a commit. Repository hooks run. Refused on a detached HEAD, during a rebase, "
+        "with unresolved conflicts, when staged text still holds conflict markers (unless "
+        "allow_conflict_markers), and when there is nothing to commit (the error lists unstaged and "
+        "untracked files). A commit with no paths concludes a merge, cherry-pick or revert in progress."
     )
     Args: ClassVar[type[BaseModel]] = CommitArgs
     barrier: ClassVar[bool] = True

@@ -205,9 +205,10 @@ class GitDiff(GitTool):
 
     name: ClassVar[str] = "git_diff"
     description: ClassVar[str] = (
-        "Show changes as a unified diff: unstaged changes by default, staged ones with staged=true, "
-        "or against a commit or range with ref. Long diffs are cut per file and in total, binary files "
-        "and lockfiles are summarized; the output says what was left out."
+        "Show changes as a unified diff: unstaged changes by default, staged ones with staged=true, or "
+        "against a commit or range with ref; paths narrows it. Long diffs are cut per file and in total, "
+        "binary files and lockfiles are summarized; the output says what was left out. Use it to review "
+        "changes (yours included) before staging or committing; to read a file use read_file."
     )
     Args: ClassVar[type[BaseModel]] = GitDiffArgs
     read_only: ClassVar[bool] = True
@@ -250,8 +251,9 @@ class GitShow(GitTool):
 
     name: ClassVar[str] = "git_show"
     description: ClassVar[str] = (
-        "Show one commit: hash, author, date, full message and its diff (against the first parent "
-        "for merges). Long diffs are cut, binary files and lockfiles summarized."
+        "Show one commit: hash, author, date, full message and its diff (against the first parent for "
+        "merges). Long diffs are cut, binary files and lockfiles summarized. Use it on a hash from "
+        "git_log; for uncommitted changes use git_diff."
     )
     Args: ClassVar[type[BaseModel]] = GitShowArgs
     read_only: ClassVar[bool] = True
