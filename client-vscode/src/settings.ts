@@ -42,6 +42,8 @@ export interface Settings {
   followAlong: boolean;
   /** Let the permission policy run changes that cannot be undone without asking (server setting `allowIrreversible`). */
   allowIrreversible: boolean;
+  /** Globs of files kept from the model unless allowed per call (server setting `modelExclude`). */
+  modelExclude: string[];
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
@@ -57,6 +59,7 @@ export const SERVER_SETTINGS = [
   "toolwire.permissions",
   "toolwire.maxModelRequests",
   "toolwire.allowIrreversible",
+  "toolwire.modelExclude",
 ] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
@@ -99,6 +102,7 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     maxModelRequests: pick("maxModelRequests", (v): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 200),
     followAlong: pick("followAlong", (v): v is boolean => typeof v === "boolean"),
     allowIrreversible: pick("allowIrreversible", (v): v is boolean => typeof v === "boolean"),
+    modelExclude: pick("modelExclude", isPatternList),
   };
 }
 
@@ -115,6 +119,7 @@ export function initializationOptions(settings: Settings, apiKey?: string): Init
     permissions: settings.permissions,
     maxModelRequests: settings.maxModelRequests,
     allowIrreversible: settings.allowIrreversible,
+    modelExclude: settings.modelExclude,
   };
   if (settings.baseUrl !== "") {
     options.baseUrl = settings.baseUrl;
@@ -149,6 +154,11 @@ function isPermissions(v: unknown): v is Record<string, Approval> {
   return (
     typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((p) => typeof p === "string" && APPROVALS.includes(p))
   );
+}
+
+/** A list of non-empty strings; the server checks each glob and reports a bad one. */
+function isPatternList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((p) => typeof p === "string" && p.trim() !== "");
 }
 
 function isString(v: unknown): v is string {

@@ -60,6 +60,18 @@ test("toolwire.allowIrreversible (default false, from package.json) is sent to t
   assert.equal(warned.length, 1);
 });
 
+test("toolwire.modelExclude (default from package.json) is sent to the server as modelExclude; a bad value falls back", () => {
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.deepEqual(defaults.modelExclude, [".env", ".env.*", "*.pem", "*.key", "id_rsa*", ".npmrc", ".netrc"]);
+  assert.deepEqual(initializationOptions(defaults).modelExclude, defaults.modelExclude);
+  const none = readSettings(manifestDefaults(manifest, { modelExclude: [] }), (message) => assert.fail(message));
+  assert.deepEqual(initializationOptions(none).modelExclude, []);
+  const warned: string[] = [];
+  assert.deepEqual(readSettings(manifestDefaults(manifest, { modelExclude: ".env" }), (m) => warned.push(m)).modelExclude, defaults.modelExclude);
+  assert.deepEqual(readSettings(manifestDefaults(manifest, { modelExclude: [".env", ""] }), (m) => warned.push(m)).modelExclude, defaults.modelExclude);
+  assert.equal(warned.length, 2);
+});
+
 test("the hidden-panel notification of a change that cannot be undone opens with why", () => {
   const subject = { kind: "edit" as const, tool: "delete_file", path: "big.bin", diff: "deleted big.bin\n", irreversible: { reason: "the checkpoint store cannot be written (Not a directory)" } };
   const text = notificationText({ sessionId: "s", toolCall: whole({ name: "delete_file", status: "generated" }), subject, options: OPTIONS });

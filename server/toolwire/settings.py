@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from toolwire.redaction import redact_url
+from toolwire.workspace.model_exclude import DEFAULT_PATTERNS, pattern_problem
 
 PermissionMode = Literal["auto", "ask", "deny"]
 
@@ -59,6 +60,9 @@ class Settings(BaseModel):
         "(it cannot be undone) without asking; by default such a change is always asked about."))
     checkpoint_max_bytes: int = Field(64 * 1024 * 1024, ge=1, le=1024 * 1024 * 1024, description=(
         "Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone."))
+    model_exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_PATTERNS), description=(
+        "Gitignore-style globs of files kept from the model: listed, never read, searched or shown unless the "
+        "user allows it for one call (an approval naming the file); [] excludes nothing."))
 
     def __repr_args__(self) -> Any:
         """The repr's fields, ``baseUrl``'s user info and key-like query values masked
@@ -86,6 +90,15 @@ class Settings(BaseModel):
             port = 0
         if port == 0:
             raise ValueError("its port must be a number from 1 to 65535")
+        return value
+
+    @field_validator("model_exclude")
+    @classmethod
+    def _globs(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            problem = pattern_problem(pattern)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
     @field_validator("permissions")

@@ -869,4 +869,8 @@ export interface Settings {
    * Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone.
    */
   checkpointMaxBytes?: number;
+  /**
+   * Gitignore-style globs of files kept from the model: listed, never read, searched or shown unless the user allows it for one call (an approval naming the file); [] excludes nothing.
+   */
+  modelExclude?: string[];
 }

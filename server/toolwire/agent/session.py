@@ -25,6 +25,7 @@ from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
+from toolwire.workspace.model_exclude import ModelExclude
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
@@ -113,6 +114,7 @@ class Session:
     plan_memo: PlanMemo = field(default_factory=PlanMemo)
     history_notes: list[str] = field(default_factory=list)
     carried_notes: dict[str, str] = field(default_factory=dict)
+    _exclude: ModelExclude | None = None
 
     def __post_init__(self) -> None:
         if not self.conversation.messages:  # the base prompt, naming only tools this session offers
@@ -121,7 +123,15 @@ class Session:
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
-                           write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo)
+                           write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo,
+                           model_exclude=self.model_exclude())
+
+    def model_exclude(self) -> ModelExclude:
+        """The session's ``modelExclude`` patterns, compiled (once per value of the setting)."""
+        patterns = tuple(self.settings.model_exclude)
+        if self._exclude is None or self._exclude.patterns != patterns:
+            self._exclude = ModelExclude(patterns)
+        return self._exclude
 
     async def prepare_documents(self, rel_paths: list[str]) -> None:
         """Let the editor adapter fetch the buffers of the paths a call touches before

@@ -22,6 +22,7 @@ from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.errors import ToolError, bounded_message
+from toolwire.workspace.model_exclude import ModelExclude
 
 __all__ = [
     "ToolError",
@@ -78,6 +79,11 @@ class ToolContext:
             cleared when a turn starts or the tree changes; a fresh one by default).
         plans: Edit plans kept between an edit's approval and its run
             (:mod:`toolwire.tools.planmemo`; the session's, a fresh one by default).
+        model_exclude: Files whose content is kept from the model unless the user
+            allows it for one call (the ``modelExclude`` setting,
+            :mod:`toolwire.workspace.model_exclude`; the default patterns by default).
+        allowed_excluded: Workspace-relative paths of excluded files the user allowed
+            for this call (the approval named them); empty otherwise.
     """
 
     root: Path
@@ -87,6 +93,8 @@ class ToolContext:
     write_listener: Callable[[Path, bytes | None], None] | None = None
     git: GitCache = field(default_factory=GitCache)
     plans: PlanMemo = field(default_factory=PlanMemo)
+    model_exclude: ModelExclude = field(default_factory=ModelExclude)
+    allowed_excluded: frozenset[str] = frozenset()
 
 
 class Tool(ABC):
