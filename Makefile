@@ -93,6 +93,7 @@ bench-panel: $(STAMP) $(NODE_STAMP) chromium
 bench: $(STAMP)
 	$(BIN)/python bench/merge.py
 	$(BIN)/python bench/server.py
+	$(BIN)/python bench/search_files.py
 
 clean:
 	rm -rf $(VENV) client-vscode/node_modules client-vscode/dist client-vscode/bundled dist
