@@ -1,0 +1,372 @@
+"""The engine that lists and searches the workspace: ripgrep, else git, else a walk.
+
+Which one (:func:`find_engine`, in this order; protocol.md "Search engine"):
+
+1. ``rg`` of the server's own environment (the ``ripgrep==14.1.0`` wheel installs it beside
+   the Python executable), then ``rg`` on ``PATH``, then the ``rg`` the editor ships (the
+   ``ripgrepPath`` setting: the VS Code client passes VS Code's own
+   ``@vscode/ripgrep`` binary);
+2. the ``git`` binary: ``git ls-files`` (and ``git grep``) inside a repository; outside one
+   the walk below lists the files;
+3. a walk of the folder in a worker thread (:func:`walk_files`), with the repository's
+   ignore rules read in Python (:mod:`toolwire.workspace.ignores`).
+
+``TOOLWIRE_ENGINE=rg|git|walk`` in the server's environment picks one (tests run every case
+under each); an engine that is not there falls to the next.
+
+Every engine gives the same files: ``.git`` never; hidden files and folders yes; ignored files
+(``.gitignore``, ``.git/info/exclude``, the global excludes file) only with ``ignored``;
+symbolic links never followed (a listing of files names regular files only).
+
+Subprocesses stream (:func:`stream_batches`): stdout is read in chunks and handed on as
+lists of records, nothing blocks the event loop, and the process (its whole group) is killed
+at once when the reader stops early, fails or is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from toolwire.tools.gitrun import git_argv, git_env
+from toolwire.workspace.globs import Glob
+from toolwire.workspace.ignores import IgnoreRules, global_excludes_file, repo_top
+
+__all__ = [
+    "ENGINE_ENV",
+    "Engine",
+    "EngineKind",
+    "find_engine",
+    "find_rg",
+    "rg_list_argv",
+    "git_list_argv",
+    "stream_batches",
+    "Outcome",
+    "walk_files",
+    "list_batches",
+    "ignored_among",
+    "in_repository",
+]
+
+EngineKind = Literal["rg", "git", "walk"]
+#: Environment variable that picks the engine (``rg``, ``git`` or ``walk``).
+ENGINE_ENV = "TOOLWIRE_ENGINE"
+#: Bytes read from a subprocess's stdout at a time.
+CHUNK = 256 * 1024
+#: Records a walk hands on at a time.
+WALK_BATCH = 4096
+
+_EXE = ".exe" if os.name == "nt" else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """The engine a call runs with.
+
+    Attributes:
+        kind: ``rg``, ``git`` or ``walk``.
+        rg: The ``rg`` executable (kind ``rg``), else None.
+        git: The ``git`` executable when one is on ``PATH`` (any kind but ``walk``: the rg
+            engine asks git which names are ignored), else None.
+    """
+
+    kind: EngineKind
+    rg: str | None = None
+    git: str | None = None
+
+
+def _executable(path: str | os.PathLike[str] | None) -> str | None:
+    if not path:
+        return None
+    text = os.fspath(path)
+    return text if os.path.isfile(text) and os.access(text, os.X_OK) else None
+
+
+def find_rg(client_rg: str | None = None) -> str | None:
+    """The ``rg`` to run: the server's environment's, then ``PATH``'s, then ``client_rg``."""
+    own = Path(sys.executable).parent / f"rg{_EXE}"
+    scripts = Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin") / f"rg{_EXE}"
+    return _executable(own) or _executable(scripts) or _executable(shutil.which("rg")) or _executable(client_rg)
+
+
+def find_engine(client_rg: str | None = None) -> Engine:
+    """The engine of this call (module docstring). Looked up each call: a few ``stat`` calls.
+
+    Args:
+        client_rg: The ``rg`` the editor offers (the ``ripgrepPath`` setting), or None.
+    """
+    wanted = os.environ.get(ENGINE_ENV, "").strip().lower()
+    git = shutil.which("git") if wanted != "walk" else None
+    if wanted in ("", "rg"):
+        rg = find_rg(client_rg)
+        if rg is not None:
+            return Engine("rg", rg, git)
+    if git is not None:
+        return Engine("git", None, git)
+    return Engine("walk")
+
+
+def in_repository(base: Path) -> bool:
+    """True when ``base`` lies in a git working tree (a ``.git`` at or above it)."""
+    return repo_top(base) is not None
+
+
+def rg_list_argv(engine: Engine, *, ignored: bool, glob: Glob | None, excludes: str | None) -> list[str]:
+    """``rg --files`` of the folder rg runs in: NUL-separated paths relative to it.
+
+    Args:
+        engine: An ``rg`` engine.
+        ignored: List ignored files too (``--no-ignore``).
+        glob: Narrows the walk (:meth:`Glob.rg_args`, never an override).
+        excludes: The global excludes file (:func:`toolwire.workspace.ignores.global_excludes_file`;
+            rg's own lookup is off), or None.
+    """
+    assert engine.rg is not None
+    argv = [engine.rg, "--files", "--null", "--no-config", "--hidden", "--no-ignore-dot",
+            "--no-messages", "--glob", "!.git"]
+    if ignored:
+        argv.append("--no-ignore")
+    else:
+        argv.append("--no-ignore-global")
+    if excludes and not ignored:
+        argv += ["--ignore-file", excludes]
+    if glob is not None:
+        argv += glob.rg_args()
+    return argv
+
+
+def git_list_argv(*, ignored: bool, glob: Glob | None) -> list[str]:
+    """``git ls-files`` of the folder git runs in: tracked and untracked files, NUL-separated,
+    relative to it; ignored ones only with ``ignored``."""
+    args = ["ls-files", "-z", "--cached", "--others"]
+    if not ignored:
+        args.append("--exclude-standard")
+    if glob is not None:
+        args += ["--", *glob.pathspecs()]
+    return git_argv(args, read_only=True, literal_pathspecs=False)
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    try:
+        if os.name == "nt":
+            proc.kill()
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What :func:`stream_batches` tells about its process.
+
+    Attributes:
+        pid: The process id, once it started.
+        returncode: The exit status once it ended by itself; None while it runs and when it
+            was killed (the reader stopped early or was cancelled).
+        stderr: Its error output (at most 64 KiB), decoded, once it ended by itself.
+    """
+
+    pid: int | None = None
+    returncode: int | None = None
+    stderr: str = ""
+
+
+async def stream_batches(argv: Sequence[str], cwd: Path, *, sep: str = "\0", env: dict[str, str] | None = None,
+                         outcome: Outcome | None = None, stdin: bytes | None = None) -> AsyncIterator[list[str]]:
+    """Run ``argv`` in ``cwd`` and yield its stdout as lists of complete records.
+
+    Records are decoded as UTF-8 with ``surrogateescape`` (``os.fsdecode``'s form of names that
+    are not UTF-8) and split on ``sep``; the last record needs no ``sep`` after it. Use it inside
+    ``contextlib.aclosing``: when the loop stops early, fails or is cancelled, the process and
+    its group are killed at once and reaped (shielded).
+
+    Args:
+        argv: The command.
+        cwd: Its working folder.
+        sep: The record separator (``"\\0"`` or ``"\\n"``).
+        env: Its environment (default the server's).
+        outcome: Filled with the pid, and with the exit status and stderr once the process ended.
+        stdin: Bytes it reads on stdin (from a temporary file), else stdin is closed.
+
+    Raises:
+        FileNotFoundError: the executable is missing.
+    """
+    err = tempfile.TemporaryFile()
+    feed = tempfile.TemporaryFile() if stdin is not None else None
+    proc: asyncio.subprocess.Process | None = None
+    try:
+        if feed is not None:  # a file, not a pipe: no writer task beside the reader
+            feed.write(stdin or b"")
+            feed.seek(0)
+        with anyio.CancelScope(shield=True):
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=err,
+                stdin=feed if feed is not None else subprocess.DEVNULL,
+                start_new_session=os.name != "nt",
+            )
+        if outcome is not None:
+            outcome.pid = proc.pid
+        assert proc.stdout is not None
+        rest = ""
+        while chunk := await proc.stdout.read(CHUNK):
+            records = (rest + chunk.decode("utf-8", "surrogateescape")).split(sep)
+            rest = records.pop()
+            if records:
+                yield records
+        if rest:
+            yield [rest]
+        code = await proc.wait()
+        if outcome is not None:
+            err.seek(0)
+            outcome.returncode = code
+            outcome.stderr = err.read(65536).decode("utf-8", "replace").strip()
+    finally:
+        if proc is not None and proc.returncode is None:
+            _kill(proc)
+            with anyio.CancelScope(shield=True):
+                await proc.wait()
+        err.close()
+        if feed is not None:
+            feed.close()
+
+
+def walk_files(base: Path, *, ignored: bool, rules: IgnoreRules | None, stop: threading.Event,
+               max_depth: int | None = None) -> Iterator[list[str]]:
+    """The regular files below ``base``, one list per folder, paths relative to ``base``.
+
+    Never enters ``.git`` or a symbolic link; skips folders it cannot read. Runs in a worker
+    thread; stops at the next folder once ``stop`` is set.
+
+    Args:
+        base: The folder to walk.
+        ignored: Keep ignored files and folders.
+        rules: The repository's rules (None outside a repository: nothing is ignored).
+        stop: Set to end the walk.
+        max_depth: Most path segments of a file, or None.
+    """
+    top_rel = ""
+    if rules is not None:
+        rel = base.relative_to(rules.top).as_posix()
+        top_rel = "" if rel == "." else rel + "/"
+    check = rules if (rules is not None and not ignored) else None
+    pending = [""]
+    while pending and not stop.is_set():
+        folder = pending.pop()
+        depth = folder.count("/") + 1 if folder else 1
+        try:
+            with os.scandir(base / folder if folder else base) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        out = []
+        for entry in entries:
+            name = entry.name
+            if name == ".git":
+                continue
+            rel = folder + name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = not is_dir and entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if not (is_dir or is_file):
+                continue
+            if check is not None and check.ignored_here(top_rel + rel, is_dir):
+                continue
+            if is_dir:
+                if max_depth is None or depth < max_depth:
+                    pending.append(rel + "/")
+            else:
+                out.append(rel)
+        if out:
+            yield out
+
+
+async def _walk_batches(base: Path, *, ignored: bool, max_depth: int | None) -> AsyncIterator[list[str]]:
+    top = repo_top(base)
+    rules = IgnoreRules(top) if top is not None and not ignored else None
+    stop = threading.Event()
+    walker = walk_files(base, ignored=ignored, rules=rules, stop=stop, max_depth=max_depth)
+
+    def pull() -> list[str] | None:
+        batch: list[str] = []
+        for part in walker:
+            batch += part
+            if len(batch) >= WALK_BATCH:
+                break
+        return batch or None
+
+    try:
+        while (batch := await anyio.to_thread.run_sync(pull, abandon_on_cancel=True)) is not None:
+            yield batch
+    finally:
+        stop.set()
+
+
+def _rg_excludes() -> str | None:
+    """The global excludes file as git finds it (rg's own lookup, ``--no-ignore-global``
+    here, reads neither ``GIT_CONFIG_GLOBAL`` nor ``GIT_CONFIG_NOSYSTEM``)."""
+    path = global_excludes_file()
+    return str(path) if path is not None and path.is_file() else None
+
+
+async def list_batches(engine: Engine, base: Path, *, ignored: bool, glob: Glob | None) -> AsyncIterator[list[str]]:
+    """The files below ``base`` as lists of paths relative to it, from the engine, in no order.
+
+    With ``glob``, only paths it matches (the engine narrows, :meth:`Glob.filter` decides).
+    Regular files only for rg and the walk; git also names tracked symbolic links and tracked
+    files deleted from the disk (the caller checks what it shows). Use inside
+    ``contextlib.aclosing``.
+    """
+    if engine.kind == "rg":
+        excludes = None if ignored or not in_repository(base) else _rg_excludes()
+        source = stream_batches(rg_list_argv(engine, ignored=ignored, glob=glob, excludes=excludes), base)
+    elif engine.kind == "git" and in_repository(base):
+        source = stream_batches(git_list_argv(ignored=ignored, glob=glob), base, env=git_env(read_only=True))
+    else:
+        source = _walk_batches(base, ignored=ignored, max_depth=glob.max_depth if glob else None)
+    try:
+        async for batch in source:
+            yield batch if glob is None else list(glob.filter(batch))
+    finally:
+        await source.aclose()
+
+
+async def ignored_among(engine: Engine, base: Path, names: Sequence[str], dirs: set[str]) -> set[str]:
+    """Which of ``names`` (paths relative to ``base``) the repository ignores.
+
+    git answers when there is one (``git check-ignore``: tracked files are never ignored);
+    the walk engine, or no git, reads the rules in Python (``dirs`` says which names are
+    folders). Outside a repository nothing is ignored.
+    """
+    top = repo_top(base)
+    if top is None or not names:
+        return set()
+    if engine.git is not None and engine.kind != "walk":
+        outcome = Outcome()
+        payload = b"".join(os.fsencode(name) + b"\0" for name in names)
+        argv = git_argv(["check-ignore", "-z", "--stdin"], read_only=True, literal_pathspecs=False)
+        out: set[str] = set()
+        async for batch in stream_batches(argv, base, env=git_env(read_only=True), outcome=outcome, stdin=payload):
+            out.update(batch)
+        if outcome.returncode in (0, 1):
+            return out
+    rules = IgnoreRules(top)
+    rel = base.relative_to(top).as_posix()
+    prefix = "" if rel == "." else rel + "/"
+    return {name for name in names if rules.ignored(prefix + name, name in dirs)}
