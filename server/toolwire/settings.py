@@ -58,6 +58,10 @@ class Settings(BaseModel):
     allow_irreversible: bool = Field(False, description=(
         "Let the permission policy and allow-always rules run a change whose prior state the turn cannot record "
         "(it cannot be undone) without asking; by default such a change is always asked about."))
+    project_instructions: bool = Field(True, description=(
+        "Give the model the project's rules files: the root AGENTS.md (else CLAUDE.md, "
+        ".github/copilot-instructions.md, .cursorrules, .clinerules) in the system prompt, a nested AGENTS.md "
+        "with the first result of a call in its folder; false: none is read."))
     checkpoint_max_bytes: int = Field(64 * 1024 * 1024, ge=1, le=1024 * 1024 * 1024, description=(
         "Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone."))
     model_exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_PATTERNS), description=(

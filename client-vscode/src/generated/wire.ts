@@ -80,7 +80,8 @@ export interface SessionNewParams {
   } | null;
 }
 /**
- * ``toolwire/session/new`` result: the session id, the model spec in use, the tool names.
+ * ``toolwire/session/new`` result: the session id, the model spec in use, the tool names,
+ * the project rules files the system prompt carries (``instructions``, the root one).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SessionNewResult".
@@ -89,6 +90,20 @@ export interface SessionNewResult {
   sessionId: string;
   model: string;
   tools: string[];
+  instructions: InstructionsFile[];
+}
+/**
+ * A project rules file the model is given (``AGENTS.md`` and its cousins; protocol.md,
+ * "Project rules"): ``path`` workspace-relative, ``bytes`` the size of its whole text (UTF-8),
+ * ``truncated`` when only part of it reached the model (32 KiB in all).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "InstructionsFile".
+ */
+export interface InstructionsFile {
+  path: string;
+  bytes: number;
+  truncated: boolean;
 }
 /**
  * ``toolwire/session/prompt`` params: the prompt as ACP content blocks (or a plain string).
@@ -157,7 +172,8 @@ export interface SessionCloseResult {
  * ``pendingPermissions`` are the params of the ``requestPermission`` requests
  * still waiting for an answer. ``streaming`` is the response being streamed.
  * ``turns`` lists every turn of the session, oldest first, with whether it
- * can be undone (``toolwire/session/undoTurn``) or was undone.
+ * can be undone (``toolwire/session/undoTurn``) or was undone. ``instructions``
+ * are the project rules files the model is given.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SnapshotResult".
@@ -174,6 +190,7 @@ export interface SnapshotResult {
   streaming: StreamingResponse | null;
   pendingPermissions: RequestPermissionParams[];
   turns: TurnSummary[];
+  instructions: InstructionsFile[];
   [k: string]: unknown | undefined;
 }
 /**
@@ -221,7 +238,9 @@ export interface CallErrorWire {
 /**
  * What a tool returned (a call's ``result`` once it ran): ``content`` is the text
  * the model receives, ``data`` the tool's structured output, ``errorCode`` set
- * when ``ok`` is false. Built by :meth:`toolwire.tools.base.ToolResult.to_wire`.
+ * when ``ok`` is false; ``instructions``, when present, the nested ``AGENTS.md`` blocks
+ * the model receives after ``content`` (the session's first call in their folders).
+ * Built by :meth:`toolwire.tools.base.ToolResult.to_wire`.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolResultWire".
@@ -231,6 +250,7 @@ export interface ToolResultWire {
   content: string;
   data: unknown;
   errorCode: string | null;
+  instructions?: string | null;
 }
 /**
  * The ``result`` of a call the user rejected with a reason.
@@ -595,7 +615,13 @@ export interface UndoGitOutcome {
 export interface SessionUpdateParams {
   sessionId: string;
   streamId?: string | null;
-  update: ToolCallUpdateKind | MessageChunkUpdate | TurnUpdateKind | UsageUpdateKind | WorkspaceChangeUpdate;
+  update:
+    | ToolCallUpdateKind
+    | MessageChunkUpdate
+    | TurnUpdateKind
+    | UsageUpdateKind
+    | WorkspaceChangeUpdate
+    | SessionInfoUpdate;
 }
 /**
  * ``sessionUpdate: "tool_call"``: a call changed (an upsert keyed by ``toolCallId``).
@@ -707,6 +733,17 @@ export interface UsageUpdateKind {
 export interface WorkspaceChangeUpdate {
   sessionUpdate: "workspace_change";
   paths: string[];
+}
+/**
+ * ``sessionUpdate: "session_info"``: the project rules files the model is given changed
+ * (a root file changed, a nested ``AGENTS.md`` was read); ``instructions`` is the whole list now.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionInfoUpdate".
+ */
+export interface SessionInfoUpdate {
+  sessionUpdate: "session_info";
+  instructions: InstructionsFile[];
 }
 /**
  * The client's answer to ``toolwire/session/requestPermission``.
@@ -865,6 +902,10 @@ export interface Settings {
    * Let the permission policy and allow-always rules run a change whose prior state the turn cannot record (it cannot be undone) without asking; by default such a change is always asked about.
    */
   allowIrreversible?: boolean;
+  /**
+   * Give the model the project's rules files: the root AGENTS.md (else CLAUDE.md, .github/copilot-instructions.md, .cursorrules, .clinerules) in the system prompt, a nested AGENTS.md with the first result of a call in its folder; false: none is read.
+   */
+  projectInstructions?: boolean;
   /**
    * Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone.
    */

@@ -141,7 +141,9 @@ class ToolwireAcpAgent:
         """Open a session on ``cwd`` (absolute, an existing folder).
 
         MCP servers are not supported: they are ignored, logged, and named in the
-        response's ``_meta.toolwire.unsupportedMcpServers``.
+        response's ``_meta.toolwire.unsupportedMcpServers``. The project rules files the
+        system prompt carries are in ``_meta.toolwire.instructions`` (later changes:
+        ``session_info_update`` with the same ``_meta``).
 
         Raises:
             RequestError: invalid params naming ``cwd`` or the model.
@@ -149,7 +151,9 @@ class ToolwireAcpAgent:
         register_mcp_secrets(mcp_servers)
         session = await self._open(cwd)
         names = [getattr(server, "name", "?") for server in mcp_servers or []]
-        meta = {"toolwire": {"unsupportedMcpServers": names}} if names else None
+        meta: dict[str, Any] = {"toolwire": {"instructions": session.hosted.instructions()}}
+        if names:
+            meta["toolwire"]["unsupportedMcpServers"] = names
         if names:
             log.warning("MCP servers are not supported by Toolwire; ignored: %s", ", ".join(names))
         self._advertise(session.core.id)

@@ -24,6 +24,7 @@ from acp.schema import (
     AgentThoughtChunk,
     AllowedOutcome,
     FileEditToolCallContent,
+    SessionInfoUpdate,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -32,7 +33,8 @@ from acp.schema import (
 
 from toolwire.acp import mapping
 from toolwire.agent.host import Preview, PreviewError, Session
-from toolwire.agent.events import AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, ToolCallChanged, TurnUpdate
+from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, SessionInfo, ToolCallChanged,
+                                   TurnUpdate)
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_text
@@ -118,6 +120,9 @@ class AcpSink:
             return [AgentMessageChunk(session_update="agent_message_chunk", content=block)]
         if isinstance(event, ToolCallChanged):
             return self._tool_call(event.call)
+        if isinstance(event, SessionInfo):  # ACP has no field for it: Toolwire's own _meta key
+            return [SessionInfoUpdate(session_update="session_info_update", field_meta={"toolwire": {
+                "instructions": [rules.to_wire() for rules in event.instructions]}})]
         if isinstance(event, TurnUpdate) and event.state == "ended" and event.stop_reason == "repeated_tool_failure":
             text = f"\n\n[Stopped: {event.message}]" if event.message else "\n\n[Stopped: a tool kept failing]"
             return [AgentMessageChunk(session_update="agent_message_chunk",

@@ -88,8 +88,24 @@ class Conversation:
         self.messages: list[dict[str, Any]] = []
         self.turn: str | None = None
         self._owners: list[str | None] = []  # per message: the turn that added it
+        self.system_base = system or ""
         if system:
             self._append({"role": "system", "content": system})
+
+    def set_system_extra(self, extra: str) -> None:
+        """The system message becomes the base prompt (the one the conversation started
+        with), then a blank line and ``extra`` (the project rules, :mod:`toolwire.agent.project_rules`);
+        ``""`` leaves the base alone. Called when a session opens and when a turn starts only,
+        so every request of a turn carries the same system prompt."""
+        text = valid_text(f"{self.system_base}\n\n{extra}" if self.system_base and extra else self.system_base or extra)
+        if self.messages and self.messages[0].get("role") == "system":
+            if self.messages[0].get("content") != text:
+                self.messages[0] = {**self.messages[0], "content": text}
+        elif text:
+            if len(self._owners) != len(self.messages):
+                self._owners = [None] * len(self.messages)
+            self.messages.insert(0, {"role": "system", "content": text})
+            self._owners.insert(0, None)
 
     def _append(self, message: dict[str, Any]) -> None:
         if len(self._owners) != len(self.messages):  # messages replaced from outside: owners unknown

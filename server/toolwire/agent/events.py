@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, Union
 
+from toolwire.agent.project_rules import RulesFile
 from toolwire.streaming.changes import ArgumentsPiece, CallChange, CallSnapshot, observe
 from toolwire.streaming.state import ToolCallState
 
@@ -62,7 +63,15 @@ class WorkspaceChange:
     paths: tuple[str, ...]
 
 
-AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange]
+@dataclass(slots=True, frozen=True)
+class SessionInfo:
+    """The project rules files the model is given changed (:mod:`toolwire.agent.project_rules`):
+    ``instructions`` is the whole list now, the root file first (each ``path``, ``bytes``, ``truncated``)."""
+
+    instructions: tuple[RulesFile, ...]
+
+
+AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange, SessionInfo]
 
 
 class Sink(Protocol):
@@ -120,5 +129,5 @@ class RecordingSink:
 
 
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "IRREVERSIBLE_PREFIX", "MessageChunk",
-           "PermissionAnswer", "PermissionOption", "RecordingSink", "Sink", "ToolCallChanged", "TurnStateName",
+           "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile", "SessionInfo", "Sink", "ToolCallChanged", "TurnStateName",
            "TurnUpdate", "UsageUpdate", "WorkspaceChange", "call_changed"]

@@ -236,6 +236,7 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         stream.run_lock = anyio.Lock()
     async with stream.run_lock:
         scheduler = Scheduler(session, push, approver)
+        scheduler.announce = sink.emit
         running.append(scheduler)  # reachable by a per-call cancel
         try:
             with anyio.CancelScope() as scheduler.scope:  # closing the session cancels it

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.agent.call_ids import fed_call_id
-from toolwire.agent.events import Approver, Sink, ToolCallChanged, WorkspaceChange, call_changed
+from toolwire.agent.events import Approver, SessionInfo, Sink, ToolCallChanged, WorkspaceChange, call_changed
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
@@ -115,6 +115,7 @@ class SessionHost:
             raise SessionSpecError("settings", "; ".join(problems))
         spec = model_spec or settings.model
         session = open_session(Path(cwd), spec, settings, documents)
+        session.compose_prompt()  # the project rules: the list is the answer's ``instructions``
         origin = Origin(model_spec, dict(overrides or {}), model_key(spec, settings))
         hosted = Hosted(session, outlet_for(session), origin)
         self.sessions[session.id] = hosted
@@ -421,7 +422,10 @@ class SessionHost:
         (already noted for the model's next turn); its front-end is told."""
         hosted = self.sessions.get(session.id)
         if hosted is not None:
-            Recorded(hosted.log, hosted.outlet).emit(WorkspaceChange(tuple(paths)))
+            outlet = Recorded(hosted.log, hosted.outlet)
+            outlet.emit(WorkspaceChange(tuple(paths)))
+            if (rules := session.reread_rules(paths)) is not None:  # for the next turn's prompt
+                outlet.emit(SessionInfo(rules))
 
     def _event(self) -> asyncio.Event:
         if self._changed is None:

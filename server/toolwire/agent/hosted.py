@@ -114,7 +114,12 @@ class Hosted:
             turn_id=turn.id if turn is not None else None,
             calls=[snapshot(c) for c in turn.calls] if turn is not None else [],
             messages=session.conversation.messages,
-            streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns)
+            streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns,
+            instructions=self.instructions())
+
+    def instructions(self) -> list[dict[str, Any]]:
+        """The project rules files the model is given (``[{"path", "bytes", "truncated"}]``, the root one first)."""
+        return [rules.to_wire() for rules in self.session.rules.listing()]
 
 
 @dataclass(slots=True, frozen=True)
@@ -129,6 +134,7 @@ class SessionState:
         messages: The conversation the model sees.
         streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
         turns: A summary of every turn with a record, oldest first (messages redacted).
+        instructions: The project rules files the model is given (:meth:`Hosted.instructions`).
     """
 
     session_id: str
@@ -139,6 +145,7 @@ class SessionState:
     messages: list[dict[str, Any]]
     streaming: dict[str, str] | None
     turns: list[dict[str, Any]]
+    instructions: list[dict[str, Any]]
 
 
 class Recorded:

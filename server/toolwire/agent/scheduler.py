@@ -41,7 +41,7 @@ import anyio
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
-from toolwire.agent.events import Approver
+from toolwire.agent.events import AgentEvent, Approver, SessionInfo
 from toolwire.agent.permissions import Decision, build_subject
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
@@ -80,7 +80,9 @@ def model_result_text(call: ToolCallState, limit: int) -> str:
         return text
     result = call.result if isinstance(call.result, dict) else None
     if result is not None and "content" in result:
-        return truncate_for_model(str(result["content"]), limit)
+        text = truncate_for_model(str(result["content"]), limit)
+        rules = result.get("instructions")  # project rules: bounded on their own, never cut here
+        return f"{text}\n\n{rules}" if rules else text
     if call.error is not None:
         return f"Error ({call.error.code}): {call.error.message}"
     return MISSING_RESULT
@@ -106,6 +108,7 @@ class Scheduler:
         self._pending: ResponseRun | None = None
         self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
         self.checkpointer: Checkpointer | None = None  # set by a turn: checkpoints around writing tools
+        self.announce: Callable[[AgentEvent], None] | None = None  # set by owners: events other than calls
 
     # ------------------------------------------------------------ helpers
     def _set(self, call: ToolCallState, status: Status, **kw: Any) -> None:
@@ -374,6 +377,11 @@ class Scheduler:
                     finally:
                         if tool.writes_tree:
                             session.tree_write_finished()
+                    # the first call of the session in a folder with an AGENTS.md carries it
+                    result.instructions = session.nested_rules(tool.paths(args))
+                    if result.instructions is not None and self.announce is not None:
+                        if (listing := session.rules.take_change()) is not None:
+                            self.announce(SessionInfo(listing))
                     if result.error_code == "timeout":
                         message = result.content.removeprefix("Error (timeout): ")
                         self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))

@@ -18,6 +18,7 @@ from toolwire.agent.checkpoints import TurnCheckpoint, TurnUsage
 from toolwire.agent.conversation import Conversation
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.system_prompt import SYSTEM_PROMPT, base_prompt  # noqa: F401  (SYSTEM_PROMPT: re-exported)
+from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile
 from toolwire.llm.base import Model
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
@@ -91,6 +92,7 @@ class Session:
             the next turn's user message carries them (:meth:`take_notes`).
         carried_notes: Turn id → the notes its user message carried, put back in
             :attr:`history_notes` when that turn is rewound (its message dropped).
+        rules: The project rules given to the model (:mod:`toolwire.agent.project_rules`).
     """
 
     root: Path
@@ -115,10 +117,40 @@ class Session:
     history_notes: list[str] = field(default_factory=list)
     carried_notes: dict[str, str] = field(default_factory=dict)
     _exclude: ModelExclude | None = None
+    rules: ProjectRules = field(default_factory=ProjectRules)
 
     def __post_init__(self) -> None:
         if not self.conversation.messages:  # the base prompt, naming only tools this session offers
             self.conversation = Conversation(base_prompt(self.registry.names()))
+
+    def compose_prompt(self) -> tuple[RulesFile, ...] | None:
+        """Read the root rules file again and put it in the system prompt, after the base
+        prompt (when the session opens and when a turn starts: never during a turn).
+
+        Returns:
+            The list of rules files when it changed since the front-end was last told, else None.
+        """
+        self.rules.read_root(self.root, self.documents, self.settings.project_instructions)
+        self.conversation.set_system_extra(self.rules.prompt_block())
+        return self.rules.take_change()
+
+    def reread_rules(self, changed: list[str]) -> tuple[RulesFile, ...] | None:
+        """The watchers saw ``changed`` (workspace-relative) change: when a root rules file is
+        among them, read it again for the next turn (the running one keeps its prompt).
+
+        Returns:
+            The list of rules files when it changed, else None.
+        """
+        if not any(path in ROOT_FILES for path in changed):
+            return None
+        self.rules.read_root(self.root, self.documents, self.settings.project_instructions)
+        return self.rules.take_change()
+
+    def nested_rules(self, rel_paths: list[str]) -> str | None:
+        """The nested ``AGENTS.md`` blocks a call naming ``rel_paths`` is the first of the
+        session to reach (:meth:`ProjectRules.nested_for`), or None."""
+        return self.rules.nested_for(self.root, self.documents, self.lock_paths(rel_paths),
+                                     self.settings.project_instructions)
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""

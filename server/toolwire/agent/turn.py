@@ -24,7 +24,7 @@ import anyio
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
-from toolwire.agent.events import Approver, MessageChunk, Sink, TurnUpdate, UsageUpdate, call_changed
+from toolwire.agent.events import Approver, MessageChunk, SessionInfo, Sink, TurnUpdate, UsageUpdate, call_changed
 from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
                                           lowered_window, retry_delay, too_large_message)
 from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
@@ -98,6 +98,7 @@ class Turn:
         self.outcome: TurnOutcome | None = None
         self.checkpoint: TurnCheckpoint | None = None
         self.scheduler = Scheduler(session, self._push, approver)
+        self.scheduler.announce = sink.emit
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
         self._cancel_reason = CancelReason.TURN_CANCELLED
@@ -158,9 +159,12 @@ class Turn:
         self.checkpoint = session.begin_checkpoint(self.id)
         self.scheduler.checkpointer = Checkpointer(self.checkpoint, session.tool_context(), session.checkpoint_store(),
                                                    session.settings.checkpoint_max_bytes)
+        rules = session.compose_prompt()  # the system prompt of every request of this turn
         session.conversation.start_turn(self.id)
         session.conversation.add_user(prompt + session.take_notes(self.id))
         self.sink.emit(TurnUpdate("started", turn_id=self.id))
+        if rules is not None:
+            self.sink.emit(SessionInfo(rules))
         outcome: TurnOutcome
         try:
             with anyio.CancelScope() as scope:

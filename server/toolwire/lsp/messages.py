@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 from toolwire.agent.events import IRREVERSIBLE_PREFIX  # noqa: F401
 from toolwire.lsp.protocol import (
     CallErrorWire,
+    InstructionsFile,
     PermissionOptionModel,
     ToolCallUpdateWire,
     CallResult,
@@ -168,7 +169,16 @@ class WorkspaceChangeUpdate(Wire):
     paths: list[str]
 
 
-SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate]
+class SessionInfoUpdate(Wire):
+    """``sessionUpdate: "session_info"``: the project rules files the model is given changed
+    (a root file changed, a nested ``AGENTS.md`` was read); ``instructions`` is the whole list now."""
+
+    session_update: Literal["session_info"]
+    instructions: list[InstructionsFile]
+
+
+SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate,
+                      SessionInfoUpdate]
 
 
 class SessionUpdateParams(Wire):
@@ -271,7 +281,8 @@ class SnapshotResult(Wire):
     ``pendingPermissions`` are the params of the ``requestPermission`` requests
     still waiting for an answer. ``streaming`` is the response being streamed.
     ``turns`` lists every turn of the session, oldest first, with whether it
-    can be undone (``toolwire/session/undoTurn``) or was undone.
+    can be undone (``toolwire/session/undoTurn``) or was undone. ``instructions``
+    are the project rules files the model is given.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
@@ -285,3 +296,4 @@ class SnapshotResult(Wire):
     streaming: StreamingResponse | None
     pending_permissions: list[RequestPermissionParams]
     turns: list[TurnSummary]
+    instructions: list[InstructionsFile]

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from toolwire.agent.events import AgentEvent, MessageChunk, ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange
+from toolwire.agent.events import (AgentEvent, MessageChunk, SessionInfo, ToolCallChanged, TurnUpdate, UsageUpdate,
+                                   WorkspaceChange)
 from toolwire.lsp.call_wire import update_form
 from toolwire.rpc.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
 
@@ -74,12 +75,24 @@ class SessionNewParams(Wire):
     settings: dict[str, Any] | None = None
 
 
+class InstructionsFile(Wire):
+    """A project rules file the model is given (``AGENTS.md`` and its cousins; protocol.md,
+    "Project rules"): ``path`` workspace-relative, ``bytes`` the size of its whole text (UTF-8),
+    ``truncated`` when only part of it reached the model (32 KiB in all)."""
+
+    path: str
+    bytes: int
+    truncated: bool
+
+
 class SessionNewResult(Wire):
-    """``toolwire/session/new`` result: the session id, the model spec in use, the tool names."""
+    """``toolwire/session/new`` result: the session id, the model spec in use, the tool names,
+    the project rules files the system prompt carries (``instructions``, the root one)."""
 
     session_id: str
     model: str
     tools: list[str]
+    instructions: list[InstructionsFile]
 
 
 class TextBlock(Wire):
@@ -135,7 +148,9 @@ class CallErrorWire(Wire):
 class ToolResultWire(Wire):
     """What a tool returned (a call's ``result`` once it ran): ``content`` is the text
     the model receives, ``data`` the tool's structured output, ``errorCode`` set
-    when ``ok`` is false. Built by :meth:`toolwire.tools.base.ToolResult.to_wire`."""
+    when ``ok`` is false; ``instructions``, when present, the nested ``AGENTS.md`` blocks
+    the model receives after ``content`` (the session's first call in their folders).
+    Built by :meth:`toolwire.tools.base.ToolResult.to_wire`."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -143,6 +158,7 @@ class ToolResultWire(Wire):
     content: str
     data: Any
     error_code: str | None
+    instructions: str | None = None
 
 
 class RejectionWire(Wire):
@@ -414,7 +430,7 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     ``tool_call`` {toolCall} (the update form, :class:`ToolCallUpdateWire`); ``agent_message_chunk`` /
     ``agent_thought_chunk`` {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
-    ``workspace_change`` {paths}.
+    ``workspace_change`` {paths}; ``session_info`` {instructions}.
     """
     if type(event) is ToolCallChanged:
         return {"sessionUpdate": "tool_call", "toolCall": update_form(event)}
@@ -438,4 +454,6 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
         }
     if type(event) is WorkspaceChange:
         return {"sessionUpdate": "workspace_change", "paths": list(event.paths)}
+    if type(event) is SessionInfo:
+        return {"sessionUpdate": "session_info", "instructions": [rules.to_wire() for rules in event.instructions]}
     raise TypeError(f"not an agent event: {event!r}")

@@ -143,11 +143,12 @@ async def did_change_configuration(ls: ToolwireServer, params: types.DidChangeCo
 
 @server.feature(P.SESSION_NEW)
 async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
-    """``toolwire/session/new`` → ``{sessionId, model, tools}`` (see protocol.md)."""
+    """``toolwire/session/new`` → ``{sessionId, model, tools, instructions}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
-    session = (await open_session(ls, P.SESSION_NEW, req.cwd, req.model, req.settings)).session
-    return P.SessionNewResult(session_id=session.id, model=session.model.model_id,
-                              tools=session.registry.names()).dump()
+    hosted = await open_session(ls, P.SESSION_NEW, req.cwd, req.model, req.settings)
+    session = hosted.session
+    return P.SessionNewResult(session_id=session.id, model=session.model.model_id, tools=session.registry.names(),
+                              instructions=hosted.instructions()).dump()
 
 
 @server.feature(P.SESSION_PROMPT)
@@ -227,6 +228,7 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "streaming": state.streaming,
         "pendingPermissions": list(ls.pending_permissions.get(state.session_id, {}).values()),
         "turns": state.turns,
+        "instructions": state.instructions,
     }
 
 

@@ -44,12 +44,15 @@ class ToolResult:
         content: Text for the model (the tool message content).
         data: Structured result for the client (JSON-serializable), or None.
         error_code: Set when ``ok`` is False.
+        instructions: Project rules the model is given with this result (nested
+            ``AGENTS.md`` blocks, :mod:`toolwire.agent.project_rules`), after ``content``; None when none.
     """
 
     ok: bool
     content: str
     data: dict[str, Any] | None = None
     error_code: str | None = None
+    instructions: str | None = None
 
     @classmethod
     def failure(cls, code: str, message: str, data: dict[str, Any] | None = None) -> "ToolResult":
@@ -58,8 +61,11 @@ class ToolResult:
         return cls(ok=False, content=f"Error ({code}): {bounded_message(message)}", data=data, error_code=code)
 
     def to_wire(self) -> dict[str, Any]:
-        """``{"ok", "content", "data", "errorCode"}`` for the client."""
-        return {"ok": self.ok, "content": self.content, "data": self.data, "errorCode": self.error_code}
+        """``{"ok", "content", "data", "errorCode", "instructions"?}`` for the client."""
+        out = {"ok": self.ok, "content": self.content, "data": self.data, "errorCode": self.error_code}
+        if self.instructions is not None:
+            out["instructions"] = self.instructions
+        return out
 
 
 @dataclass(slots=True)
