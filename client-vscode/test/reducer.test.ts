@@ -121,7 +121,7 @@ test("a snapshot rebuilds the transcript: history, the last turn's calls, open p
       { role: "user", content: [{ type: "text", text: "two" }] },
     ],
     toolCalls: [whole("new", "generated", 4)],
-    pendingPermissions: [],
+    pendingPermissions: [], instructions: [],
     turns: [
       { turnId: "t1", stopReason: "end_turn", message: null, usage: { inputTokens: 3, outputTokens: 4, durationMs: 1500 }, undoable: true, undone: false },
       { turnId: "t2", stopReason: null, message: null, usage: null, undoable: false, undone: false },

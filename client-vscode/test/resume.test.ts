@@ -22,6 +22,7 @@ const SNAPSHOT: SnapshotResult = {
   streaming: null,
   pendingPermissions: [],
   turns: [{ turnId: "t1", stopReason: null, message: null, usage: null, undoable: false, undone: false }],
+  instructions: [],
 };
 
 function setup(known: Set<string>, remembered: string | undefined) {
