@@ -242,6 +242,8 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         client.protocol.notify("initialized", {})
         new = await call(P.SESSION_NEW, {"cwd": str(root), "model": options.model})
         session_id = new["sessionId"]
+        if not options.json:  # the JSON lines carry session_info updates as they come
+            printer.rules(new.get("instructions") or [])
         result = await call(P.SESSION_PROMPT, {"sessionId": session_id, "prompt": [{"type": "text", "text": options.prompt}]})
         turn_over = True
         final = {"stopReason": result.get("stopReason"), "usage": result.get("usage")}

@@ -1,7 +1,7 @@
 """What ``toolwire run`` shows and asks on the terminal.
 
 * :class:`Printer`: one line per status change of a call, the model's text as it
-  streams, one line per answered approval;
+  streams, one line per answered approval, one ``[rules]`` line per project rules file;
 * :class:`Prompt`: the ``[y]es / [a]lways / [N]o`` approval question, read on the
   event loop;
 * :func:`advice`: what to do about a turn that ended with ``stopReason: "error"``.
@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 
-__all__ = ["Printer", "Prompt", "advice", "first_line", "shown_command", "RESULT_LINE_LIMIT"]
+__all__ = ["Printer", "Prompt", "advice", "first_line", "shown_command", "size_text", "RESULT_LINE_LIMIT"]
 
 #: How many characters of a result's first line a status line shows (then ``…``).
 RESULT_LINE_LIMIT = 120
@@ -44,6 +44,7 @@ class Printer:
         self.status: dict[str, tuple[str, bool]] = {}
         self.rev: dict[str, int] = {}
         self.in_text = False  # the last thing written is text not ending with a newline
+        self.rules_shown: set[tuple[str, int, bool]] = set()
 
     def update(self, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
@@ -73,8 +74,24 @@ class Printer:
             elif call["status"] == "done" and call.get("result"):
                 line += first_line(str(call["result"].get("content", "")))
             self.out.write(display_text(line) + "\n")  # the path's display form has nothing to escape
+        elif kind == "session_info":
+            self.rules(update.get("instructions") or [])
         elif kind == "turn" and update.get("state") == "ended":
             self._newline()
+        self.out.flush()
+
+    def rules(self, instructions: list[dict[str, Any]]) -> None:
+        """One ``[rules] AGENTS.md (1.2 KB)`` line per project rules file the model is given
+        (``session/new``'s ``instructions``, a ``session_info`` update), each file once as long
+        as its size stays the same."""
+        for entry in instructions:
+            key = (str(entry.get("path", "")), int(entry.get("bytes") or 0), bool(entry.get("truncated")))
+            if key in self.rules_shown:
+                continue
+            self.rules_shown.add(key)
+            self._newline()
+            cut = f", cut to fit {LIMIT_KB} KB" if key[2] else ""
+            self.out.write(display_text(f"[rules] {key[0]} ({size_text(key[1])}{cut})") + "\n")
         self.out.flush()
 
     def shown_path(self, key: str, written: str) -> str:
@@ -97,6 +114,19 @@ class Printer:
         if self.in_text:
             self.out.write("\n")
             self.in_text = False
+
+
+#: The bound on project rules text, as ``[rules]`` lines name it (protocol.md, "Project rules").
+LIMIT_KB = 32
+
+
+def size_text(size: int) -> str:
+    """``512 B``, ``1.2 KB`` (1024 bytes a KB, one decimal), ``3.4 MB``."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def first_line(content: str, limit: int = RESULT_LINE_LIMIT) -> str:
