@@ -87,7 +87,8 @@ async def test_undo_and_redo_are_advertised_after_new_and_load(repo: Path) -> No
     adverts = [u for u in client.updates if u.session_update == "available_commands_update"]
     for advert in adverts:
         commands = {c.name: c for c in advert.available_commands}
-        assert list(commands) == ["undo", "redo"]
+        assert list(commands) == ["undo", "redo", "continue"]
+        assert commands["continue"].description.startswith("Continue the last turn where it stopped at the model-request")
         assert commands["undo"].description.startswith("Undo the last turn's changes to files and git")
         assert commands["redo"].description.startswith("Redo the turn undone most recently")
         assert commands["undo"].input.root.hint == "[turn id, e.g. t3] [partial] [rewind] [force PATH …]"

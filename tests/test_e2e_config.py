@@ -66,7 +66,7 @@ async def test_a_change_applies_to_the_next_turn_and_never_to_the_running_one(cf
     assert r2["status"] == "canceled" and r2["cancelReason"] == "policy_denied"
     requests = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(requests) == 4
-    configure(client, {"maxModelRequests": 15, "permissions": {}})
+    configure(client, {"maxModelRequests": 25, "permissions": {}})
 
 
 async def test_model_change_keeps_a_sessions_own_model_and_reports_bad_values(cfg_client, repo, tmp_path):

@@ -287,7 +287,7 @@ def test_a_setting_of_the_wrong_json_type_is_refused_not_converted(raw, says):
     settings, problems = parse_settings({**raw, "contextWindow": 4096})
     assert problems == [says]
     assert settings.context_window == 4096  # the valid entries apply
-    assert (settings.temperature, settings.stream_usage, settings.max_model_requests) == (0.0, True, 15)  # defaults
+    assert (settings.temperature, settings.stream_usage, settings.max_model_requests) == (0.0, True, 25)  # defaults
     assert parse_settings({"temperature": 1}) == (Settings(temperature=1.0), [])  # a JSON integer is a number
 
 

@@ -45,7 +45,10 @@ def test_wire_models_describe_what_the_server_sends():
     from toolwire.lsp import messages as M
     from toolwire.tools import default_registry
 
-    M.ToolsListResult.model_validate({"tools": default_registry().definitions()})
+    definitions = default_registry().definitions()
+    M.ToolsListResult.model_validate({"tools": definitions, "count": len(definitions), "maxTools": 20, "leftOut": []})
+    M.SessionUpdateParams.model_validate({"sessionId": "s", "update": {
+        "sessionUpdate": "warning", "code": "tools_left_out", "message": "m", "names": ["git_branch"]}})
     M.SessionUpdateParams.model_validate({"sessionId": "s", "update": {
         "sessionUpdate": "usage", "usage": {"inputTokens": None, "outputTokens": 3, "durationMs": 12}}})
     M.SessionUpdateParams.model_validate({"sessionId": "s", "streamId": "r", "update": {

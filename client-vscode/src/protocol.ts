@@ -129,6 +129,9 @@ export const SessionNew = request("toolwire/session/new");
 /** client→server: run one turn; the request stays open until the turn ends. */
 export const SessionPrompt = request("toolwire/session/prompt");
 
+/** client→server: continue a turn that stopped at the request cap (`max_turn_requests`); open until that turn ends. */
+export const SessionContinue = request("toolwire/session/continue");
+
 /** client→server: cancel the running turn. */
 export const SessionCancel = notification("toolwire/session/cancel");
 

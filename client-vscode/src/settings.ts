@@ -38,6 +38,8 @@ export interface Settings {
   permissions: Record<string, Approval>;
   /** Model requests per turn. */
   maxModelRequests: number;
+  /** Tools offered to the model in one request (built-in tools first). */
+  maxTools: number;
   /** Reveal the file an edit call targets as soon as its path is known; highlight the change when done. */
   followAlong: boolean;
   /** Let the permission policy run changes that cannot be undone without asking (server setting `allowIrreversible`). */
@@ -58,6 +60,7 @@ export const SERVER_SETTINGS = [
   "toolwire.baseUrl",
   "toolwire.permissions",
   "toolwire.maxModelRequests",
+  "toolwire.maxTools",
   "toolwire.allowIrreversible",
   "toolwire.modelExclude",
 ] as const;
@@ -100,6 +103,7 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     baseUrl: pick("baseUrl", isString).trim(),
     permissions: pick("permissions", isPermissions),
     maxModelRequests: pick("maxModelRequests", (v): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 200),
+    maxTools: pick("maxTools", (v): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 128),
     followAlong: pick("followAlong", (v): v is boolean => typeof v === "boolean"),
     allowIrreversible: pick("allowIrreversible", (v): v is boolean => typeof v === "boolean"),
     modelExclude: pick("modelExclude", isPatternList),
@@ -118,6 +122,7 @@ export function initializationOptions(settings: Settings, apiKey?: string): Init
     model: settings.model,
     permissions: settings.permissions,
     maxModelRequests: settings.maxModelRequests,
+    maxTools: settings.maxTools,
     allowIrreversible: settings.allowIrreversible,
     modelExclude: settings.modelExclude,
   };

@@ -114,3 +114,13 @@ test("the dialog and the notification show names in display form, model text wit
   assert.equal(notificationText(edit), 'Toolwire wants to run edit_file "invoice\\342\\200\\256fdp.exe".');
   assert.equal(permissionPrompt(edit).detail, "+x\\u200by\\r\n");
 });
+
+test("toolwire.maxModelRequests (default 25) and toolwire.maxTools (default 20, 1 to 128) are sent as the server's settings", () => {
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.equal(initializationOptions(defaults).maxModelRequests, 25);
+  assert.equal(initializationOptions(defaults).maxTools, 20);
+  assert.equal(initializationOptions(readSettings(manifestDefaults(manifest, { maxTools: 5 }))).maxTools, 5);
+  const warned: string[] = [];
+  assert.equal(readSettings(manifestDefaults(manifest, { maxTools: 129 }), (m) => warned.push(m)).maxTools, 20);
+  assert.deepEqual(warned, ["Invalid value 129 for toolwire.maxTools; using 20."]);
+});

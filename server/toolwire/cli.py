@@ -132,9 +132,21 @@ def _run(args: argparse.Namespace) -> int:
         prompt=args.prompt,
         approve=approve,
         json=args.json,
+        continues=args.continue_,
         server_args=["--log-level", args.log_level] + (["--log-file", args.server_log] if args.server_log else []),
     )
     return asyncio.run(run_turn(options))
+
+
+def _count(text: str) -> int:
+    """A count from 0 to 100 (``--continue``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 100, not {text!r}")
+    return value
 
 
 def _settings_json(command: str, text: str | None) -> dict | None:
@@ -220,6 +232,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--settings", metavar="JSON", help='server settings as a JSON object, e.g. \'{"replayLog": "req.jsonl"}\'')
     run.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.add_argument("--server-log", help="the server's log file")
+    run.add_argument("--continue", dest="continue_", metavar="N", type=_count, default=0,
+                     help="when the turn stops at the model-request cap (maxModelRequests), continue it on the "
+                          "same history up to N times (default 0)")
     run.add_argument("prompt", help="the prompt")
     run.set_defaults(func=_run)
 

@@ -35,7 +35,12 @@ class Settings(BaseModel):
     stream_usage: bool | None = Field(True, description=(
         "Ask for token usage at the end of each streamed response (stream_options.include_usage); "
         "false or null: stream_options is not sent."))
-    max_model_requests: int = Field(15, ge=1, le=200, description="Model requests per turn before the turn stops.")
+    max_model_requests: int = Field(25, ge=1, le=200, description=(
+        "Model requests per turn before the turn stops (max_turn_requests; the turn can then be continued)."))
+    max_tools: int = Field(20, ge=1, le=128, description=(
+        "Tools offered in one model request: the built-in tools first, in their fixed order, then tools from "
+        "elsewhere; the rest are left out (named in one warning per session) and cannot be called. 128 is "
+        "OpenAI's limit of tools per request."))
     tool_timeout: float = Field(60.0, gt=0, description="Seconds a tool call may run.")
     git_timeout: float = Field(30.0, gt=0, description="Seconds a git subprocess may run.")
     max_parallel_tools: int = Field(4, ge=1, le=64, description="Tool calls running at once.")

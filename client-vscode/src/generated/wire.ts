@@ -16,6 +16,10 @@ export interface ToolwireProtocol {
     params: PromptParams;
     result: PromptResult;
   };
+  "toolwire/session/continue": {
+    params: SessionRef;
+    result: PromptResult;
+  };
   "toolwire/session/cancel": {
     params: SessionRef;
   };
@@ -399,20 +403,28 @@ export interface ToolCallCancelResult {
   cancelled: boolean;
 }
 /**
- * ``toolwire/tools/list`` params: none (``{}`` or omitted).
+ * ``toolwire/tools/list`` params: ``{}`` (or omitted) for the server's settings;
+ * ``sessionId`` for the tools a session offers (its own ``maxTools``).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolsListParams".
  */
-export interface ToolsListParams {}
+export interface ToolsListParams {
+  sessionId?: string | null;
+}
 /**
- * ``toolwire/tools/list`` result.
+ * ``toolwire/tools/list`` result: the tools a model request offers (the first ``maxTools``,
+ * built-in tools first), how many (``count``), the budget (``maxTools``) and the names of
+ * the tools past it (``leftOut``, in order; a call to one is refused as an unknown tool).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolsListResult".
  */
 export interface ToolsListResult {
   tools: ToolDefinition[];
+  count: number;
+  maxTools: number;
+  leftOut: string[];
 }
 /**
  * One entry of ``toolwire/tools/list``: ``{"type": "function", "function": {…}}``.
@@ -621,7 +633,8 @@ export interface SessionUpdateParams {
     | TurnUpdateKind
     | UsageUpdateKind
     | WorkspaceChangeUpdate
-    | SessionInfoUpdate;
+    | SessionInfoUpdate
+    | WarningUpdate;
 }
 /**
  * ``sessionUpdate: "tool_call"``: a call changed (an upsert keyed by ``toolCallId``).
@@ -746,6 +759,20 @@ export interface SessionInfoUpdate {
   instructions: InstructionsFile[];
 }
 /**
+ * ``sessionUpdate: "warning"``: something the user must know about the session, told once.
+ * ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the tools in ``names`` out of the
+ * model requests (sent with the session's first request that leaves them out).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "WarningUpdate".
+ */
+export interface WarningUpdate {
+  sessionUpdate: "warning";
+  code: string;
+  message: string;
+  names: string[];
+}
+/**
  * The client's answer to ``toolwire/session/requestPermission``.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -845,9 +872,13 @@ export interface Settings {
    */
   streamUsage?: boolean | null;
   /**
-   * Model requests per turn before the turn stops.
+   * Model requests per turn before the turn stops (max_turn_requests; the turn can then be continued).
    */
   maxModelRequests?: number;
+  /**
+   * Tools offered in one model request: the built-in tools first, in their fixed order, then tools from elsewhere; the rest are left out (named in one warning per session) and cannot be called. 128 is OpenAI's limit of tools per request.
+   */
+  maxTools?: number;
   /**
    * Seconds a tool call may run.
    */

@@ -39,7 +39,7 @@ from acp.schema import (
 
 from toolwire import __version__
 from toolwire.acp import mapping
-from toolwire.acp.commands import Command, CommandError, advertised, answer_text, parse_command
+from toolwire.acp.commands import Command, CommandError, Continue, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.history import replay_history
 from toolwire.agent.host import (TURN_ALREADY_RUNNING, HostError, Hosted, SessionHost, SessionSpecError,
@@ -208,7 +208,8 @@ class ToolwireAcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         """Run one turn on the core; every tool call is terminal (and told) before the answer.
-        A prompt ``/undo …`` or ``/redo …`` is a command, not a turn (:meth:`_command`).
+        A prompt ``/undo …`` or ``/redo …`` is a command, not a turn (:meth:`_command`); ``/continue``
+        is the next turn on the same history after one that stopped at the request cap.
 
         Raises:
             RequestError: unknown session, a turn already running, an empty prompt,
@@ -222,7 +223,7 @@ class ToolwireAcpAgent:
             command = parse_command(text)
         except CommandError as exc:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
-        if command is not None:
+        if isinstance(command, Command):
             return await self._command(session, command)
         try:
             self.host.ensure_free(hosted, TURN_ALREADY_RUNNING)
@@ -233,9 +234,14 @@ class ToolwireAcpAgent:
         approver = AcpApprover(self._conn, hosted.session, session.sink,
                                lambda call_id: self.host.preview(hosted, call_id))
         try:
-            outcome = await self.host.run_turn(hosted, text, session.sink, approver)
+            if isinstance(command, Continue):  # the next turn on the same history, with the core's prompt
+                outcome = await self.host.continue_turn(hosted, session.sink, approver)
+            else:
+                outcome = await self.host.run_turn(hosted, text, session.sink, approver)
         except TurnRunning as exc:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
+        except HostError as exc:  # /continue after a turn that did not stop at the cap
+            raise RequestError.invalid_params({"prompt": f"/continue: {exc}"}) from None
         finally:
             await session.sink.flush()
         if outcome.stop_reason == "error":
@@ -304,7 +310,7 @@ class ToolwireAcpAgent:
         return PromptResponse(stop_reason="end_turn")
 
     def _advertise(self, session_id: str) -> None:
-        """Send ``available_commands_update`` (``/undo``, ``/redo``) once the answer in progress is out:
+        """Send ``available_commands_update`` (``/undo``, ``/redo``, ``/continue``) once the answer in progress is out:
         the task runs after the handler returns, and the SDK queues the answer before it."""
         async def send() -> None:
             try:

@@ -33,8 +33,9 @@ from acp.schema import (
 
 from toolwire.acp import mapping
 from toolwire.agent.host import Preview, PreviewError, Session
-from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, SessionInfo, ToolCallChanged,
-                                   TurnUpdate)
+from toolwire.acp.commands import capped_text
+from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, SessionInfo, SessionWarning,
+                                   ToolCallChanged, TurnUpdate)
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_text
@@ -127,6 +128,14 @@ class AcpSink:
             text = f"\n\n[Stopped: {event.message}]" if event.message else "\n\n[Stopped: a tool kept failing]"
             return [AgentMessageChunk(session_update="agent_message_chunk",
                                       content=TextContentBlock(type="text", text=display_text(text, keep="\n\t")))]
+        if isinstance(event, TurnUpdate) and event.state == "ended" and event.stop_reason == "max_turn_requests":
+            return [AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(
+                type="text", text=display_text(f"\n\n[Stopped: {capped_text(event.message)}]", keep="\n\t")))]
+        if isinstance(event, SessionWarning):
+            warning = {"code": event.code, "message": event.message, "names": list(event.names)}
+            return [AgentMessageChunk(session_update="agent_message_chunk", field_meta={"toolwire": {"warning": warning}},
+                                      content=TextContentBlock(type="text", text=display_text(
+                                          f"[Warning: {event.message}]\n\n", keep="\n\t")))]
         return []
 
     def _tool_call(self, call: CallSnapshot) -> list[Any]:

@@ -1,12 +1,15 @@
-"""The ACP slash commands ``/undo`` and ``/redo``: what is advertised, how a prompt
-is read as one, and the agent message that answers it (protocol.md, "Slash commands").
+"""The ACP slash commands ``/undo``, ``/redo`` and ``/continue``: what is advertised, how a
+prompt is read as one, and the agent message that answers it (protocol.md, "Slash commands").
 
-A command is not a turn: it never reaches the model and adds nothing to the
-conversation; the agent hands it to :meth:`toolwire.agent.host.SessionHost.undo`,
-which applies the rules of ``toolwire/session/undoTurn``. Syntax::
+``/undo`` and ``/redo`` are not turns: they never reach the model and add nothing to the
+conversation; the agent hands them to :meth:`toolwire.agent.host.SessionHost.undo`,
+which applies the rules of ``toolwire/session/undoTurn``. ``/continue`` is a turn:
+:meth:`toolwire.agent.host.SessionHost.continue_turn` (after a turn that stopped at the
+request cap). Syntax::
 
     /undo [TURN_ID] [partial] [rewind] [force PATH …]
     /redo [TURN_ID] [partial] [force PATH …]
+    /continue
 
 Words are separated by white space; every word after ``force`` is a path, written as
 an undo result lists it: plain, or in git's quoted form between double quotes
@@ -23,7 +26,8 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from toolwire.workspace.names import display_text
 
-__all__ = ["COMMANDS", "Command", "CommandError", "advertised", "answer_text", "parse_command"]
+__all__ = ["COMMANDS", "Command", "CommandError", "Continue", "advertised", "answer_text", "capped_text",
+           "parse_command"]
 
 #: name → (description, input hint, usage).
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -34,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "redo": ("Redo the turn undone most recently (or turn TURN_ID). Not sent to the model.",
              "[turn id, e.g. t3] [partial] [force PATH …]",
              "/redo [TURN_ID] [partial] [force PATH …]"),
+    "continue": ("Continue the last turn where it stopped at the model-request cap (maxModelRequests), with the "
+                 "same history.", "(no arguments)", "/continue"),
 }
 
 #: A turn id as the host makes them (``t1``, ``t2``, …).
@@ -55,6 +61,16 @@ class Command:
     force: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """``/continue``: the next turn on the same history (:meth:`SessionHost.continue_turn`)."""
+
+
+def capped_text(message: str | None) -> str:
+    """The agent message after a turn that stopped at the request cap: why, and how to go on."""
+    return f"{message or 'the turn reached the model-request cap'}; send /continue to go on with the same history"
+
+
 def advertised() -> list[AvailableCommand]:
     """The commands of ``available_commands_update``, each with a hint for its arguments."""
     return [AvailableCommand(name=name, description=description,
@@ -62,8 +78,8 @@ def advertised() -> list[AvailableCommand]:
             for name, (description, hint, _) in COMMANDS.items()]
 
 
-def parse_command(text: str) -> Command | None:
-    """The command a prompt's text is, None when it is not ``/undo`` or ``/redo`` (a prompt for the model).
+def parse_command(text: str) -> Command | Continue | None:
+    """The command a prompt's text is, None when it is not a command (a prompt for the model).
 
     Raises:
         CommandError: an argument the command does not take, a second turn id,
@@ -75,6 +91,10 @@ def parse_command(text: str) -> Command | None:
     if not head.startswith("/") or name not in COMMANDS:
         return None
     usage = COMMANDS[name][2]
+    if name == "continue":
+        if stripped[len(head):].strip():
+            raise CommandError(f"{head}: it takes no argument. Usage: {usage}")
+        return Continue()
     redo = name == "redo"
     turn_id: str | None = None
     partial = rewind = forcing = False

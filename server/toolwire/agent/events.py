@@ -71,7 +71,19 @@ class SessionInfo:
     instructions: tuple[RulesFile, ...]
 
 
-AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange, SessionInfo]
+@dataclass(slots=True, frozen=True)
+class SessionWarning:
+    """Something the user must know about the session, told once: ``code`` says what
+    (``tools_left_out``: the ``maxTools`` budget leaves tools out of the requests),
+    ``message`` says it in words, ``names`` lists what it is about (the tools left out)."""
+
+    code: str
+    message: str
+    names: tuple[str, ...] = ()
+
+
+AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange, SessionInfo,
+                   SessionWarning]
 
 
 class Sink(Protocol):
@@ -129,5 +141,5 @@ class RecordingSink:
 
 
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "IRREVERSIBLE_PREFIX", "MessageChunk",
-           "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile", "SessionInfo", "Sink", "ToolCallChanged", "TurnStateName",
+           "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile", "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName",
            "TurnUpdate", "UsageUpdate", "WorkspaceChange", "call_changed"]

@@ -6,7 +6,8 @@ request, calls the host and encodes the answer; the host owns the rest
 
 * opening and closing sessions (closing is the one place a session's model is closed);
 * the one turn slot of a session (:meth:`SessionHost.begin_turn`, :meth:`SessionHost.run_turn`):
-  a second turn while one runs is refused with :class:`TurnRunning`;
+  a second turn while one runs is refused with :class:`TurnRunning`; Continue after a turn
+  that stopped at the request cap (:meth:`SessionHost.continue_turn`);
 * cancelling: a turn (:meth:`SessionHost.cancel_turn`), one call of a turn or of a
   client-fed run (:meth:`SessionHost.cancel_call`), everything (:meth:`SessionHost.cancel_all`,
   shutdown or a client that is gone), and whether anything runs (:meth:`SessionHost.busy`);
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from toolwire.agent.budget import CONTINUE_PROMPT, continue_refusal
 from toolwire.agent.call_ids import fed_call_id
 from toolwire.agent.events import Approver, SessionInfo, Sink, ToolCallChanged, WorkspaceChange, call_changed
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
@@ -50,7 +52,7 @@ from toolwire.streaming.state import CancelReason, ToolCallState
 from toolwire.workspace.documents import Documents
 
 __all__ = [
-    "Hosted", "HostError", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
+    "CONTINUE_PROMPT", "Hosted", "HostError", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
     "UnknownSession",
     # what a host call returns or raises, for the front-ends (they import nothing else of the agent
     # but its events: tests/test_layers.py)
@@ -202,6 +204,21 @@ class SessionHost:
     async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver) -> TurnOutcome:
         """Run one turn of ``prompt`` in the session (:meth:`begin_turn` then :meth:`finish_turn`)."""
         return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt)
+
+    async def continue_turn(self, hosted: Hosted, sink: Sink, approver: Approver) -> TurnOutcome:
+        """Continue: after a turn that stopped at the request cap (``max_turn_requests``), run the
+        next turn with :data:`CONTINUE_PROMPT` on the same history (:mod:`toolwire.agent.budget`).
+
+        Raises:
+            TurnRunning: a turn, an undo or a redo holds the session's turn slot.
+            HostError: (field ``sessionId``) the session's last turn did not stop at the cap.
+        """
+        self.ensure_free(hosted, TURN_ALREADY_RUNNING)
+        last = hosted.last_turn
+        refusal = continue_refusal(last.outcome.stop_reason if last is not None and last.outcome else None)
+        if refusal is not None:
+            raise HostError(refusal, "sessionId")
+        return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver)
 
     def cancel_turn(self, session_id: str, reason: CancelReason = CancelReason.TURN_CANCELLED) -> bool:
         """Cancel the session's running turn. Returns False when none runs (or no such session)."""

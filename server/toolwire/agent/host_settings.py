@@ -136,4 +136,5 @@ def refreshed(session: "Session", origin: Origin, server: Settings, warn: Callab
             origin.model_key = key
     session.settings = settings
     session.policy.set_overrides(dict(settings.permissions))
+    session.budget_tools()
     return old

@@ -10,6 +10,7 @@ from toolwire.agent.session import Session
 from toolwire.agent.host_settings import MODEL_ERRORS, model_for
 from toolwire.settings import Settings
 from toolwire.tools import default_registry
+from toolwire.tools.selection import select_tools
 from toolwire.workspace.documents import Documents
 from toolwire.workspace.paths import GIT_DIR_NAME
 
@@ -111,10 +112,12 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
         model = model_for(spec or settings.model, settings, root)
     except MODEL_ERRORS as exc:
         raise SessionSpecError("model", str(exc)) from None
+    tools = select_tools(default_registry().tools(), settings.max_tools)
     return Session(
         root=root.resolve(),
         model=model,
-        registry=default_registry(),
+        registry=tools.registry,
+        tool_selection=tools,
         policy=PermissionPolicy(dict(settings.permissions)),
         settings=settings,
         documents=documents,

@@ -24,6 +24,7 @@ from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
 from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
+from toolwire.tools.selection import ToolSelection
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
 from toolwire.workspace.model_exclude import ModelExclude
@@ -62,7 +63,11 @@ class Session:
         id: The session id given to the client.
         root: The workspace folder (absolute, resolved).
         model: The model that answers this session's requests.
-        registry: The tools offered.
+        registry: The tools offered (the first ``maxTools`` of :attr:`tool_selection`'s).
+        tool_selection: Every tool the session could offer and which of them its
+            ``maxTools`` budget offers (:mod:`toolwire.tools.selection`); None: ``registry`` as given.
+        tools_warned: The tools left out that the session's warning named (one warning
+            per session: :mod:`toolwire.agent.budget`).
         policy: Permission policy, including this session's "allow always" rules.
         settings: Settings in force for the session.
         documents: Open editor buffers.
@@ -118,6 +123,8 @@ class Session:
     carried_notes: dict[str, str] = field(default_factory=dict)
     _exclude: ModelExclude | None = None
     rules: ProjectRules = field(default_factory=ProjectRules)
+    tool_selection: ToolSelection | None = None
+    tools_warned: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.conversation.messages:  # the base prompt, naming only tools this session offers
@@ -151,6 +158,12 @@ class Session:
         session to reach (:meth:`ProjectRules.nested_for`), or None."""
         return self.rules.nested_for(self.root, self.documents, self.lock_paths(rel_paths),
                                      self.settings.project_instructions)
+
+    def budget_tools(self) -> None:
+        """Offer the tools the session's ``maxTools`` allows (at the start, and when its settings changed)."""
+        if self.tool_selection is not None:
+            self.tool_selection = self.tool_selection.with_budget(self.settings.max_tools)
+            self.registry = self.tool_selection.registry
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from toolwire.agent.budget import CAP_STOP, announce_request, cap_message
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
@@ -216,14 +217,14 @@ class Turn:
 
     async def _loop(self) -> TurnOutcome:
         session = self.session
-        for _ in range(session.settings.max_model_requests):
+        for number in range(1, session.settings.max_model_requests + 1):
             session.conversation.repair()
             self._fit()
             run = self.scheduler.open_response()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run.dispatch)
                 try:
-                    response = await self._request(run)
+                    response = await self._request(run, number)
                 finally:
                     run.close()
                 merger = response.merger
@@ -240,7 +241,7 @@ class Turn:
             repeated = self._failures.check(client_calls)
             if repeated is not None:
                 return TurnOutcome("repeated_tool_failure", message=repeated)
-        return TurnOutcome("max_turn_requests")
+        return TurnOutcome(CAP_STOP, message=cap_message(session.settings.max_model_requests))
 
     # ---------------------------------------------------------- streaming
     def _window(self) -> int:
@@ -274,9 +275,10 @@ class Turn:
         self._fit()
         return self._build_request()
 
-    async def _request(self, run: ResponseRun) -> _Response:
+    async def _request(self, run: ResponseRun, number: int) -> _Response:
         session = self.session
         request = self._build_request()
+        announce_request(session, self.sink, self.id, number)
         self.sink.emit(TurnUpdate("model_request", turn_id=self.id))
         self._tools_running = False
         attempt = 0

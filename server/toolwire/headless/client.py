@@ -63,6 +63,8 @@ class RunOptions:
         json: Print every update params object as one JSON line.
         settings: Extra settings sent as ``initializationOptions``.
         server_args: Extra arguments for ``toolwire serve`` (e.g. ``--log-file``).
+        continues: How many times a turn that stopped at the request cap (``max_turn_requests``)
+            is continued on the same history (``toolwire/session/continue``) before the run ends.
     """
 
     workspace: Path
@@ -72,7 +74,14 @@ class RunOptions:
     json: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
     server_args: list[str] = field(default_factory=list)
+    continues: int = 0
 
+
+#: The stop reason of a turn that reached ``maxModelRequests``, and what ``toolwire run`` advises then.
+CAP_STOP = "max_turn_requests"
+CAP_ADVICE = ("this run's session ends with it; run the prompt again with --continue N to let a turn that stops "
+              "at the cap go on with the same history (up to N times), or with a higher cap, e.g. "
+              "--settings '{\"maxModelRequests\": 50}'")
 
 #: ``toolwire run`` exit codes (README, "toolwire run").
 EXIT_CODES = {"ok": 0, "server": 1, "usage": 2, "turn_error": 3, "interrupted": 130}
@@ -170,6 +179,10 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         if options.json:  # the params exactly as sent (pieces and all), redacted as the server does
             raw_out.write(json.dumps(redactor.redact_data(params, EXACT_FIELDS), ensure_ascii=False) + "\n")
             raw_out.flush()
+        elif update.get("sessionUpdate") == "warning":
+            printer.flush_text()
+            err.write(f"toolwire run: warning: {display_text(str(update.get('message')))}\n")
+            err.flush()
         else:
             printer.update(update)
 
@@ -245,6 +258,13 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         if not options.json:  # the JSON lines carry session_info updates as they come
             printer.rules(new.get("instructions") or [])
         result = await call(P.SESSION_PROMPT, {"sessionId": session_id, "prompt": [{"type": "text", "text": options.prompt}]})
+        for number in range(1, options.continues + 1):
+            if result.get("stopReason") != CAP_STOP or interrupted:
+                break
+            if not options.json:
+                out.write(f"[continue] {number} of {options.continues}: {display_text(result.get('message') or '')}\n")
+                out.flush()
+            result = await call(P.SESSION_CONTINUE, {"sessionId": session_id})
         turn_over = True
         final = {"stopReason": result.get("stopReason"), "usage": result.get("usage")}
         if result.get("message"):
@@ -260,6 +280,8 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
             code = EXIT_CODES["turn_error"]
         elif result.get("message") and final["stopReason"] != "end_turn":
             err.write(f"toolwire run: {final['stopReason']}: {display_text(result['message'])}\n")
+            if final["stopReason"] == CAP_STOP:
+                err.write(f"  what to do: {CAP_ADVICE}\n")
         if client.protocol_errors:
             err.write("toolwire run: the server broke the protocol: " + "; ".join(client.protocol_errors) + "\n")
             code = 1

@@ -110,6 +110,11 @@ class Printer:
         self.out.write(display_text(line) + "\n")
         self.out.flush()
 
+    def flush_text(self) -> None:
+        """End streamed text with a line break (before a line written elsewhere)."""
+        self._newline()
+        self.out.flush()
+
     def _newline(self) -> None:
         if self.in_text:
             self.out.write("\n")

@@ -44,7 +44,10 @@ class ToolCallCancelResult(Wire):
 
 
 class ToolsListParams(Wire):
-    """``toolwire/tools/list`` params: none (``{}`` or omitted)."""
+    """``toolwire/tools/list`` params: ``{}`` (or omitted) for the server's settings;
+    ``sessionId`` for the tools a session offers (its own ``maxTools``)."""
+
+    session_id: str | None = None
 
 
 class FunctionDefinition(Wire):
@@ -65,9 +68,14 @@ class ToolDefinition(Wire):
 
 
 class ToolsListResult(Wire):
-    """``toolwire/tools/list`` result."""
+    """``toolwire/tools/list`` result: the tools a model request offers (the first ``maxTools``,
+    built-in tools first), how many (``count``), the budget (``maxTools``) and the names of
+    the tools past it (``leftOut``, in order; a call to one is refused as an unknown tool)."""
 
     tools: list[ToolDefinition]
+    count: int
+    max_tools: int
+    left_out: list[str]
 
 
 class ToolCallBrief(Wire):
@@ -177,8 +185,20 @@ class SessionInfoUpdate(Wire):
     instructions: list[InstructionsFile]
 
 
+
+class WarningUpdate(Wire):
+    """``sessionUpdate: "warning"``: something the user must know about the session, told once.
+    ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the tools in ``names`` out of the
+    model requests (sent with the session's first request that leaves them out)."""
+
+    session_update: Literal["warning"]
+    code: str
+    message: str
+    names: list[str]
+
+
 SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate,
-                      SessionInfoUpdate]
+                      SessionInfoUpdate, WarningUpdate]
 
 
 class SessionUpdateParams(Wire):

@@ -14,13 +14,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from toolwire.agent.events import (AgentEvent, MessageChunk, SessionInfo, ToolCallChanged, TurnUpdate, UsageUpdate,
-                                   WorkspaceChange)
+from toolwire.agent.events import (AgentEvent, MessageChunk, SessionInfo, SessionWarning, ToolCallChanged, TurnUpdate,
+                                   UsageUpdate, WorkspaceChange)
 from toolwire.lsp.call_wire import update_form
 from toolwire.rpc.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
 
 SESSION_NEW = "toolwire/session/new"
 SESSION_PROMPT = "toolwire/session/prompt"
+SESSION_CONTINUE = "toolwire/session/continue"
 SESSION_CANCEL = "toolwire/session/cancel"
 SESSION_CLOSE = "toolwire/session/close"
 SESSION_SNAPSHOT = "toolwire/session/snapshot"
@@ -38,6 +39,7 @@ SESSION_REDO_TURN = "toolwire/session/redoTurn"
 METHODS: dict[str, tuple[str, str]] = {
     SESSION_NEW: ("client→server", "request"),
     SESSION_PROMPT: ("client→server", "request"),
+    SESSION_CONTINUE: ("client→server", "request"),
     SESSION_CANCEL: ("client→server", "notification"),
     SESSION_CLOSE: ("client→server", "request"),
     SESSION_SNAPSHOT: ("client→server", "request"),
@@ -430,7 +432,7 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     ``tool_call`` {toolCall} (the update form, :class:`ToolCallUpdateWire`); ``agent_message_chunk`` /
     ``agent_thought_chunk`` {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
-    ``workspace_change`` {paths}; ``session_info`` {instructions}.
+    ``workspace_change`` {paths}; ``session_info`` {instructions}; ``warning`` {code, message, names}.
     """
     if type(event) is ToolCallChanged:
         return {"sessionUpdate": "tool_call", "toolCall": update_form(event)}
@@ -456,4 +458,6 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
         return {"sessionUpdate": "workspace_change", "paths": list(event.paths)}
     if type(event) is SessionInfo:
         return {"sessionUpdate": "session_info", "instructions": [rules.to_wire() for rules in event.instructions]}
+    if type(event) is SessionWarning:
+        return {"sessionUpdate": "warning", "code": event.code, "message": event.message, "names": list(event.names)}
     raise TypeError(f"not an agent event: {event!r}")

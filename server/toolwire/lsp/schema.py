@@ -32,6 +32,7 @@ from toolwire.settings import Settings
 METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_NEW: (P.SessionNewParams, P.SessionNewResult),
     P.SESSION_PROMPT: (P.PromptParams, P.PromptResult),
+    P.SESSION_CONTINUE: (P.SessionRef, P.PromptResult),
     P.SESSION_CANCEL: (P.SessionRef, None),
     P.SESSION_CLOSE: (P.SessionRef, M.SessionCloseResult),
     P.SESSION_SNAPSHOT: (P.SessionRef, M.SnapshotResult),

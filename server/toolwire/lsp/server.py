@@ -27,6 +27,7 @@ from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError
                                  TurnRunning)
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
+from toolwire.lsp.messages import ToolsListParams, ToolsListResult
 from toolwire.lsp import protocol as P
 from toolwire.lsp.boot import ToolwireServer, server
 from toolwire.lsp.bridge import LspApprover, LspSink
@@ -38,6 +39,7 @@ from toolwire.streaming.state import CancelReason
 from toolwire.lsp.call_wire import brief_form, snapshot_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.tools import default_registry
+from toolwire.tools.selection import select_tools
 from toolwire.lsp import actions
 from toolwire.lsp.progress import LongTools
 
@@ -168,6 +170,25 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     return result
 
 
+@server.feature(P.SESSION_CONTINUE)
+async def session_continue(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/continue``: after a turn that stopped at the request cap, run the next turn
+    with the continue prompt on the same history → ``{stopReason, usage}`` (see protocol.md)."""
+    req = parse(P.SESSION_CONTINUE, P.SessionRef, params)
+    hosted = session_of(ls, req.session_id)
+    long_tools = LongTools(ls, lambda call_id: ls.host.cancel_call(hosted, call_id), hosted.session.root)
+    try:
+        outcome = await ls.host.continue_turn(hosted, LspSink(ls, hosted.id, long_tools=long_tools),
+                                              LspApprover(ls, hosted.id))
+    except TurnRunning as exc:
+        raise TurnInProgress(str(exc)) from None
+    except HostError as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_CONTINUE}: invalid params: {exc.field}: {exc}") from None
+    result = outcome.to_wire()
+    P.PromptResult.model_validate(result)
+    return result
+
+
 @server.feature(P.SESSION_CANCEL)
 def session_cancel(ls: ToolwireServer, params: Any) -> None:
     """``toolwire/session/cancel``: cancel the session's running turn, if any."""
@@ -205,8 +226,17 @@ async def tool_call_preview(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.TOOLS_LIST)
 def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
-    """``toolwire/tools/list`` → ``{tools}``: the definitions and JSON Schemas the model sees."""
-    return {"tools": default_registry().definitions()}
+    """``toolwire/tools/list`` → ``{tools, count, maxTools, leftOut}``: the definitions and JSON
+    Schemas one model request offers, under the server's ``maxTools`` (a session's with ``sessionId``)."""
+    req = parse(P.TOOLS_LIST, ToolsListParams, params or {})
+    if req.session_id is not None:
+        selection = session_of(ls, req.session_id).session.tool_selection
+    else:
+        selection = select_tools(default_registry().tools(), ls.host.settings.max_tools)
+    assert selection is not None
+    return ToolsListResult.model_validate({
+        "tools": selection.registry.definitions(), "count": selection.count, "maxTools": selection.max_tools,
+        "leftOut": list(selection.left_out)}).dump()
 
 
 @server.feature(P.SESSION_SNAPSHOT)

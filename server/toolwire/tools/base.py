@@ -221,6 +221,10 @@ class Registry:
         """Tool names in registration order."""
         return list(self._tools)
 
+    def tools(self) -> list[Tool]:
+        """The tools in registration order."""
+        return list(self._tools.values())
+
     def definitions(self) -> list[dict[str, Any]]:
         """OpenAI-style definitions of every tool, for the model request (built once:
         the tools of a registry never change)."""
