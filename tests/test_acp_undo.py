@@ -21,6 +21,7 @@ from acp.schema import RequestPermissionResponse
 from conftest import git
 from test_acp import RecordingClient, script, start, text
 from test_acp import open_session as open_acp_session
+from opening import user_text
 
 USAGE_UNDO = "Usage: /undo [TURN_ID] [partial] [rewind] [force PATH …]"
 USAGE_REDO = "Usage: /redo [TURN_ID] [partial] [force PATH …]"
@@ -129,7 +130,7 @@ async def test_undo_then_redo_the_last_turn_without_a_model_request(repo: Path, 
         assert result["status"] == "nothing_to_do" and result["turnId"] == "t2", result
     last = requests(log)[-1]["messages"]
     users = [m["content"] for m in last if m["role"] == "user"]
-    assert users[0] == "edit hello" and users[1].startswith("next\n\n[Turn t1 was undone by the user")
+    assert user_text(users[0]) == "edit hello" and users[1].startswith("next\n\n[Turn t1 was undone by the user")
     assert "[Turn t1 was redone by the user" in users[1]
     assert not any("/undo" in str(m.get("content")) or "/redo" in str(m.get("content")) for m in last)
     assert not client.invalid, client.invalid
@@ -220,7 +221,9 @@ async def test_undo_rewind_drops_the_turn_from_the_conversation(repo: Path, tmp_
         assert said.split("\n\n")[0].endswith("The turn was removed from the conversation the model sees.")
         await conn.prompt(session_id=sid, prompt=text("next"))
     users = [m["content"] for m in requests(log)[-1]["messages"] if m["role"] == "user"]
-    assert len(users) == 1 and users[0].startswith("next\n\n[Turn t1 was undone by the user")
+    # the turn that carried the overview is gone: the next one carries a fresh one
+    assert len(users) == 1 and users[0].startswith("[Workspace overview")
+    assert user_text(users[0]).startswith("next\n\n[Turn t1 was undone by the user")
 
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -255,7 +258,7 @@ async def test_a_prompt_that_only_looks_like_a_command_is_a_turn(repo: Path, tmp
         sid = await open_session(conn, repo, client)
         for line in ("/undone work", "please /undo"):
             await conn.prompt(session_id=sid, prompt=text(line))
-    assert [r["messages"][-1]["content"] for r in requests(log)] == ["/undone work", "please /undo"]
+    assert [user_text(r["messages"][-1]["content"]) for r in requests(log)] == ["/undone work", "please /undo"]
 
 
 async def test_undo_while_a_turn_runs_gets_the_hosts_refusal(repo: Path, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pytest_lsp import ClientServerConfig
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from conftest import ToolwireTestClient, git, make_client, write_script
+from opening import user_text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -276,7 +277,7 @@ async def test_fix_runs_a_turn_that_edits_through_apply_edit_with_progress_and_a
     assert "edit_file calc.py: done" in messages
     # the prompt: file, range, diagnostic, selected text
     first = json.loads(log.read_text().splitlines()[0])
-    user = next(m["content"] for m in first["messages"] if m["role"] == "user")
+    user = user_text(next(m["content"] for m in first["messages"] if m["role"] == "user"))
     assert user.startswith("[Toolwire code action: fix]\nFile: calc.py (line 2)\n")
     assert "Diagnostic (error, pyflakes F821): undefined name 'bb'\nsecond line" in user
     assert "Selected text:\n```\nbb\n```" in user and "Task: Fix the problem" in user

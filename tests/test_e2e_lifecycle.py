@@ -192,7 +192,9 @@ def assert_valid_history(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def replay_requests(log: Path) -> list[list[dict[str, Any]]]:
-    return [json.loads(line)["messages"] for line in log.read_text().splitlines()]
+    """The messages of every request the replay model logged; none (no log yet) for a turn
+    cancelled before its first request (while the workspace overview was read)."""
+    return [json.loads(line)["messages"] for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def tool_results(messages: list[dict[str, Any]]) -> dict[str, str]:

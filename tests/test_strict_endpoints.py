@@ -21,6 +21,7 @@ from toolwire.llm.base import ModelError, ModelRequest
 from toolwire.llm.openai_model import OpenAIModel
 from toolwire.settings import Settings, parse_settings
 from toolwire.workspace.documents import NoOpenDocuments
+from opening import user_text
 
 STREAM_OPTIONS = "Unrecognized request argument supplied: stream_options"
 TEMPERATURE_VALUE = ("Unsupported value: 'temperature' does not support 0 with this model. "
@@ -169,7 +170,7 @@ async def test_turns_of_two_sessions_on_a_strict_endpoint(tmp_path, caplog):
         for session in (one, two):
             await session.model.aclose()
     assert [o.stop_reason for o in outcomes] == ["end_turn"] * 3
-    assert [("stream_options" in b, b["messages"][-1]["content"]) for b in endpoint.requests] == [
+    assert [("stream_options" in b, user_text(b["messages"][-1]["content"])) for b in endpoint.requests] == [
         (True, "first"), (False, "first"), (False, "second"), (False, "third")]
     assert len(refused_warnings(caplog)) == 1
     assert endpoints.refused(one.model.endpoint_key) == {"stream_options"}

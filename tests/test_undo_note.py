@@ -12,6 +12,7 @@ import pytest
 
 from conftest import client, git, prompt, write_script  # noqa: F401 - client: the module's server fixture
 from undo_helpers import redo, undo
+from opening import user_text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -138,7 +139,8 @@ async def test_rewind_drops_the_turn_from_the_conversation_and_keeps_pairs_valid
     text = json.dumps(messages)
     assert "make x" not in text and "made x.txt" not in text and "Let me look." not in text
     assert not any(i in text for i in ('"r1"', '"c1"', '"e1"'))
-    assert messages[-1]["content"] == (
+    # the message that carried the overview is gone: this one carries a fresh one
+    assert messages[-1]["content"].startswith("[Workspace overview") and user_text(messages[-1]["content"]) == (
         "third\n\n[Turn t1 was undone by the user and removed from this conversation: hello.txt, x.txt are back to "
         "their state before it. Read files again before editing.]")
     snap = await client.call("toolwire/session/snapshot", {"sessionId": sid})
@@ -160,7 +162,7 @@ async def test_a_blocked_undo_rewinds_nothing(client, repo, tmp_path):  # noqa: 
     await prompt(client, sid, "next")
     roles = [m["role"] for m in requests(log)[-1]]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
-    assert requests(log)[-1][1]["content"] == "make x"
+    assert user_text(requests(log)[-1][1]["content"]) == "make x"
 
 
 async def test_names_in_the_note_are_in_display_form_once(client, repo, tmp_path):  # noqa: F811
@@ -210,7 +212,7 @@ async def test_rewinding_the_turn_that_carried_a_note_tells_it_again(client, rep
     await prompt(client, sid, "next")
     messages = requests(log)[-1]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant", "user"]
-    assert messages[1]["content"] == "make x" and pairing_problems(messages) == []
+    assert user_text(messages[1]["content"]) == "make x" and pairing_problems(messages) == []
     assert messages[-1]["content"] == "next" + t1_note + (
         "\n\n[Turn t2 was undone by the user and removed from this conversation: y.txt is back to its state "
         "before it. Read files again before editing.]")

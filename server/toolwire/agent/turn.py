@@ -25,6 +25,7 @@ from toolwire.agent.budget import CAP_STOP, announce_request, cap_message
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
+from toolwire.agent.overview import add_overview
 from toolwire.agent.events import Approver, MessageChunk, SessionInfo, Sink, TurnUpdate, UsageUpdate, call_changed
 from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
                                           lowered_window, retry_delay, too_large_message)
@@ -217,6 +218,7 @@ class Turn:
 
     async def _loop(self) -> TurnOutcome:
         session = self.session
+        await add_overview(session.conversation.messages, session.tool_context())  # the session's first request
         for number in range(1, session.settings.max_model_requests + 1):
             session.conversation.repair()
             self._fit()
