@@ -60,18 +60,24 @@ def test_offered_names_reads_request_definitions() -> None:
     assert offered_names(registry.definitions()) == registry.names()
 
 
-def test_a_session_prompt_names_only_its_registry() -> None:
-    from pathlib import Path
-
+def test_a_session_prompt_names_only_its_registry(tmp_path) -> None:
     from toolwire.agent.permissions import PermissionPolicy
     from toolwire.agent.session import Session
     from toolwire.settings import Settings
     from toolwire.tools.files import ReadFile
 
-    session = Session(root=Path("."), model=None, registry=Registry([ReadFile()]),  # type: ignore[arg-type]
+    session = Session(root=tmp_path, model=None, registry=Registry([ReadFile()]),  # type: ignore[arg-type]
                       policy=PermissionPolicy(), settings=Settings())
     system = session.conversation.messages[0]
     assert system["role"] == "system" and named_tools(system["content"]) == {"read_file"}
+    # the tools offered change (settings, maxTools): the next turn's prompt follows
+    session.registry = default_registry()
+    session.compose_prompt()
+    system = session.conversation.messages[0]
+    assert system["content"] == base_prompt(session.registry.names())
+    session.registry = Registry([])
+    session.compose_prompt()
+    assert named_tools(session.conversation.messages[0]["content"]) == set()
 
 
 def _properties(schema: dict, defs: dict) -> set[str]:

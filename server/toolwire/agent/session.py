@@ -132,12 +132,15 @@ class Session:
 
     def compose_prompt(self) -> tuple[RulesFile, ...] | None:
         """Read the root rules file again and put it in the system prompt, after the base
-        prompt (when the session opens and when a turn starts: never during a turn).
+        prompt for the tools the session offers now (when the session opens and when a turn
+        starts: never during a turn).
 
         Returns:
             The list of rules files when it changed since the front-end was last told, else None.
         """
         self.rules.read_root(self.root, self.documents, self.settings.project_instructions)
+        # the base names only the tools offered now (the registry may have changed with the settings)
+        self.conversation.system_base = base_prompt(self.registry.names())
         self.conversation.set_system_extra(self.rules.prompt_block())
         return self.rules.take_change()
 
