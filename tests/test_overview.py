@@ -208,3 +208,17 @@ async def test_only_the_first_request_carries_it(tmp_path: Path) -> None:
     # the first turn rewound (its messages dropped): the next request is oriented again
     rest = [messages[0], {"role": "user", "content": "third"}]
     assert await add_overview(rest, ctx) is True and "new.txt" in rest[1]["content"]
+
+
+async def test_a_file_only_in_the_editor_is_listed(tmp_path: Path) -> None:
+    from toolwire.workspace.documents import MemoryDocuments
+
+    root = init_repo(tmp_path / "ws").resolve()
+    documents = MemoryDocuments()
+    documents.open(root / "draft.md", "not saved\n")
+    documents.open(root / "newdir" / "x.py", "x\n")
+    documents.open(root / "a.txt", "unsaved change\n")  # on disk too: listed once
+    documents.open(tmp_path / "elsewhere.txt", "outside\n")  # outside the workspace: not listed
+    text = await workspace_overview(ToolContext(root, documents=documents, git_timeout=30.0))
+    assert lines(text)[1:] == ["Top-level entries (3):", "a.txt", "draft.md (not saved yet)",
+                               "newdir/ (not saved yet)"]

@@ -5,7 +5,8 @@ bounded block: the repository's branch and state (clean, N changed, a merge or
 rebase in progress; a folder that is not a repository says so) and the
 workspace's top-level entries, sorted, folders with a trailing ``/`` and the
 number of their direct children, entries the repository ignores marked
-``(ignored)``, ``.git`` never. At most :data:`MAX_ENTRIES` entries and
+``(ignored)``, a file or folder that exists only in the editor (created there, not
+saved yet) marked ``(not saved yet)``, ``.git`` never. At most :data:`MAX_ENTRIES` entries and
 :data:`MAX_BYTES` bytes, with a line saying how many were left out. Names are in
 the display form every tool uses (:func:`toolwire.workspace.names.display_name`).
 
@@ -30,6 +31,7 @@ from toolwire.tools.base import ToolContext
 from toolwire.tools.gitinfo import read_status
 from toolwire.tools.gitrepo import in_progress
 from toolwire.tools.gitrun import run_git
+from toolwire.workspace.documents import Documents
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name, parse_quoted
 
@@ -53,6 +55,7 @@ class _Entry:
     folder: bool
     children: int | None = None  # direct children of a folder; None when unknown
     ignored: bool = False
+    unsaved: bool = False  # only in the editor: created there, not saved yet
 
     def line(self) -> str:
         shown = display_name(self.name)
@@ -60,6 +63,8 @@ class _Entry:
             shown += "/"
         if self.ignored:
             return f"{shown} (ignored)"
+        if self.unsaved:
+            return f"{shown} (not saved yet)"
         if self.folder and self.children is not None:
             count = f"{MAX_COUNT}+" if self.children > MAX_COUNT else str(self.children)
             return f"{shown} ({count})"
@@ -81,14 +86,31 @@ def _count(path: str) -> int | None:
     return n
 
 
-def _list(root: Path) -> tuple[list[_Entry], int]:
-    """The first :data:`MAX_ENTRIES` top-level entries, sorted, and how many there are in all.
-    Blocking: run in a worker thread."""
+def _editor_only(documents: Documents, root: Path) -> dict[str, bool]:
+    """The top-level names of open documents, each with whether it is a folder there
+    (the buffer is below it); the listing keeps those missing on disk."""
+    names: dict[str, bool] = {}
+    for doc in documents.open_documents():
+        try:
+            parts = doc.path.relative_to(root).parts
+        except ValueError:
+            continue
+        if parts and parts[0] != ".git":
+            names[parts[0]] = names.get(parts[0], False) or len(parts) > 1
+    return names
+
+
+def _list(root: Path, editor: dict[str, bool]) -> tuple[list[_Entry], int]:
+    """The first :data:`MAX_ENTRIES` top-level entries, sorted, and how many there are in all;
+    ``editor``'s names missing on disk are entries too (not saved yet). Blocking: run in a
+    worker thread."""
     with os.scandir(root) as it:
-        found = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it if e.name != ".git")
-    shown = [_Entry(name, folder) for name, folder in found[:MAX_ENTRIES]]
+        disk = {e.name: e.is_dir(follow_symlinks=False) for e in it if e.name != ".git"}
+    found = sorted([(name, folder, False) for name, folder in disk.items()]
+                   + [(name, folder, True) for name, folder in editor.items() if name not in disk])
+    shown = [_Entry(name, folder, unsaved=unsaved) for name, folder, unsaved in found[:MAX_ENTRIES]]
     for entry in shown:
-        if entry.folder:
+        if entry.folder and not entry.unsaved:
             entry.children = _count(os.path.join(root, entry.name))
     return shown, len(found)
 
@@ -100,6 +122,9 @@ def _unquote(line: bytes) -> str:
 
 async def _mark_ignored(root: Path, entries: list[_Entry], timeout: float) -> None:
     """Mark the entries the repository's ignore rules exclude (``git check-ignore``)."""
+    if not entries:
+        return
+    entries = [e for e in entries if not e.unsaved]
     if not entries:
         return
     names = [e.name + "/" if e.folder else e.name for e in entries]
@@ -171,7 +196,8 @@ async def workspace_overview(ctx: ToolContext) -> str:
     ctx = ToolContext(root=ctx.root, documents=ctx.documents, git_timeout=min(ctx.git_timeout, GIT_TIMEOUT))
     git_line, repository = await _git_state(ctx)
     try:
-        entries, total = await anyio.to_thread.run_sync(_list, ctx.root, abandon_on_cancel=True)
+        editor = _editor_only(ctx.documents, ctx.root)
+        entries, total = await anyio.to_thread.run_sync(_list, ctx.root, editor, abandon_on_cancel=True)
     except OSError as exc:
         return "\n".join([HEADER, git_line, f"Top-level entries: cannot be listed ({exc.strerror or exc}).]"])
     if repository:
