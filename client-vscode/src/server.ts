@@ -28,6 +28,7 @@ import {
 } from "./protocol";
 import { InterpreterError, onPythonEnvironmentChange, selectInterpreter, serverLaunch, type ServerLaunch } from "./python";
 import { redactingChannel } from "./redact";
+import { editorRipgrep } from "./ripgrep";
 import { applyEditSavingCleanBuffers } from "./saving";
 import { RESTART_SETTINGS, SERVER_SETTINGS, initializationOptions, readSettings } from "./settings";
 import type { ServerStatus } from "./status";
@@ -160,7 +161,7 @@ export class ServerController implements vscode.Disposable {
       return; // the next start sends them as initializationOptions
     }
     const settings = readSettings(this.configuration(), (message) => this.deps.log.warn(message));
-    const toolwire = initializationOptions(settings, await this.deps.apiKey());
+    const toolwire = initializationOptions(settings, await this.deps.apiKey(), editorRipgrep(vscode.env.appRoot));
     await client.sendNotification("workspace/didChangeConfiguration", { settings: { toolwire } });
     this.deps.log.info("Settings sent to the server; they apply to the next turn.");
   }
@@ -215,7 +216,7 @@ export class ServerController implements vscode.Disposable {
       documentSelector: [{ scheme: "file" }],
       outputChannel: redacted,
       traceOutputChannel: redacted,
-      initializationOptions: initializationOptions(settings, await this.deps.apiKey()),
+      initializationOptions: initializationOptions(settings, await this.deps.apiKey(), editorRipgrep(vscode.env.appRoot)),
       errorHandler: this.errorHandler(),
       middleware: {
         // Code actions run toolwire.runAction; the panel then shows that session's turn.

@@ -116,8 +116,9 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
  * `{settings: {toolwire: …}}`. `approval` and `followAlong` stay in the client.
  *
  * @param apiKey From SecretStorage; never from settings.json.
+ * @param ripgrepPath The `rg` VS Code ships (ripgrep.ts), sent as `ripgrepPath`.
  */
-export function initializationOptions(settings: Settings, apiKey?: string): InitializationOptions {
+export function initializationOptions(settings: Settings, apiKey?: string, ripgrepPath?: string): InitializationOptions {
   const options: InitializationOptions = {
     model: settings.model,
     permissions: settings.permissions,
@@ -131,6 +132,9 @@ export function initializationOptions(settings: Settings, apiKey?: string): Init
   }
   if (apiKey !== undefined && apiKey !== "") {
     options.apiKey = apiKey;
+  }
+  if (ripgrepPath !== undefined) {
+    options.ripgrepPath = ripgrepPath;
   }
   return options;
 }

@@ -69,6 +69,9 @@ class Settings(BaseModel):
         "with the first result of a call in its folder; false: none is read."))
     checkpoint_max_bytes: int = Field(64 * 1024 * 1024, ge=1, le=1024 * 1024 * 1024, description=(
         "Largest file (bytes) a turn's checkpoint keeps; changing a larger one cannot be undone."))
+    ripgrep_path: str | None = Field(None, description=(
+        "The rg executable the editor ships (the VS Code client sends VS Code's own); list_files and search_files "
+        "use it when the server's environment and PATH have none."))
     model_exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_PATTERNS), description=(
         "Gitignore-style globs of files kept from the model: listed, never read, searched or shown unless the "
         "user allows it for one call (an approval naming the file); [] excludes nothing."))

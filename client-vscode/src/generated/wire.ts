@@ -942,6 +942,10 @@ export interface Settings {
    */
   checkpointMaxBytes?: number;
   /**
+   * The rg executable the editor ships (the VS Code client sends VS Code's own); list_files and search_files use it when the server's environment and PATH have none.
+   */
+  ripgrepPath?: string | null;
+  /**
    * Gitignore-style globs of files kept from the model: listed, never read, searched or shown unless the user allows it for one call (an approval naming the file); [] excludes nothing.
    */
   modelExclude?: string[];

@@ -59,6 +59,8 @@ STATUS = {
 #: Tool name → ACP ``ToolKind``.
 KIND = {
     "read_file": "read",
+    "list_files": "search",
+    "search_files": "search",
     "create_file": "edit",
     "edit_file": "edit",
     "multi_edit": "edit",

@@ -88,6 +88,8 @@ class ToolContext:
         model_exclude: Files whose content is kept from the model unless the user
             allows it for one call (the ``modelExclude`` setting,
             :mod:`toolwire.workspace.model_exclude`; the default patterns by default).
+        ripgrep: The ``rg`` the editor offers (setting ``ripgrepPath``), for
+            :func:`toolwire.tools.engine.find_engine`; None by default.
         allowed_excluded: Workspace-relative paths of excluded files the user allowed
             for this call (the approval named them); empty otherwise.
     """
@@ -100,6 +102,7 @@ class ToolContext:
     git: GitCache = field(default_factory=GitCache)
     plans: PlanMemo = field(default_factory=PlanMemo)
     model_exclude: ModelExclude = field(default_factory=ModelExclude)
+    ripgrep: str | None = None
     allowed_excluded: frozenset[str] = frozenset()
 
 

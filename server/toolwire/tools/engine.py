@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from contextlib import aclosing
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,8 +363,10 @@ async def ignored_among(engine: Engine, base: Path, names: Sequence[str], dirs: 
         payload = b"".join(os.fsencode(name) + b"\0" for name in names)
         argv = git_argv(["check-ignore", "-z", "--stdin"], read_only=True, literal_pathspecs=False)
         out: set[str] = set()
-        async for batch in stream_batches(argv, base, env=git_env(read_only=True), outcome=outcome, stdin=payload):
-            out.update(batch)
+        checks = stream_batches(argv, base, env=git_env(read_only=True), outcome=outcome, stdin=payload)
+        async with aclosing(checks) as batches:
+            async for batch in batches:
+                out.update(batch)
         if outcome.returncode in (0, 1):
             return out
     rules = IgnoreRules(top)

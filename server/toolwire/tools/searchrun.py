@@ -256,7 +256,7 @@ async def run_search(ctx: ToolContext, search: Search, results: Results) -> str:
         ToolError: ``invalid_glob``, ``invalid_regex``, ``search_failed``.
     """
     glob = compile_glob(search.include) if search.include else None
-    engine = find_engine(ctx.extra.get("ripgrep_path"))
+    engine = find_engine(ctx.ripgrep)
     if engine.kind == "walk":
         _matcher(search)  # an expression error before any work (the walk's syntax is Python's)
     buffers, shadowed = dirty_buffers(ctx, search, glob)

@@ -1,0 +1,250 @@
+"""list_files: the entries of one folder, or the files below it that match a glob.
+
+What the editor shows is listed: a file created in the editor but not saved yet is there,
+``.git`` never is, files the repository ignores only with ``ignored: true`` (an ignored
+folder is named, marked, without its contents), symbolic links are entries and never
+followed. The engine (:mod:`toolwire.tools.engine`) lists; this module bounds, sorts and
+shows (protocol.md "list_files").
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolwire.tools.base import Tool, ToolContext, ToolResult
+from toolwire.tools.engine import Engine, find_engine, ignored_among, list_batches
+from toolwire.workspace.errors import ToolError, clip_quote
+from toolwire.workspace.globs import Glob, compile_glob
+from toolwire.workspace.names import display_name
+from toolwire.workspace.paths import WorkspacePath, is_inside, resolve_path
+
+__all__ = ["ListFiles", "ListFilesArgs", "MAX_LIST_LIMIT"]
+
+#: Largest ``limit`` a call may ask for.
+MAX_LIST_LIMIT = 5000
+#: Candidates kept beyond ``limit`` so that names the git engine gives but that are no
+#: regular files (tracked symlinks, tracked files deleted from the disk) can be dropped.
+_SLACK = 64
+
+
+class ListFilesArgs(BaseModel):
+    """Arguments of list_files."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(".", description="Folder to list, relative to the workspace folder. Default: the workspace folder.")
+    pattern: str | None = Field(None, description=(
+        "Glob of the files to find below path, matched against the path relative to it: * and ? stay within one "
+        "name, ** is any number of folders, {a,b} alternates. '*.py' is only directly in path, '**/*.py' at any "
+        "depth, 'src/**/test_*.py' below src. Leave out to list the entries of path itself."))
+    limit: int = Field(500, ge=1, le=MAX_LIST_LIMIT, description="Most entries to return. Default 500.")
+    ignored: bool = Field(False, description=(
+        "Also list files the repository ignores (.gitignore and git's other exclude files). Default false."))
+
+
+def _files_note(more: int, pattern: bool) -> str:
+    how = "a narrower pattern or a subfolder as path" if pattern else "a pattern (e.g. '*.py') or a subfolder as path"
+    return f"[{more} more not shown; give {how}, or raise limit]"
+
+
+class ListFiles(Tool):
+    """List a folder's entries, or the files below it matching a glob."""
+
+    name: ClassVar[str] = "list_files"
+    description: ClassVar[str] = (
+        "List files to find your way; use it before reading or editing files you have not seen. Without pattern: "
+        "the entries of the folder path (default the workspace), sorted; folders end with / and show how many "
+        "entries they hold, an ignored folder shows (ignored). With pattern (a glob such as '**/*.py'): the files "
+        "below path whose path relative to path matches, sorted. Paths are workspace-relative; files open in the "
+        "editor but not saved are included; .git and ignored files are left out unless ignored is true. At most "
+        "limit entries, then a line saying how many more; nothing found is []. To find text in files use "
+        "search_files instead."
+    )
+    Args: ClassVar[type[BaseModel]] = ListFilesArgs
+    read_only: ClassVar[bool] = True
+
+    async def run(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        glob = compile_glob(args.pattern) if args.pattern is not None else None
+        wp = resolve_path(ctx.root, args.path)
+        base = wp.resolved
+        if not base.is_dir():
+            if base.exists() or ctx.documents.get(base) is not None:
+                raise ToolError("not_a_folder", f"{clip_quote(wp.rel)} is a file; give its folder as path, or read "
+                                                "it with read_file")
+            raise ToolError("not_found", f"folder {clip_quote(wp.rel)} does not exist")
+        engine = find_engine(ctx.ripgrep)
+        lead = "" if wp.name in ("", ".") else wp.name + "/"
+        data: dict[str, Any] = {"path": wp.rel, "pattern": args.pattern, "engine": engine.kind}
+        if not args.ignored and base != ctx.root and await ignored_among(engine, base.parent, [base.name], {base.name}):
+            data.update(matches=[], truncated=False, total=0, ignored_path=True)
+            return ToolResult(ok=True, content=f"[]\n[{wp.rel}/ is ignored by the repository; set ignored to true "
+                                               "to list it]", data=data)
+        if glob is not None:
+            lines, total = await _matching_files(engine, ctx, base, lead, glob, args)
+            matches: list[Any] = lines
+        else:
+            matches, lines, total = await _folder_entries(engine, ctx, wp, lead, args)
+        data.update(matches=matches, truncated=total > len(lines), total=total)
+        if not lines:
+            return ToolResult(ok=True, content="[]", data=data)
+        if total > len(lines):
+            lines = [*lines, _files_note(total - len(lines), glob is not None)]
+        return ToolResult(ok=True, content="\n".join(lines), data=data)
+
+
+def _unsaved_new(ctx: ToolContext, base: Path) -> list[str]:
+    """Paths relative to ``base`` of open buffers below it whose file is not on the disk."""
+    out = []
+    for doc in ctx.documents.open_documents():
+        path = doc.path
+        if path == base or not is_inside(path, base) or os.path.lexists(path):
+            continue
+        rel = path.relative_to(base)
+        if not any(part == ".git" for part in rel.parts) and is_inside(path, ctx.root):
+            out.append(rel.as_posix())
+    return sorted(set(out))
+
+
+async def _not_ignored(engine: Engine, base: Path, names: list[str]) -> list[str]:
+    if not names:
+        return names
+    dropped = await ignored_among(engine, base, names, set())
+    return [name for name in names if name not in dropped]
+
+
+def _regular(base: Path, rel: str) -> bool:
+    try:
+        return os.path.isfile(base / rel) and not os.path.islink(base / rel)
+    except (OSError, ValueError):
+        return False
+
+
+async def _matching_files(engine: Engine, ctx: ToolContext, base: Path, lead: str, glob: Glob,
+                          args: ListFilesArgs) -> tuple[list[str], int]:
+    """The first ``limit`` matching files in sorted order, in display form, and how many match.
+
+    Streams the engine's output: keeps at most a few times ``limit`` names, sorted and cut
+    back as batches come (no per-path work but the glob test)."""
+    cap = args.limit + _SLACK
+    kept: list[str] = []
+    total = 0
+    async with aclosing(list_batches(engine, base, ignored=args.ignored, glob=glob)) as batches:
+        async for batch in batches:
+            total += len(batch)
+            kept += batch
+            if len(kept) > 4 * cap:
+                kept.sort()
+                del kept[cap:]
+    kept.sort()
+    del kept[cap:]
+    if engine.kind == "git":  # git names tracked symlinks and tracked files gone from the disk
+        regular = [rel for rel in kept if _regular(base, rel)]
+        total -= len(kept) - len(regular)
+        kept = regular
+    new = [rel for rel in _unsaved_new(ctx, base) if glob.match(rel)]
+    if new and not args.ignored:
+        new = await _not_ignored(engine, base, new)
+    if new:
+        known = set(kept)
+        fresh = [rel for rel in new if rel not in known]
+        total += len(fresh)
+        kept = sorted(kept + fresh)
+    return [display_name(lead + rel) for rel in kept[: args.limit]], total
+
+
+def _scan(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return [entry for entry in it if entry.name != ".git"]
+    except OSError:
+        return []
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _link_note(ctx: ToolContext, path: Path) -> tuple[str, str | None]:
+    """How a symlink entry is shown, and its target relative to the workspace (None outside)."""
+    if not os.path.exists(path):
+        return "(broken symlink)", None
+    target = Path(os.path.realpath(path))
+    if not is_inside(target, ctx.root):
+        return "(symlink to outside the workspace, not followed)", None
+    rel = target.relative_to(ctx.root).as_posix()
+    shown = display_name(rel + ("/" if target.is_dir() else ""))
+    return f"(symlink to {shown})", rel
+
+
+async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, lead: str,
+                          args: ListFilesArgs) -> tuple[list[dict[str, Any]], list[str], int]:
+    """The entries of one folder: structured, as lines, and how many there are in all."""
+    base = wp.resolved
+    entries = {entry.name: entry for entry in _scan(base)}
+    new = _unsaved_new(ctx, base)
+    new_files = {rel for rel in new if "/" not in rel}
+    new_folders: dict[str, set[str]] = {}
+    for rel in new:
+        if "/" in rel:
+            top, _, rest = rel.partition("/")
+            new_folders.setdefault(top, set()).add(rest.partition("/")[0])
+    names = sorted(set(entries) | new_files | set(new_folders))
+    folders = {n for n in names if (n in entries and _is_dir(entries[n])) or (n not in entries and n in new_folders)}
+    ignored = await ignored_among(engine, base, [n for n in names if n in entries], folders)
+    if not args.ignored:
+        names = [n for n in names if n not in ignored or n in folders]
+    total = len(names)
+    names = names[: args.limit]
+    children: dict[str, list[str]] = {}
+    for name in names:
+        if name in folders and (args.ignored or name not in ignored):
+            inner = {e.name: e for e in _scan(base / name)} if name in entries else {}
+            children[name] = sorted(set(inner) | new_folders.get(name, set()))
+    if not args.ignored:
+        grand = [f"{name}/{child}" for name, kids in children.items() for child in kids]
+        dirs = {path for path in grand if (base / path).is_dir() and not (base / path).is_symlink()}
+        hidden = await ignored_among(engine, base, [p for p in grand if os.path.lexists(base / p)], dirs)
+        for name, kids in children.items():
+            children[name] = [k for k in kids if f"{name}/{k}" not in hidden or f"{name}/{k}" in dirs]
+    matches: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for name in names:
+        path = lead + name
+        entry = entries.get(name)
+        item: dict[str, Any] = {}
+        if entry is not None and entry.is_symlink():
+            note, target = _link_note(ctx, base / name)
+            item = {"path": display_name(path), "type": "symlink", "target": target}
+            line = f"{display_name(path)} {note}"
+        elif name in folders:
+            item = {"path": display_name(path + "/"), "type": "folder"}
+            line = display_name(path + "/")
+            if name in children:
+                count = len(children[name])
+                item["entries"] = count
+                line += f" ({count} {'entry' if count == 1 else 'entries'})"
+        else:
+            item = {"path": display_name(path), "type": "file"}
+            line = display_name(path)
+        marks = []
+        if name in ignored:
+            item["ignored"] = True
+            marks.append("ignored")
+        if entry is None:
+            item["unsaved"] = True
+            marks.append("not saved yet")
+        if marks:
+            if line.endswith(")") and name in children:
+                line = line[:-1] + ", " + ", ".join(marks) + ")"
+            else:
+                line += f" ({', '.join(marks)})"
+        matches.append(item)
+        lines.append(line)
+    return matches, lines, total
