@@ -169,3 +169,29 @@ def test_ripgrep_globs_leave_out_the_same_files(tmp_path):
     below = subprocess.run([_rg(), "--hidden", "--no-ignore", "-l", "needle", *args, "config", "x"], cwd=tmp_path,
                            check=True, capture_output=True, text=True).stdout.split()
     assert below == ["x/config/a.env"]  # an anchored pattern still applies below the search root
+
+
+async def test_the_tools_refuse_an_excluded_file_they_were_not_allowed(tmp_path):
+    """Defence in depth: whatever path led to it, read_file and edit_file refuse an excluded file
+    unless the call's context allows it (the scheduler sets that after the user's yes)."""
+    from toolwire.tools.edit import EditFile, EditFileArgs
+    from toolwire.tools.files import ReadFile, ReadFileArgs
+    from toolwire.workspace.errors import ToolError
+    from toolwire.workspace.paths import resolve_path
+
+    root = tmp_path.resolve()
+    (root / "keys").mkdir()
+    (root / "keys" / "server.pem").write_text("KEY MATERIAL\n")
+    (root / "link.txt").symlink_to("keys/server.pem")
+    ctx = ToolContext(root=root)
+    for path in ("keys/server.pem", "link.txt", "KEYS/../keys/server.pem"):
+        with pytest.raises(ToolError) as info:
+            await ReadFile().run(ReadFileArgs(path=path), ctx)
+        assert info.value.code == "excluded" and "(pattern '*.pem')" in info.value.message
+        assert "KEY MATERIAL" not in info.value.message
+    with pytest.raises(ToolError) as info:
+        await EditFile().plan(EditFileArgs(path="keys/server.pem", old_string="nope", new_string="x"), ctx)
+    assert info.value.code == "excluded"  # not no_match: that would tell what the file holds
+    ctx.allowed_excluded = frozenset({resolve_path(root, "keys/server.pem").resolved})
+    assert (await ReadFile().run(ReadFileArgs(path="link.txt"), ctx)).content == "KEY MATERIAL\n"
+    assert (await ReadFile().run(ReadFileArgs(path="keys/server.pem"), ctx)).content == "KEY MATERIAL\n"

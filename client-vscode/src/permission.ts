@@ -54,9 +54,33 @@ export function irreversibleNotice(subject: RequestPermissionParams["subject"]):
 }
 
 /**
+ * "Kept from the model (modelExclude): config/.env (pattern '.env'). Allowing shows it to
+ * the model for this call only." for a subject naming files the server's `modelExclude`
+ * setting keeps from the model; `undefined` otherwise. Every question about such a call
+ * opens with it (the server's words: agent/events.py, `excluded_notice`).
+ */
+export function excludedNotice(subject: RequestPermissionParams["subject"]): string | undefined {
+  const files = subject.excluded ?? [];
+  if (files.length === 0) {
+    return undefined;
+  }
+  const named = files.map((file) => `${file.path} (pattern '${file.pattern}')`).join(", ");
+  return `Kept from the model (modelExclude): ${named}. Allowing shows it to the model for this call only.`;
+}
+
+/** What every question opens with: the excluded files, then why undo cannot take it back. */
+function notices(subject: RequestPermissionParams["subject"]): string | undefined {
+  const irreversible = irreversibleNotice(subject);
+  const excluded = excludedNotice(subject);
+  const parts = [excluded, irreversible === undefined ? undefined : `${irreversible}.`].filter((p) => p !== undefined);
+  return parts.length === 0 ? undefined : parts.join(" ");
+}
+
+/**
  * The answer the `toolwire.approval` setting gives without asking: `auto` allows
  * once, `deny` rejects (with the reason for the model); `ask` gives none. `auto`
- * never allows a change marked irreversible: it rejects it, saying why.
+ * never allows a change marked irreversible, nor a call naming a file kept from the
+ * model (only the user may allow that, per call): it rejects it, saying why.
  */
 export function automaticAnswer(
   approval: Approval,
@@ -68,12 +92,16 @@ export function automaticAnswer(
       return undefined;
     case "auto": {
       const notice = subject ? irreversibleNotice(subject) : undefined;
-      if (notice === undefined) {
+      const excluded = subject ? excludedNotice(subject) : undefined;
+      if (notice === undefined && excluded === undefined) {
         return permissionOutcome("Allow once", options);
       }
       const result = permissionOutcome("Reject", options);
       if (result.outcome.outcome === "selected") {
-        result.outcome.reason = `${notice}. toolwire.approval is auto, which never allows such a change: tell the user (they can allow it with toolwire.approval set to ask).`;
+        result.outcome.reason =
+          notice !== undefined
+            ? `${notice}. toolwire.approval is auto, which never allows such a change: tell the user (they can allow it with toolwire.approval set to ask).`
+            : `${excluded} toolwire.approval is auto, which never allows a file kept from the model: tell the user (they can allow it with toolwire.approval set to ask).`;
       }
       return result;
     }
@@ -101,15 +129,15 @@ export function notificationText(params: RequestPermissionParams): string {
       : subject.kind === "git"
         ? `: ${subject.argv.join(" ")}`
         : "";
-  const notice = irreversibleNotice(subject);
-  return displayText(`${notice === undefined ? "" : `${notice}. `}Toolwire wants to run ${subject.tool || params.toolCall.name || "a tool"}${target}.`);
+  const notice = notices(subject);
+  return displayText(`${notice === undefined ? "" : `${notice} `}Toolwire wants to run ${subject.tool || params.toolCall.name || "a tool"}${target}.`);
 }
 
 /** The dialog's message (one line) and detail (diff, command line or arguments), in display form. */
 export function permissionPrompt(params: RequestPermissionParams): { message: string; detail: string } {
   const { message, detail } = promptWords(params);
-  const notice = irreversibleNotice(params.subject);
-  return { message: displayText(notice === undefined ? message : `${notice}. ${message}`), detail: displayText(detail, "\n\t") };
+  const notice = notices(params.subject);
+  return { message: displayText(notice === undefined ? message : `${notice} ${message}`), detail: displayText(detail, "\n\t") };
 }
 
 function promptWords(params: RequestPermissionParams): { message: string; detail: string } {

@@ -178,6 +178,34 @@ test("toolwire.approval auto never allows a change that cannot be undone: it rej
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
 });
 
+const ENV_SECRET = "API_KEY=sk-panel-secret-123";
+const KEPT = "Kept from the model (modelExclude): .env (pattern '.env'). Allowing shows it to the model for this call only.";
+const READ_ENV = [{ tool_calls: [{ name: "read_file", arguments: { path: ".env" } }] }, { text: "Read." }];
+
+test("a read of a file kept from the model is asked about, the card naming the file and pattern, without Allow always", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, READ_ENV);
+  await writeFile(path.join(workspace, ".env"), ENV_SECRET + "\n");
+  await ask(panel, "Read .env.");
+  const approval = card(panel, "read_file").getByRole("region", { name: "Approval for read_file" });
+  await approval.waitFor();
+  assert.equal((await approval.getByRole("alert").innerText()).trim(), KEPT);
+  assert.equal(await approval.getByRole("button", { name: /^Allow always/ }).count(), 0, "allowed per call only");
+  assert.equal(server.permissions.length, 1);
+  await approval.getByRole("button", { name: "Allow once" }).click();
+  await turnEnded(panel);
+  assert.deepEqual(await statuses(panel), ["done"]);
+});
+
+test("toolwire.approval auto never allows a file kept from the model: it rejects the read", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await setup(t, READ_ENV, { approval: "auto" });
+  await writeFile(path.join(workspace, ".env"), ENV_SECRET + "\n");
+  await ask(panel, "Read .env.");
+  await turnEnded(panel);
+  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.equal(server.permissions.length, 1, "the server asked; the client answered by itself");
+  assert.ok(!(await panel.page.content()).includes("sk-panel-secret"), "the secret is nowhere in the panel");
+});
+
 test("light theme screenshot while an approval waits", { timeout: TIMEOUT_MS }, async (t) => {
   const { panel } = await setup(
     t,

@@ -49,6 +49,19 @@ test("toolwire.approval auto rejects a subject marked irreversible; every prompt
   assert.equal(prompt.message, "This change cannot be undone: big.bin: 70 MiB is over the 64 MiB checkpoint limit. Toolwire wants to delete_file: big.bin");
 });
 
+test("toolwire.approval auto rejects a subject naming a file kept from the model; every prompt opens with the file and pattern", () => {
+  const subject = { kind: "tool" as const, tool: "read_file", arguments: { path: "config/.env" }, excluded: [{ path: "config/.env", pattern: ".env" }] };
+  const kept = "Kept from the model (modelExclude): config/.env (pattern '.env'). Allowing shows it to the model for this call only.";
+  const answer = automaticAnswer("auto", OPTIONS, subject);
+  assert.equal(answer?.outcome.outcome === "selected" && answer.outcome.optionId, "reject");
+  assert.equal(answer?.outcome.outcome === "selected" ? answer.outcome.reason : "", `${kept} toolwire.approval is auto, which never allows a file kept from the model: tell the user (they can allow it with toolwire.approval set to ask).`);
+  assert.deepEqual(automaticAnswer("auto", OPTIONS, { ...subject, excluded: [] }), { outcome: { outcome: "selected", optionId: "allow_once" } });
+  assert.equal(automaticAnswer("ask", OPTIONS, subject), undefined);
+  const params = { sessionId: "s", toolCall: whole({ name: "read_file", status: "generated" }), subject, options: OPTIONS };
+  assert.equal(permissionPrompt(params).message, `${kept} Toolwire wants to read_file`);
+  assert.equal(notificationText(params), `${kept} Toolwire wants to run read_file.`);
+});
+
 test("toolwire.allowIrreversible (default false, from package.json) is sent to the server as allowIrreversible", () => {
   const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
   assert.equal(defaults.allowIrreversible, false);

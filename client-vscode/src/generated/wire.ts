@@ -302,6 +302,7 @@ export interface EditSubject {
   diff: string;
   new_path?: string | null;
   irreversible?: Irreversible | null;
+  excluded?: ExcludedFile[] | null;
 }
 /**
  * The mark of a change whose prior state the turn cannot record: undo cannot take it back.
@@ -316,6 +317,18 @@ export interface Irreversible {
   reason: string;
 }
 /**
+ * A file the call would show the model that the ``modelExclude`` setting keeps from it:
+ * allowed, the call shows it for this call only; every question opens with
+ * "Kept from the model (modelExclude): <path> (pattern '<pattern>')…".
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ExcludedFile".
+ */
+export interface ExcludedFile {
+  path: string;
+  pattern: string;
+}
+/**
  * A git tool's full argv (each argument as git would quote a misleading one) and folder.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -327,6 +340,7 @@ export interface GitSubject {
   argv: string[];
   cwd: string;
   irreversible?: Irreversible | null;
+  excluded?: ExcludedFile[] | null;
 }
 /**
  * Any other tool's arguments; ``note`` says why a file tool's plan failed, when it did.
@@ -342,6 +356,7 @@ export interface ToolSubject {
   } | null;
   note?: string | null;
   irreversible?: Irreversible | null;
+  excluded?: ExcludedFile[] | null;
 }
 /**
  * One option of a permission request (ACP ``PermissionOption``).

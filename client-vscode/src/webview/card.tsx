@@ -12,6 +12,7 @@ import { Component } from "preact";
 import { displayPath, displayText } from "../display";
 import type { PendingPermission, WebviewMessage } from "../panel/messages";
 import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
+import { excludedNotice } from "../permission";
 
 type Send = (message: WebviewMessage) => void;
 
@@ -146,7 +147,8 @@ export class CallCard extends Component<Props, State> {
     const { params, requestId } = pending;
     const subject = params.subject;
     const once = optionOf(params.options, "allow_once");
-    const always = optionOf(params.options, "allow_always");
+    // A file kept from the model is allowed per call only: no "always" for it.
+    const always = subject.excluded && subject.excluded.length > 0 ? undefined : optionOf(params.options, "allow_always");
     const reject = optionOf(params.options, "reject_once");
     const answer = (optionId: string, reason?: string) => send({ type: "answer", requestId, optionId, reason });
     const tool = displayText(subject.tool);
@@ -155,6 +157,11 @@ export class CallCard extends Component<Props, State> {
     // they are and escapes only what should not be there.
     return (
       <div class="approval" role="region" aria-label={`Approval for ${tool}`}>
+        {subject.excluded && subject.excluded.length > 0 ? (
+          <div class="excluded" role="alert">
+            <i class="codicon codicon-lock" aria-hidden="true" /> {displayText(excludedNotice(subject) ?? "")}
+          </div>
+        ) : null}
         {subject.irreversible ? (
           <div class="irreversible" role="alert">
             <i class="codicon codicon-warning" aria-hidden="true" /> {displayText(`This change cannot be undone: ${subject.irreversible.reason}`)}

@@ -39,7 +39,7 @@ from acp.schema import (
     ToolCallLocation,
 )
 
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, CallSnapshot
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, CallSnapshot, excluded_notice
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import CallPath, subject_file
 
@@ -268,11 +268,14 @@ def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
 
 def with_warning(subject: dict[str, Any], content: list[Any]) -> list[Any]:
     """``content`` opened by "This change cannot be undone: <reason>" when the subject is
-    marked irreversible (protocol.md, "Permission"), else as it is."""
+    marked irreversible (protocol.md, "Permission"), and by "Kept from the model
+    (modelExclude): <path> (pattern '<pattern>')…" when it names files kept from the model;
+    else as it is."""
     irreversible = subject.get("irreversible")
-    if not isinstance(irreversible, dict):
-        return content
-    return [text_content(f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}"), *content]
+    if isinstance(irreversible, dict):
+        content = [text_content(f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}"), *content]
+    kept = excluded_notice(subject)
+    return [text_content(kept), *content] if kept else content
 
 
 def _quote(arg: str) -> str:

@@ -98,6 +98,22 @@ class Sink(Protocol):
 #: ``irreversible`` (``{"reason"}``): the change cannot be undone.
 IRREVERSIBLE_PREFIX = "This change cannot be undone: "
 
+#: How every front-end begins the text of a permission request whose subject carries
+#: ``excluded`` (``[{"path", "pattern"}]``): files kept from the model (``modelExclude``).
+EXCLUDED_PREFIX = "Kept from the model (modelExclude): "
+
+
+def excluded_notice(subject: dict[str, Any]) -> str | None:
+    """The sentence every question about a call naming files kept from the model opens with
+    (``Kept from the model (modelExclude): config/.env (pattern '.env'). Allowing shows it to
+    the model for this call only.``), or None when the subject names none."""
+    entries = subject.get("excluded")
+    if not isinstance(entries, list) or not entries:
+        return None
+    named = ", ".join(f"{e.get('path')} (pattern '{e.get('pattern')}')" for e in entries if isinstance(e, dict))
+    return f"{EXCLUDED_PREFIX}{named}. Allowing shows it to the model for this call only."
+
+
 PermissionOption = Literal["allow_once", "allow_always", "reject", "cancelled", "unavailable"]
 
 
@@ -140,6 +156,7 @@ class RecordingSink:
         self.events.append(event)
 
 
-__all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "IRREVERSIBLE_PREFIX", "MessageChunk",
-           "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile", "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName",
-           "TurnUpdate", "UsageUpdate", "WorkspaceChange", "call_changed"]
+__all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "EXCLUDED_PREFIX",
+           "IRREVERSIBLE_PREFIX", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
+           "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
+           "WorkspaceChange", "call_changed", "excluded_notice"]

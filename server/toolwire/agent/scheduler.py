@@ -9,7 +9,10 @@ Policy, in call order:
    (:mod:`toolwire.agent.recordable`) is asked about even under ``auto`` or an
    "allow always" rule, its subject marked ``irreversible`` (unless the
    ``allowIrreversible`` setting); when no client can be asked it ends ``errored``
-   (``not_undoable``).
+   (``not_undoable``). So is a call that would show the model a file kept from it
+   (:mod:`toolwire.agent.exclusion`), its subject naming the file in ``excluded``; it
+   runs with that file allowed for that call only, and ends ``errored`` (``excluded``)
+   when no client can be asked.
 3. Rejection policy for siblings: a rejection cancels only that call
    (``canceled``/``rejected``, the user's reason goes to the model); the other
    calls of the response are still asked about and run. Every call gets exactly
@@ -42,6 +45,8 @@ from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
 from toolwire.agent.events import AgentEvent, Approver, SessionInfo
+from toolwire.agent.exclusion import allowed_files, call_exclusions, not_asked_message as not_allowed_message
+from toolwire.agent.exclusion import rejected_note, subject_entries
 from toolwire.agent.permissions import Decision, build_subject
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
@@ -77,6 +82,9 @@ def model_result_text(call: ToolCallState, limit: int) -> str:
         reason = (call.result or {}).get("reason") if isinstance(call.result, dict) else None
         if reason:
             text += f" Reason: {reason}"
+        note = (call.result or {}).get("withheld") if isinstance(call.result, dict) else None
+        if note:
+            text += f" {note}"
         return text
     result = call.result if isinstance(call.result, dict) else None
     if result is not None and "content" in result:
@@ -106,6 +114,7 @@ class Scheduler:
         self._in_history: list[ToolCallState] = []
         self._recorded: set[int] = set()
         self._pending: ResponseRun | None = None
+        self._allowed: dict[str, frozenset[Path]] = {}  # call id -> excluded files the user allowed for it
         self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
         self.checkpointer: Checkpointer | None = None  # set by a turn: checkpoints around writing tools
         self.announce: Callable[[AgentEvent], None] | None = None  # set by owners: events other than calls
@@ -287,13 +296,18 @@ class Scheduler:
             return None
         checkpointer = self.checkpointer
         irreversible = None if checkpointer is None or tool.read_only else await checkpointer.unrecordable(tool, args)
-        if decision is Decision.AUTO and (irreversible is None or session.settings.allow_irreversible):
+        withheld = call_exclusions(tool, args, session.tool_context())
+        if decision is Decision.AUTO and not withheld and (irreversible is None or session.settings.allow_irreversible):
             return {"irreversible": {"reason": irreversible}} if irreversible else {}
-        await session.prepare_documents(tool.paths(args))
+        if not (withheld and tool.read_only):  # a read's question shows no text: fetch none before the answer
+            await session.prepare_documents(tool.paths(args))
         ctx = session.tool_context()
+        ctx.allowed_excluded = allowed_files(withheld)  # the user sees what they are asked about
         subject = await build_subject(tool, args, ctx)
         if irreversible is not None:
             subject["irreversible"] = {"reason": irreversible}
+        if withheld:
+            subject["excluded"] = subject_entries(withheld)
         if call.status.terminal:  # cancelled while the subject was built: do not ask
             return None
         if run is not None and run.broken is not None:
@@ -314,6 +328,9 @@ class Scheduler:
             return None
         if run is not None and run.broken is not None:
             return {}  # withdrawn because the response broke: _dispatch ends it errored
+        if answer is not None and answer.option == "unavailable" and withheld:
+            self._set(call, Status.ERRORED, error=CallError("excluded", not_allowed_message(withheld)))
+            return None
         if answer is not None and answer.option == "unavailable" and irreversible is not None:
             self._set(call, Status.ERRORED, error=CallError("not_undoable", not_asked_message(irreversible)))
             return None
@@ -322,10 +339,14 @@ class Scheduler:
             return None
         if answer.option in ("reject", "cancelled"):
             call.result = {"reason": answer.reason} if answer.reason else None
+            if withheld:
+                call.result = (call.result or {}) | {"withheld": rejected_note(withheld)}
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.REJECTED)
             return None
-        if answer.option == "allow_always":
+        if answer.option == "allow_always":  # the tool's policy only: an excluded file is asked about each call
             session.policy.remember_always(tool, args, session.root)
+        if withheld:
+            self._allowed[call.id] = allowed_files(withheld)
         return subject
 
     async def _run_one(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
@@ -354,6 +375,7 @@ class Scheduler:
                 self._set(call, Status.ERRORED, error=CallError(code, message))
         finally:
             self._scopes.pop(call.id, None)
+            self._allowed.pop(call.id, None)
             job.done.set()
             self._log(call, tool, started)
 
@@ -372,8 +394,9 @@ class Scheduler:
                         session.tree_write_started()
                     try:
                         await session.prepare_documents(tool.paths(args))
-                        result = (await self._still_approved(tool, args, subject)
-                                  or await self._checkpointed(tool, args, job.strict))
+                        allowed = self._allowed.get(call.id, frozenset())
+                        result = (await self._still_approved(tool, args, subject, allowed)
+                                  or await self._checkpointed(tool, args, job.strict, allowed))
                     finally:
                         if tool.writes_tree:
                             session.tree_write_finished()
@@ -397,38 +420,44 @@ class Scheduler:
         if scope.cancelled_caught and not call.status.terminal:
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
 
-    async def _still_approved(self, tool: Tool, args: Any, subject: dict[str, Any]) -> ToolResult | None:
+    async def _still_approved(self, tool: Tool, args: Any, subject: dict[str, Any],
+                              allowed: frozenset[Path] = frozenset()) -> ToolResult | None:
         """None when the change about to be made is the one the user approved; a
         ``stale`` failure when the file changed in between, so the diff would differ."""
         if subject.get("kind") != "edit" or "diff" not in subject:
             return None
-        now = await build_subject(tool, args, self.session.tool_context())
+        ctx = self.session.tool_context()
+        ctx.allowed_excluded = allowed
+        now = await build_subject(tool, args, ctx)
         if now.get("diff") == subject.get("diff"):
             return None
         return ToolResult.failure(
             "stale", f"{subject.get('path')} changed after you approved the edit; nothing was written (read it again)")
 
-    async def _checkpointed(self, tool: Tool, args: Any, strict: bool = True) -> ToolResult:
+    async def _checkpointed(self, tool: Tool, args: Any, strict: bool = True,
+                            allowed: frozenset[Path] = frozenset()) -> ToolResult:
         """Run the tool; a writing tool of a turn runs between its checkpoints
         (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation.
         ``strict``: a prior state that cannot be recorded stops the call before the tool
-        runs (``not_undoable``, raised to :meth:`_run_one`)."""
+        runs (``not_undoable``, raised to :meth:`_run_one`). ``allowed``: the excluded files
+        the user allowed this call to show (:mod:`toolwire.agent.exclusion`)."""
         checkpointer = self.checkpointer
         if checkpointer is None or tool.read_only:
-            return await self._invoke(tool, args)
+            return await self._invoke(tool, args, allowed)
         step = await checkpointer.before(tool, args, strict=strict)
         result: ToolResult | None = None
         try:
-            result = await self._invoke(tool, args)
+            result = await self._invoke(tool, args, allowed)
             return result
         finally:
             with anyio.CancelScope(shield=True):
                 await checkpointer.after(step, result)
 
-    async def _invoke(self, tool: Tool, args: Any) -> ToolResult:
+    async def _invoke(self, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
         """Run the tool under its timeout; every failure becomes a result."""
         session = self.session
         ctx = session.tool_context()
+        ctx.allowed_excluded = allowed
         try:
             with anyio.fail_after(session.settings.tool_timeout):
                 return await tool.run(args, ctx)

@@ -45,7 +45,7 @@ from pygls.protocol import JsonRPCProtocol
 from toolwire.headless.mirror import CallMirror
 from toolwire.headless.terminal import Printer, Prompt, advice, shown_command
 from toolwire.lsp import protocol as P
-from toolwire.lsp.messages import IRREVERSIBLE_PREFIX
+from toolwire.lsp.messages import IRREVERSIBLE_PREFIX, excluded_notice
 from toolwire.redaction import EXACT_FIELDS, RedactingWriter, shared
 from toolwire.rpc.protocol import make_converter
 from toolwire.workspace.names import display_text
@@ -116,10 +116,15 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
     approve = options.approve
     irreversible = subject.get("irreversible")
     warning = f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}" if isinstance(irreversible, dict) else None
-    if warning is not None and approve == "yes":  # answering by itself: never allow what undo cannot take back
-        err.write(display_text(f"toolwire run: {call.get('name')} rejected: {warning} (--approve yes never allows "
-                               "such a change; answer it with --approve ask)") + "\n")
+    kept = excluded_notice(subject)
+    # answering by itself: never allow what undo cannot take back, nor show the model a file kept from it
+    if (warning is not None or kept is not None) and approve == "yes":
+        why, what = (warning, "such a change") if warning is not None else (kept, "a file kept from the model")
+        err.write(display_text(f"toolwire run: {call.get('name')} rejected: {why} (--approve yes never allows "
+                               f"{what}; answer it with --approve ask)") + "\n")
         return {"outcome": {"outcome": "selected", "optionId": "reject", "reason": (
+            f"rejected by --approve yes: {why} Tell the user; they can allow it with --approve ask"
+            if warning is None else
             f"rejected by --approve yes: {warning}. Tell the user; they can run it with --approve ask")}}
     if approve == "ask":
         if subject.get("kind") == "git":
@@ -132,6 +137,8 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
         header = display_text(f"Allow {call.get('name')}? {path}")
         if warning is not None:
             header = display_text(warning) + "\n" + header
+        if kept is not None:
+            header = display_text(kept) + "\n" + header
         question = f"\n{header}\n{detail}\n[y]es / [a]lways / [N]o (default: no): "
         approve = await prompt.ask(question, err)
     if approve == "yes":

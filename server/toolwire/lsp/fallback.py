@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
-from toolwire.agent.events import IRREVERSIBLE_PREFIX
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice
 from toolwire.rpc.protocol import Peer
 from toolwire.workspace.names import display_text
 
@@ -50,6 +50,8 @@ def subject_text(call: dict[str, Any], subject: dict[str, Any]) -> str:
         body = body[:MAX_SUBJECT] + f"\n… ({len(body) - MAX_SUBJECT} more characters)"
     irreversible = subject.get("irreversible")
     warning = f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}\n" if isinstance(irreversible, dict) else ""
+    kept = excluded_notice(subject)
+    warning = f"{kept}\n{warning}" if kept else warning
     # in display form, as toolwire run asks: the diff's added lines are the model's text
     return display_text(f"{warning}Toolwire wants to run {name}{target}:\n{body}", keep="\n\t")
 

@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-# How every question about an Irreversible change opens (the agent's rule), for clients of the wire (toolwire run).
-from toolwire.agent.events import IRREVERSIBLE_PREFIX  # noqa: F401
+# How every question about an Irreversible change, or one naming files kept from the model, opens (the agent's
+# rule), for clients of the wire (toolwire run).
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice  # noqa: F401
 from toolwire.lsp.protocol import (
     CallErrorWire,
     InstructionsFile,
@@ -218,6 +219,15 @@ class Irreversible(Wire):
     reason: str
 
 
+class ExcludedFile(Wire):
+    """A file the call would show the model that the ``modelExclude`` setting keeps from it:
+    allowed, the call shows it for this call only; every question opens with
+    "Kept from the model (modelExclude): <path> (pattern '<pattern>')…"."""
+
+    path: str
+    pattern: str
+
+
 class EditSubject(Wire):
     """A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
     current text; ``new_path`` (snake_case on the wire, as the tool's argument) names a
@@ -231,6 +241,7 @@ class EditSubject(Wire):
     diff: str
     new_path: str | None = Field(None, alias="new_path")
     irreversible: Irreversible | None = None
+    excluded: list[ExcludedFile] | None = None
 
 
 class GitSubject(Wire):
@@ -243,6 +254,7 @@ class GitSubject(Wire):
     argv: list[str]
     cwd: str
     irreversible: Irreversible | None = None
+    excluded: list[ExcludedFile] | None = None
 
 
 class ToolSubject(Wire):
@@ -255,6 +267,7 @@ class ToolSubject(Wire):
     arguments: dict[str, Any] | None
     note: str | None = None
     irreversible: Irreversible | None = None
+    excluded: list[ExcludedFile] | None = None
 
 
 #: What a permission request is about (built by :func:`toolwire.agent.permissions.build_subject`).

@@ -22,7 +22,8 @@ from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.errors import ToolError, bounded_message
-from toolwire.workspace.model_exclude import ModelExclude
+from toolwire.workspace.model_exclude import ModelExclude, withheld
+from toolwire.workspace.paths import WorkspacePath
 
 __all__ = [
     "ToolError",
@@ -90,8 +91,9 @@ class ToolContext:
             :mod:`toolwire.workspace.model_exclude`; the default patterns by default).
         ripgrep: The ``rg`` the editor offers (setting ``ripgrepPath``), for
             :func:`toolwire.tools.engine.find_engine`; None by default.
-        allowed_excluded: Workspace-relative paths of excluded files the user allowed
-            for this call (the approval named them); empty otherwise.
+        allowed_excluded: The excluded files (resolved absolute paths) the user allowed
+            for this call: the approval named them (:mod:`toolwire.agent.exclusion`);
+            empty otherwise.
     """
 
     root: Path
@@ -103,7 +105,26 @@ class ToolContext:
     plans: PlanMemo = field(default_factory=PlanMemo)
     model_exclude: ModelExclude = field(default_factory=ModelExclude)
     ripgrep: str | None = None
-    allowed_excluded: frozenset[str] = frozenset()
+    allowed_excluded: frozenset[Path] = frozenset()
+
+    def excluded(self, target: WorkspacePath) -> str | None:
+        """The ``modelExclude`` pattern that keeps ``target`` from the model in this call, or
+        None (not excluded, or allowed for this call)."""
+        if target.resolved in self.allowed_excluded:
+            return None
+        return self.model_exclude.match_target(self.root, target)
+
+    def refuse_excluded(self, target: WorkspacePath) -> None:
+        """Stop a call before it reads a file kept from the model and not allowed for it.
+
+        Raises:
+            ToolError: ``excluded``, saying which pattern and what to do next.
+        """
+        pattern = self.excluded(target)
+        if pattern is not None:
+            raise ToolError("excluded", f"{withheld(target.rel, pattern)}: not read. The user is asked when a "
+                                        "call names such a file; if they did not allow it, do without it or ask them.",
+                            {"path": target.rel, "pattern": pattern})
 
 
 class Tool(ABC):
@@ -119,6 +140,10 @@ class Tool(ABC):
         writes_tree: True when the tool changes working-tree files other than
             through the workspace layer (git restore, branch switch), so the
             workspace watcher must not report those changes as external.
+        shows_content: True when the result may carry text of the files the path
+            arguments name (read_file, git_diff, the edits' match errors): a call
+            naming a file kept from the model (``modelExclude``) is asked about,
+            even where the policy runs it unasked (:mod:`toolwire.agent.exclusion`).
     """
 
     name: ClassVar[str]
@@ -127,6 +152,7 @@ class Tool(ABC):
     read_only: ClassVar[bool] = False
     barrier: ClassVar[bool] = False
     writes_tree: ClassVar[bool] = False
+    shows_content: ClassVar[bool] = False
 
     def paths(self, args: BaseModel) -> list[str]:
         """The workspace-relative paths the call touches (for per-path locks):

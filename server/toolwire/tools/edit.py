@@ -24,6 +24,7 @@ from toolwire.tools.target import (
     write_target,
 )
 from toolwire.workspace.errors import clip_quote
+from toolwire.workspace.paths import resolve_path
 from toolwire.workspace.text import unified_diff
 
 __all__ = ["EditFile", "MultiEdit", "plan_file_edit"]
@@ -83,8 +84,10 @@ async def plan_file_edit(ctx: ToolContext, path: str, edits: list[Replacement]) 
         file still reads the same (:func:`~toolwire.tools.target.still_reads`).
 
     Raises:
-        ToolError: path, read or match errors (see :func:`plan_edit`).
+        ToolError: path, read or match errors (see :func:`plan_edit`); ``excluded``
+            for a file kept from the model that the call was not allowed to touch.
     """
+    ctx.refuse_excluded(resolve_path(ctx.root, path))  # a match error would tell what the file holds
     key = _memo_key(path, edits)
     kept = ctx.plans.get(key)
     if kept is not None and still_reads(ctx, kept[0], path):  # the same text: the same plan
@@ -149,6 +152,7 @@ class EditFile(FileTool):
         "buffer when the file is open. For several changes to one file, use multi_edit."
     )
     Args: ClassVar[type[BaseModel]] = EditFileArgs
+    shows_content: ClassVar[bool] = True
 
     async def plan(self, args: EditFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
         edits = [Replacement(args.old_string, args.new_string, args.replace_all)]
@@ -167,6 +171,7 @@ class MultiEdit(FileTool):
         "same file."
     )
     Args: ClassVar[type[BaseModel]] = MultiEditArgs
+    shows_content: ClassVar[bool] = True
 
     async def plan(self, args: MultiEditArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
         edits = [Replacement(e.old_string, e.new_string, e.replace_all) for e in args.edits]

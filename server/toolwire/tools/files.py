@@ -65,8 +65,10 @@ class ReadFile(Tool):
     )
     Args: ClassVar[type[BaseModel]] = ReadFileArgs
     read_only: ClassVar[bool] = True
+    shows_content: ClassVar[bool] = True
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        ctx.refuse_excluded(resolve_path(ctx.root, args.path))  # before a byte of it is read
         target = load_target(ctx, args.path)
         rel = target.path.rel
         if target.text is None:

@@ -7,7 +7,8 @@ sees only its own files, with workspace-relative paths. File names in the
 file list are in display form (:mod:`toolwire.workspace.names`), and so are
 the names in the patch's header lines (:func:`_quote_headers`); the patch text
 is decoded as UTF-8 with U+FFFD for bytes that are not. Binary files and
-lockfiles are summarized in one line; a long file patch is cut with a marker;
+lockfiles are summarized in one line, and so is a file kept from the model
+(``modelExclude``) unless the call was allowed to show it; a long file patch is cut with a marker;
 once the total budget is spent the remaining files are only named.
 """
 
@@ -24,6 +25,7 @@ from toolwire.tools.gitinfo import GitTool, git_paths, note_unsaved, repo_state,
 from toolwire.tools.gitrepo import git
 from toolwire.tools.gitrun import git_argv
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.model_exclude import withheld
 from toolwire.workspace.names import display_name, prefixed
 
 __all__ = ["GitDiff", "GitShow", "capped_patch", "LOCKFILES", "PER_FILE_CHARS", "TOTAL_CHARS"]
@@ -142,6 +144,19 @@ def _cut(block: str, path: str, limit: int) -> tuple[str, bool]:
     return "".join(kept) + note, True
 
 
+def _withheld_pattern(ctx: ToolContext, item: dict[str, Any]) -> str | None:
+    """The ``modelExclude`` pattern that keeps a file of the diff (either side of a rename)
+    from the model in this call, or None."""
+    for shown in (item["path"], item.get("from")):
+        if shown is None:
+            continue
+        pattern = ctx.model_exclude.match(shown)
+        path = ctx.root / shown
+        if pattern is not None and not {path, path.resolve()} & ctx.allowed_excluded:
+            return pattern
+    return None
+
+
 async def capped_patch(ctx: ToolContext, args: list[str], pathspec: list[str]) -> tuple[str, dict[str, Any]]:
     """Run ``git <args> --numstat -z`` and ``git <args> --patch`` and cap the patch.
 
@@ -152,14 +167,26 @@ async def capped_patch(ctx: ToolContext, args: list[str], pathspec: list[str]) -
 
     Returns:
         ``(text, data)``: the capped patch text, and ``{"files": [{path, from?,
-        added, removed, binary, lockfile, truncated, omitted}], "truncated": bool}``.
+        added, removed, binary, lockfile, truncated, omitted, excluded?}], "truncated":
+        bool}``; ``excluded`` is the ``modelExclude`` pattern of a file whose patch was
+        left out (the file is named, its content never shown).
     """
     tail = ["--", *pathspec]
     stat = await git(ctx, [*args, *_SAFE, "--numstat", "-z", *tail], read_only=True)
     patch = await git(ctx, [*args, *_SAFE, "--patch", *tail], read_only=True)
     files = _numstat(stat.stdout)
     blocks = _blocks(patch.text)
+    withheld_any = False
+    for item in files:
+        pattern = _withheld_pattern(ctx, item)
+        if pattern is not None:
+            item["excluded"] = pattern
+            withheld_any = True
     if len(blocks) != len(files):  # unexpected shape: keep the text, cap it as one piece
+        if withheld_any:  # cannot tell which piece is whose: show none rather than a secret
+            shown = ", ".join(item["path"] for item in files)
+            return (f"[diff not shown: it holds a file kept from the model (modelExclude); files: {shown}]\n",
+                    {"files": files, "truncated": True})
         text, cut = _cut(patch.text, "the diff", TOTAL_CHARS)
         return text, {"files": files, "truncated": cut or patch.truncated}
     out: list[str] = []
@@ -173,7 +200,10 @@ async def capped_patch(ctx: ToolContext, args: list[str], pathspec: list[str]) -
             item["omitted"] = True
             omitted.append(label)
             continue
-        if item["binary"]:
+        if "excluded" in item:
+            piece = (f"{withheld(item['path'], item['excluded'])}: changed (+{item['added']} -{item['removed']}), "
+                     f"diff not shown (a git_diff naming it in paths asks the user)\n")
+        elif item["binary"]:
             piece = f"Binary file {item['path']} changed (diff omitted)\n"
         elif item["lockfile"]:
             piece = f"Lockfile {label} changed (diff omitted)\n"
@@ -212,6 +242,7 @@ class GitDiff(GitTool):
     )
     Args: ClassVar[type[BaseModel]] = GitDiffArgs
     read_only: ClassVar[bool] = True
+    shows_content: ClassVar[bool] = True
 
     def git_argv(self, args: GitDiffArgs) -> list[str]:
         """The main git argv, for the permission prompt."""

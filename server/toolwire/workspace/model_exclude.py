@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from wcmatch import glob
 
-__all__ = ["DEFAULT_PATTERNS", "ModelExclude", "pattern_problem", "excluded_of"]
+from toolwire.workspace.paths import WorkspacePath
+
+__all__ = ["DEFAULT_PATTERNS", "ModelExclude", "pattern_problem", "excluded_of", "withheld"]
 
 #: The ``modelExclude`` default.
 DEFAULT_PATTERNS: Final[tuple[str, ...]] = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", ".npmrc", ".netrc")
@@ -175,10 +178,26 @@ class ModelExclude:
             out.append(f":(exclude,glob,icase){base}/**")
         return out
 
-    def reason(self, rel_path: str, pattern: str) -> str:
-        """The sentence the model reads when ``rel_path`` was withheld because of ``pattern``."""
-        return (f"{rel_path} is excluded from the model by the modelExclude setting (pattern {pattern!r}): "
-                "its content is not shown unless the user allows it for one call. Ask the user if you need it.")
+    def match_target(self, root: Path, target: WorkspacePath) -> str | None:
+        """The pattern that excludes a checked path (:func:`toolwire.workspace.paths.resolve_path`),
+        or None: the path as written (its file-system spelling) and, for a symbolic link,
+        the file it leads to (``notes.txt -> .env`` is ``.env``)."""
+        if not self._rules:
+            return None
+        pattern = self.match(target.name or target.rel)
+        if pattern is None and target.resolved != target.entry:
+            try:
+                pattern = self.match(target.resolved.relative_to(root).as_posix())
+            except ValueError:  # outside the workspace: the tools refuse it
+                pattern = None
+        return pattern
+
+
+def withheld(shown: str, pattern: str) -> str:
+    """How the model is told that ``shown`` (a workspace-relative path in display form) was
+    kept from it: ``"config/.env is kept from the model by the modelExclude setting
+    (pattern '.env')"``."""
+    return f"{shown} is kept from the model by the modelExclude setting (pattern '{pattern}')"
 
 
 def excluded_of(exclude: ModelExclude, rel_paths: Sequence[str]) -> list[tuple[str, str]]:

@@ -1,0 +1,73 @@
+"""``toolwire run`` and files kept from the model (modelExclude): ``--approve yes`` never allows
+one (it rejects the read, saying why, and nothing of the file is printed or sent); the question
+on a terminal opens with the file and its pattern, and "y" reads it for that call."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import time
+
+from conftest import write_script
+from test_cli_irreversible import TOOLWIRE, final_calls, run
+
+SECRET = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-example"
+NOTICE = "Kept from the model (modelExclude): .env (pattern '.env'). Allowing shows it to the model for this call only."
+READ = [{"tool_calls": [{"name": "read_file", "arguments": {"path": ".env"}, "id": "r1"}]}, {"text": "Done."}]
+
+
+def test_approve_yes_rejects_a_read_of_an_excluded_file(repo, tmp_path):
+    (repo / ".env").write_text(SECRET + "\n")
+    log = tmp_path / "requests.jsonl"
+    done = run(repo, write_script(tmp_path / "s.jsonl", READ), "--json", "--approve", "yes",
+               "--settings", f'{{"replayLog": "{log}"}}')
+    assert done.returncode == 0, done.stderr
+    call = final_calls(done.stdout)["r1"]
+    assert (call["status"], call["cancelReason"]) == ("canceled", "rejected"), call
+    assert f"read_file rejected: {NOTICE} (--approve yes never allows a file kept from the model" in done.stderr
+    for text in (done.stdout, done.stderr, log.read_text()):
+        assert "wJalrXUtnFEMI" not in text
+    assert "the user did not allow it for this call" in log.read_text()  # what the model read
+
+
+def test_approve_yes_reads_it_when_the_setting_is_empty(repo, tmp_path):
+    (repo / ".env").write_text(SECRET + "\n")
+    done = run(repo, write_script(tmp_path / "s.jsonl", READ), "--json", "--approve", "yes",
+               "--settings", '{"modelExclude": []}')
+    assert final_calls(done.stdout)["r1"]["status"] == "done"
+
+
+def test_the_question_on_a_terminal_opens_with_the_file_and_pattern(repo, tmp_path):
+    (repo / ".env").write_text(SECRET + "\n")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([*TOOLWIRE, "run", "--workspace", str(repo), "--json", "--model",
+                             f"replay:{write_script(tmp_path / 's.jsonl', READ)}", "go"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    os.close(slave)
+    err = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"(default: no): " not in err:
+            left = deadline - time.monotonic()
+            assert left > 0, err.decode()
+            ready, _, _ = select.select([proc.stderr.fileno()], [], [], left)
+            if ready:
+                chunk = os.read(proc.stderr.fileno(), 65536)
+                assert chunk, err.decode()
+                err += chunk
+        question = err.decode().strip().splitlines()
+        assert question[0] == NOTICE, question
+        assert question[1] == "Allow read_file? .env"
+        os.write(master, b"y\n")
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(master)
+    call = final_calls(out.decode())["r1"]
+    assert call["status"] == "done" and call["result"]["content"] == SECRET + "\n"
