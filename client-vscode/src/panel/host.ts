@@ -23,6 +23,7 @@ import type {
 import { displayText } from "../display";
 import { automaticAnswer, notificationText } from "../permission";
 import type { Approval } from "../settings";
+import { CONTINUE_LABEL } from "./messages";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest, WebviewMessage } from "./messages";
 
 /** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
@@ -152,6 +153,9 @@ export class PanelHost {
         case "prompt":
           await this.prompt(message.text);
           break;
+        case "continue":
+          await this.continueTurn();
+          break;
         case "stop":
           await this.stop();
           break;
@@ -270,14 +274,33 @@ export class PanelHost {
       return undefined;
     }
     const session = await this.ensureSession();
+    return this.runTurn(text, () => send(session.rpc, "toolwire/session/prompt", {
+      sessionId: session.id,
+      prompt: [{ type: "text", text }],
+    }));
+  }
+
+  /**
+   * **Continue**: after a turn that stopped at the request cap (`max_turn_requests`), runs the
+   * next turn on the same history (`toolwire/session/continue`: the server writes the prompt
+   * the model reads); the transcript shows {@link CONTINUE_LABEL} as the user's message.
+   */
+  async continueTurn(): Promise<PromptResult | undefined> {
+    if (this.running) {
+      this.ui.error("A turn is already running; stop it first.");
+      return undefined;
+    }
+    const session = this.requireSession();
+    return this.runTurn(CONTINUE_LABEL, () => send(session.rpc, "toolwire/session/continue", { sessionId: session.id }));
+  }
+
+  /** Runs one turn (`request` answers when it ends), shown after the user's `text`. */
+  private async runTurn(text: string, request: () => Promise<PromptResult>): Promise<PromptResult> {
     this.running = true;
     this.reportStatus();
     this.post({ type: "prompt", text });
     try {
-      const result = await send(session.rpc, "toolwire/session/prompt", {
-        sessionId: session.id,
-        prompt: [{ type: "text", text }],
-      });
+      const result = await request();
       this.post({ type: "turnResult", stopReason: result.stopReason, message: result.message ?? undefined, usage: result.usage });
       return result;
     } catch (error) {

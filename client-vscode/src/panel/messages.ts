@@ -1,9 +1,16 @@
 /**
  * The one typed message union between the extension host (host.ts) and the chat
  * webview (src/webview). Both sides import these types; nothing else crosses.
- * Pure types: no `vscode`, no DOM.
+ * Pure types (and the one label both sides show): no `vscode`, no DOM.
  */
 import type { RequestPermissionParams, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
+
+/**
+ * The label of **Continue** (a turn that stopped at the request cap goes on with the same
+ * history: `toolwire/session/continue`), on its button and as the user's entry of that turn;
+ * what the model reads is the server's continue prompt.
+ */
+export const CONTINUE_LABEL = "Continue";
 
 /** A permission request the host is holding open, with the id the webview answers with. */
 export interface PendingPermission {
@@ -59,6 +66,8 @@ export type WebviewMessage =
   /** The reducer hit a gap in the update stream: send a reset from a fresh snapshot. */
   | { type: "resync" }
   | { type: "prompt"; text: string }
+  /** **Continue** a turn that stopped at the request cap (`toolwire/session/continue`). */
+  | { type: "continue" }
   | { type: "stop" }
   | { type: "newConversation" }
   | { type: "cancelCall"; toolCallId: string }

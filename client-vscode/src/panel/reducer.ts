@@ -198,6 +198,23 @@ function changeText(paths: readonly string[]): string {
   return `Changed outside Toolwire: ${paths.join(", ")}`;
 }
 
+/**
+ * Whether **Continue** is offered under `entry`: a turn that stopped at the request cap
+ * (`max_turn_requests`), the last turn shown, and nothing running (the server refuses a
+ * Continue after any other turn).
+ */
+export function canContinue(state: PanelState, entry: Entry): boolean {
+  if (entry.kind !== "turnEnd" || entry.stopReason !== "max_turn_requests" || state.running) {
+    return false;
+  }
+  for (let i = state.entries.length - 1; i >= 0; i--) {
+    if (state.entries[i].kind === "turnEnd") {
+      return state.entries[i] === entry;
+    }
+  }
+  return false;
+}
+
 /** Records the prompt's answer; the turn's `ended` update normally carried it already. */
 export function endTurn(
   state: PanelState,
@@ -280,6 +297,8 @@ export function applyUpdate(state: PanelState, update: SessionUpdate): PanelStat
     }
     case "workspace_change":
       return addChangeNotice(state, update.paths);
+    case "warning":
+      return addNotice(state, `Warning: ${update.message}`);
     default:
       return state;
   }

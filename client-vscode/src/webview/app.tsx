@@ -7,8 +7,8 @@
  */
 import { Component, type ComponentChildren } from "preact";
 import { displayText } from "../display";
-import type { UndoOutcome, UndoRequest, WebviewMessage } from "../panel/messages";
-import type { CallView, Entry, PanelState } from "../panel/reducer";
+import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage } from "../panel/messages";
+import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
 
@@ -74,11 +74,23 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
         </p>
       );
     case "turnEnd":
-      return <TurnEnd entry={entry} undoable={entry.turnId !== null && state.undoable.has(entry.turnId) && !state.running} send={send} />;
+      return (
+        <TurnEnd
+          entry={entry}
+          undoable={entry.turnId !== null && state.undoable.has(entry.turnId) && !state.running}
+          continuable={canContinue(state, entry)}
+          send={send}
+        />
+      );
   }
 }
 
-function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "turnEnd" }>; undoable: boolean; send: Send }) {
+function TurnEnd({ entry, undoable, continuable, send }: {
+  entry: Extract<Entry, { kind: "turnEnd" }>;
+  undoable: boolean;
+  continuable: boolean;
+  send: Send;
+}) {
   const undo = (request: UndoRequest) => send({ type: "undoTurn", turnId: entry.turnId, request });
   const failed = entry.stopReason === "error" || entry.stopReason === "repeated_tool_failure";
   const usage = entry.usage;
@@ -96,6 +108,15 @@ function TurnEnd({ entry, undoable, send }: { entry: Extract<Entry, { kind: "tur
         <span class="stop-reason">{entry.stopReason}</span>
         {entry.message ? <span class="stop-message">{displayText(entry.message, "\n")}</span> : null}
         {parts.length > 0 ? <span class="usage">{parts.join(" · ")}</span> : null}
+        {continuable ? (
+          <button
+            class="continue"
+            title="Go on with the same history: the turn ran out of model requests (toolwire.maxModelRequests)"
+            onClick={() => send({ type: "continue" })}
+          >
+            <i class="codicon codicon-debug-continue" aria-hidden="true" /> {CONTINUE_LABEL}
+          </button>
+        ) : null}
         {undoable && entry.undo === undefined ? (
           <>
             <button class="secondary" onClick={() => undo({})}>
