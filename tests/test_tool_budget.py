@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
-from conftest import write_script
+from conftest import make_client, new_session, server_fixture, write_script
 from endpoint import FakeEndpoint, Reply, chat_body
 from toolwire.settings import Settings, parse_settings
 from toolwire.tools import default_registry
@@ -168,3 +169,41 @@ def test_toolwire_run_prints_the_warning_once_and_the_server_logs_each_requests_
     for number, line in enumerate(logged, 1):
         assert f"turn t1: model request {number} of at most 25 offers 5 tools (maxTools 5, {len(left_out)} left out)" \
             in line
+
+
+budget_client = server_fixture("budget_client", make_client)
+
+
+@ASYNC
+async def test_a_changed_budget_applies_to_the_next_turn_and_its_warning_names_the_new_set(budget_client, tmp_path):
+    """``workspace/didChangeConfiguration`` ``maxTools``: the session's next turn offers the new
+    number of tools (the system prompt names only those), warns once about the tools now left
+    out, and warns again only when another change leaves out others."""
+    client = budget_client
+    root = tmp_path / "ws"
+    root.mkdir()
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [{"text": "one"}, {"text": "two"}, {"text": "three"}, {"text": "four"}])
+    sid = await new_session(client, root, script, replayLog=str(log))
+
+    async def turn(text: str) -> None:
+        result = await client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": text})
+        assert result["stopReason"] == "end_turn"
+
+    def warnings() -> list[list[str]]:
+        return [u["names"] for u in client.updates[sid] if u["sessionUpdate"] == "warning"]
+
+    await turn("first")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"toolwire": {"maxTools": 5}}))
+    await turn("second")
+    await turn("third")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"toolwire": {"maxTools": 3}}))
+    await turn("fourth")
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["tools"] for r in requests] == [BUILTIN[:20], FIRST_FIVE, FIRST_FIVE, BUILTIN[:3]]
+    assert warnings() == [BUILTIN[5:], BUILTIN[3:]]
+    assert "git_status" in requests[0]["messages"][0]["content"]
+    system = requests[1]["messages"][0]["content"]
+    assert "git_status" not in system and "read_file" in system  # the prompt names only the tools offered
+    listed = await client.call("toolwire/tools/list", {})
+    assert (listed["count"], listed["maxTools"], listed["leftOut"]) == (3, 3, BUILTIN[3:])
