@@ -51,7 +51,7 @@ async def test_the_first_request_carries_the_prompt_and_the_overview(client, rep
     overview = user["content"].split("\n")
     assert overview[:3] == [HEADER, "Git: branch main, 3 changed (1 unstaged, 2 untracked).",
                             "Top-level entries (4):"]
-    assert overview[3:7] == [".gitignore", "build/ (ignored)", "hello.txt", "src/ (1)]"]
+    assert overview[3:7] == [".gitignore", "build/ (0 entries, ignored)", "hello.txt", "src/ (1 entry)]"]
 
     # the same opening in every later request of the session: no new overview
     for body in bodies[1:]:

@@ -34,7 +34,7 @@ async def test_a_clean_repository(tmp_path: Path) -> None:
         "Git: branch main, clean.",
         "Top-level entries (2):",
         "a.txt",
-        "src/ (2)",
+        "src/ (2 entries)",
     ]
 
 
@@ -86,7 +86,7 @@ async def test_a_folder_that_is_not_a_repository(tmp_path: Path) -> None:
         "Git: the folder is not a git repository.",
         "Top-level entries (3):",
         ".gitignore",
-        "docs/ (0)",
+        "docs/ (0 entries)",
         "notes.md",
     ]
 
@@ -113,9 +113,9 @@ async def test_ignored_entries_are_marked_and_git_never_listed(tmp_path: Path) -
         "Top-level entries (5):",
         ".gitignore",
         "a.txt",
-        "build/ (ignored)",
+        "build/ (1 entry, ignored)",
         "debug.log (ignored)",
-        "sub/ (1)",
+        "sub/ (1 entry)",
     ]
 
 
@@ -172,13 +172,19 @@ async def test_the_block_is_bounded_in_bytes(tmp_path: Path) -> None:
     assert 0 < kept < 30 and shown[-1] == f"... and {30 - kept} more entries (not shown)"
 
 
-async def test_a_folder_count_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(overview, "MAX_COUNT", 3)
-    root = tmp_path / "ws"
-    (root / "big").mkdir(parents=True)
-    for i in range(5):
-        (root / "big" / str(i)).write_text("x")
-    assert lines(await describe(root))[2] == "big/ (3+)"
+async def test_the_entries_are_those_list_files_shows(tmp_path: Path) -> None:
+    """One listing for the tools and the overview: the same lines, symbolic links included."""
+    from toolwire.tools.listing import ListFiles, ListFilesArgs
+
+    root = init_repo(tmp_path / "ws")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "x.log").write_text("l\n")
+    (root / "inside").symlink_to("a.txt")
+    (root / "outside").symlink_to(tmp_path)
+    listed = await ListFiles().run(ListFilesArgs(path=".", ignored=True), ToolContext(root))
+    assert lines(await describe(root))[2:] == listed.content.split("\n")
+    assert "x.log (ignored)" in listed.content and "outside (symlink to outside the workspace, not followed)" in \
+        listed.content
 
 
 async def test_without_git_the_overview_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,4 +227,4 @@ async def test_a_file_only_in_the_editor_is_listed(tmp_path: Path) -> None:
     documents.open(tmp_path / "elsewhere.txt", "outside\n")  # outside the workspace: not listed
     text = await workspace_overview(ToolContext(root, documents=documents, git_timeout=30.0))
     assert lines(text)[1:] == ["Top-level entries (3):", "a.txt", "draft.md (not saved yet)",
-                               "newdir/ (not saved yet)"]
+                               "newdir/ (1 entry, not saved yet)"]
