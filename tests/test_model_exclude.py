@@ -195,3 +195,22 @@ async def test_the_tools_refuse_an_excluded_file_they_were_not_allowed(tmp_path)
     ctx.allowed_excluded = frozenset({resolve_path(root, "keys/server.pem").resolved})
     assert (await ReadFile().run(ReadFileArgs(path="link.txt"), ctx)).content == "KEY MATERIAL\n"
     assert (await ReadFile().run(ReadFileArgs(path="keys/server.pem"), ctx)).content == "KEY MATERIAL\n"
+
+
+@pytest.mark.parametrize("path, shown", [("config/.env", "config/.env"), ("notes.txt", "notes.txt"),
+                                         ("config/../config/.env", "config/.env")])
+async def test_search_files_scoped_to_an_excluded_file_searches_nothing(tmp_path, path, shown):
+    """An engine given a file by name searches it whatever its exclusion globs say (rg does):
+    a search whose path is an excluded file, or a link to one, runs no engine and names it."""
+    from toolwire.tools import default_registry
+    from toolwire.tools.base import validate_arguments
+
+    root = tmp_path.resolve()
+    (root / "config").mkdir()
+    (root / "config" / ".env").write_text("TOKEN=hunter2secret\n")
+    (root / "notes.txt").symlink_to("config/.env")
+    tool = default_registry().get("search_files")
+    result = await tool.run(validate_arguments(tool, {"query": "hunter2", "path": path}), ToolContext(root=root))
+    assert "hunter2secret" not in result.content
+    assert result.content == f"[]\n\nnot searched (modelExclude): {shown} — read_file asks the user"
+    assert result.data["excluded"] == [{"path": shown, "pattern": ".env"}] and result.data["engine"] == "none"

@@ -121,7 +121,14 @@ class SearchFiles(Tool):
             ignored=args.ignored,
         )
         results = Results(args.limit, args.context_lines)
-        engine = await run_search(ctx, search, results)
+        # The scope itself kept from the model (a path naming .env, or a link to it): an engine given
+        # a file by name searches it whatever its globs say, so nothing runs; the file is named.
+        pattern = ctx.model_exclude.match_target(ctx.root, wp, is_dir=os.path.isdir(wp.resolved))
+        if pattern is not None:
+            results.excluded.append((wp.rel, pattern))
+            engine = "none"
+        else:
+            engine = await run_search(ctx, search, results)
         data: dict[str, Any] = {"query": args.query, "path": wp.rel, "engine": engine, **results.data()}
         return ToolResult(ok=True, content=results.render(notes(results)), data=data)
 

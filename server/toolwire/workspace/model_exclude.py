@@ -178,16 +178,16 @@ class ModelExclude:
             out.append(f":(exclude,glob,icase){base}/**")
         return out
 
-    def match_target(self, root: Path, target: WorkspacePath) -> str | None:
+    def match_target(self, root: Path, target: WorkspacePath, *, is_dir: bool = False) -> str | None:
         """The pattern that excludes a checked path (:func:`toolwire.workspace.paths.resolve_path`),
         or None: the path as written (its file-system spelling) and, for a symbolic link,
-        the file it leads to (``notes.txt -> .env`` is ``.env``)."""
+        the file it leads to (``notes.txt -> .env`` is ``.env``). ``is_dir``: as :meth:`match`."""
         if not self._rules:
             return None
-        pattern = self.match(target.name or target.rel)
+        pattern = self.match(target.name or target.rel, is_dir=is_dir)
         if pattern is None and target.resolved != target.entry:
             try:
-                pattern = self.match(target.resolved.relative_to(root).as_posix())
+                pattern = self.match(target.resolved.relative_to(root).as_posix(), is_dir=is_dir)
             except ValueError:  # outside the workspace: the tools refuse it
                 pattern = None
         return pattern
