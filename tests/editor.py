@@ -11,6 +11,7 @@ after a change the user typed while the edit was on its way."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -166,9 +167,11 @@ def make_editor() -> EditorClient:
 
 
 def editor_fixture(name: str, *, encodings: list[str] | None = None,
-                   workspace: types.WorkspaceClientCapabilities | None = EDITS) -> Any:
+                   workspace: types.WorkspaceClientCapabilities | None = EDITS,
+                   env: dict[str, str] | None = None) -> Any:
     """A module-scoped fixture ``name``: a real ``toolwire serve`` over stdio driven by an
-    :class:`EditorClient` that offers ``encodings`` (``general.positionEncodings``)."""
+    :class:`EditorClient` that offers ``encodings`` (``general.positionEncodings``); the
+    server's environment is this process's with ``env`` added."""
 
     @pytest_lsp.fixture(
         name=name,
@@ -176,6 +179,7 @@ def editor_fixture(name: str, *, encodings: list[str] | None = None,
         config=ClientServerConfig(
             server_command=[sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
             client_factory=make_editor,
+            server_env={**os.environ, **env} if env else None,
         ),
     )
     async def fixture(lsp_client: EditorClient):
