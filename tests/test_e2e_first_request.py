@@ -60,3 +60,21 @@ async def test_the_first_request_carries_the_prompt_and_the_overview(client, rep
     assert [u["content"].startswith(HEADER) for u in users] == [True, False]
     assert users[1]["content"].startswith("again")
     assert "feature" not in json.dumps(bodies[2]["messages"])  # the branch switch brought no new overview
+
+
+async def test_the_prompt_names_only_the_tools_a_small_budget_offers(client, repo):
+    import re
+
+    with FakeEndpoint([Reply(200, chat_body({"text": "Hi."}, 1))]) as endpoint:
+        result = await client.call("toolwire/session/new", {
+            "cwd": str(repo), "model": "openai:m",
+            "settings": {"baseUrl": endpoint.base_url, "apiKey": "k", "modelRetries": 0, "maxTools": 2}})
+        outcome = await client.call("toolwire/session/prompt", {"sessionId": result["sessionId"], "prompt": "hi"})
+        body = endpoint.requests[0]
+    assert outcome["stopReason"] == "end_turn", outcome
+    offered = offered_names(body["tools"])
+    assert len(offered) == 2
+    system = body["messages"][0]["content"]
+    named = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", system))
+    assert named and named <= set(offered), (named, offered)
+    assert "edit_file" not in system and "git_diff" not in system

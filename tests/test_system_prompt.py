@@ -21,7 +21,7 @@ def named_tools(text: str) -> set[str]:
 def test_every_tool_the_prompt_can_name_exists() -> None:
     registry = default_registry()
     known = set(registry.names())
-    missing = [name for name in PROMPT_TOOLS if name not in known and name not in ("list_files", "search_files")]
+    missing = [name for name in PROMPT_TOOLS if name not in known]
     assert missing == []
     assert named_tools(SYSTEM_PROMPT) == set(PROMPT_TOOLS)
     assert REEXPORTED == SYSTEM_PROMPT
@@ -93,7 +93,7 @@ def test_tool_descriptions_name_only_tools_and_arguments_that_exist() -> None:
     """A description written for the model points at real tools (``use multi_edit``) and at
     arguments (``old_string``); a rename of either would leave it lying."""
     registry = default_registry()
-    allowed = set(registry.names()) | {"list_files", "search_files"}
+    allowed = set(registry.names())
     for definition in registry.definitions():
         schema = definition["function"]["parameters"]
         allowed |= _properties(schema, schema.get("$defs", {}))
