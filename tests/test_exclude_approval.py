@@ -217,3 +217,21 @@ async def test_a_plain_editor_s_question_opens_with_the_file_and_pattern(plain, 
                             "to the model for this call only.\nToolwire wants to run read_file"), asked
     assert calls["c0"]["cancelReason"] == "rejected"
     await nowhere(plain, sid, log, "hunter2")
+
+
+async def test_a_pending_edit_of_an_excluded_file_is_previewed_for_the_user(client, tmp_path):
+    """toolwire/toolCall/preview goes to the user's diff view, as the approval's diff does."""
+    from test_e2e_snapshot import hold_turn_at_permission, release
+
+    root = workspace(tmp_path)
+    sid, turn = await hold_turn_at_permission(client, root, tmp_path, [
+        {"name": "edit_file", "arguments": {"path": "config/.env", "old_string": "hunter2", "new_string": "rotated"},
+         "id": "e1"}])
+    client.answers[sid] = {"optionId": "reject"}
+    try:
+        preview = await client.call("toolwire/toolCall/preview", {"sessionId": sid, "toolCallId": "e1"})
+        assert preview == {"path": "config/.env", "before": SECRET + "\n",
+                           "after": SECRET.replace("hunter2", "rotated") + "\n"}
+    finally:
+        await release(client, turn)
+    assert (root / "config" / ".env").read_text() == SECRET + "\n"

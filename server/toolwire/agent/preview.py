@@ -4,13 +4,15 @@ The texts come from the tool's own dry run (:meth:`FileTool.plan`), the code tha
 builds the approval diff (:func:`toolwire.agent.permissions.build_subject`), on
 the file as it is now: for a call waiting for approval that is exactly the
 change the approval shows (a call that changes a path is asked about only after
-the earlier calls on that path finished).
+the earlier calls on that path finished). A file kept from the model (``modelExclude``)
+is previewed too: the preview goes to the user, as the approval's diff does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from toolwire.agent.exclusion import allowed_files, call_exclusions
 from toolwire.agent.session import Session
 from toolwire.streaming.state import Status, ToolCallState
 from toolwire.tools.base import ArgumentsInvalid, validate_arguments
@@ -67,7 +69,9 @@ async def preview_call(session: Session, call: ToolCallState | None, call_id: st
         raise PreviewError(f"tool call {call_id!r} ({call.name}) is not a file edit")
     try:
         args = validate_arguments(tool, call.arguments or {})
-        change = await tool.plan(args, session.tool_context())
+        ctx = session.tool_context()
+        ctx.allowed_excluded = allowed_files(call_exclusions(tool, args, ctx))  # the user's view, as its question
+        change = await tool.plan(args, ctx)
     except ArgumentsInvalid as exc:
         raise PreviewError(f"tool call {call_id!r}: invalid arguments: {exc}") from None
     except ToolError as exc:
