@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from contextlib import aclosing
 from functools import partial
 from pathlib import Path
@@ -385,3 +386,29 @@ async def test_cancel_kills_the_engine_process(kind: str, tmp_path: Path, monkey
     assert search_run.pid is not None and _process_gone(search_run.pid)
     assert search_run.returncode is None  # killed, not ended by itself
     assert all(o.pid is not None and _process_gone(o.pid) for _, o in started)
+
+
+async def test_the_walk_runs_off_the_event_loop_and_stops_on_cancel(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENGINE_ENV, "walk")
+    root = tree(tmp_path / "ws", {"a.txt": "needle\n"})
+    entered, release = threading.Event(), threading.Event()
+    stops: list[threading.Event] = []
+    real = searchrun.walk_files
+
+    def blocked(base: Path, **kwargs: Any):
+        stops.append(kwargs["stop"])
+        entered.set()
+        release.wait(60)  # holds the worker thread; the event loop goes on
+        yield from real(base, **kwargs)
+
+    monkeypatch.setattr(searchrun, "walk_files", blocked)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(search, root, query="needle"))
+            with anyio.fail_after(60):
+                await anyio.to_thread.run_sync(entered.wait)
+            tg.cancel_scope.cancel()  # reached while the walk is still running: the loop was free
+        assert stops and stops[0].is_set()  # the walk is told to stop
+    finally:
+        release.set()
