@@ -362,7 +362,7 @@ def _process_gone(pid: int) -> bool:
 @pytest.mark.parametrize("kind", ["rg", "git"])
 async def test_cancel_kills_the_engine_process(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENGINE_ENV, kind)
-    root = tree(tmp_path / "ws", {f"d{i % 20}/f{i}.txt": "needle line\n" * 2000 for i in range(300)})
+    root = tree(tmp_path / "ws", {f"d{i % 20}/f{i}.txt": "needle line\n" * 2000 for i in range(100)})
     started: list[tuple[list[str], Outcome]] = []
     first = anyio.Event()
     real = searchrun.stream_batches
