@@ -225,6 +225,15 @@ async def test_ignored_files_only_when_asked(engine: str, tmp_path: Path, isolat
     assert everything == ["build/out.py", "c.tmp", "notes/n.txt", "src/a.py", "x.log"]
 
 
+async def test_an_ignored_path_is_searched_only_when_asked(engine: str, tmp_path: Path) -> None:
+    root = tree(tmp_path / "ws", {".gitignore": "build/\n*.log\n", "build/sub/out.py": "needle\n", "x.log": "needle\n"})
+    for path, shown in (("build", "build/"), ("build/sub", "build/sub/"), ("x.log", "x.log")):
+        result = await search(root, query="needle", path=path)
+        assert result.content == f"[]\n\n{shown} is ignored by the repository; set ignored to true to search it"
+        assert result.data is not None and result.data["ignored_path"] is True and result.data["matches"] == []
+    assert [h[0] for h in hits(await search(root, query="needle", path="build", ignored=True))] == ["build/sub/out.py"]
+
+
 async def test_hidden_files_are_searched(engine: str, tmp_path: Path) -> None:
     root = tree(tmp_path / "ws", {".github/workflows/ci.yml": "run: needle\n", ".eslintrc": "needle\n"})
     assert [h[0] for h in hits(await search(root, query="needle"))] == [".eslintrc", ".github/workflows/ci.yml"]

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
+from toolwire.tools.engine import find_engine, ignored_among
 from toolwire.tools.searchengines import Search
 from toolwire.tools.searchresult import NAMES_SHOWN, Results
 from toolwire.tools.searchrun import run_search
@@ -127,10 +128,28 @@ class SearchFiles(Tool):
         if pattern is not None:
             results.excluded.append((wp.rel, pattern))
             engine = "none"
+        elif not args.ignored and await _scope_ignored(ctx, search):
+            kind = "/" if os.path.isdir(wp.resolved) else ""
+            data = {"query": args.query, "path": wp.rel, "engine": find_engine(ctx.ripgrep).kind, **results.data(),
+                    "ignored_path": True}
+            return ToolResult(ok=True, content=f"[]\n\n{wp.rel}{kind} is ignored by the repository; set ignored to "
+                                               "true to search it", data=data)
         else:
             engine = await run_search(ctx, search, results)
         data: dict[str, Any] = {"query": args.query, "path": wp.rel, "engine": engine, **results.data()}
         return ToolResult(ok=True, content=results.render(notes(results)), data=data)
+
+
+async def _scope_ignored(ctx: ToolContext, search: Search) -> bool:
+    """True when the ``path`` searched is itself ignored by the repository (or lies in an
+    ignored folder): the engines would search what an explicit path holds, so it is asked
+    first, as ``list_files`` does."""
+    if search.target == ".":
+        return False
+    target = search.root / search.target
+    engine = find_engine(ctx.ripgrep)
+    dirs = {target.name} if os.path.isdir(target) else set()
+    return bool(await ignored_among(engine, target.parent, [target.name], dirs))
 
 
 def _open_below(ctx: ToolContext, folder: Path) -> bool:
