@@ -421,3 +421,18 @@ async def test_the_walk_runs_off_the_event_loop_and_stops_on_cancel(tmp_path: Pa
         assert stops and stops[0].is_set()  # the walk is told to stop
     finally:
         release.set()
+
+
+async def test_a_path_through_a_symlink_is_searched_where_it_leads(engine: str, tmp_path: Path) -> None:
+    """A path naming a link to a folder searches the folder itself: the modelExclude rules and
+    the ignore rules apply to the real paths (a link to conf/ does not open conf/secret.json up)."""
+    root = tree(tmp_path / "ws", {".gitignore": "conf/cache.txt\n", "conf/secret.json": "needle\n",
+                                  "conf/cache.txt": "needle\n", "conf/app.json": "needle\n"})
+    os.symlink(root / "conf", root / "link")
+    from toolwire.workspace.model_exclude import ModelExclude
+
+    ctx = ToolContext(root, model_exclude=ModelExclude(["conf/secret.json"]))
+    through = await search(ctx, query="needle", path="link")
+    assert hits(through) == [("conf/app.json", 1, "needle")]
+    assert through.data is not None and through.data["excluded"] == [{"path": "conf/secret.json",
+                                                                       "pattern": "conf/secret.json"}]

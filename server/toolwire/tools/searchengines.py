@@ -56,8 +56,12 @@ class Search:
 
     @property
     def target(self) -> str:
-        """The folder or file searched, workspace-relative, as the file system spells it."""
-        return self.scope.name or "."
+        """The folder or file searched, workspace-relative, as the file system spells it, with
+        every symbolic link followed: the engines search the real paths, so the ``modelExclude``
+        and ignore rules apply to what is read (a link to ``conf/`` does not open up
+        ``conf/secret.json``) and results name the files where they are."""
+        rel = self.scope.resolved.relative_to(self.root).as_posix()
+        return "." if rel in ("", ".") else rel
 
     @property
     def base(self) -> str:
