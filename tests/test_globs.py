@@ -3,7 +3,12 @@ issue 21 as the exact list of paths it matches, the refusals, and the engine for
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from wcmatch import glob as wcglob
 
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.globs import MAX_ALTERNATIVES, compile_glob
@@ -131,3 +136,22 @@ def test_depth_counts_from_path_not_from_the_prefix() -> None:
     # when ignored): --max-depth counts every segment
     assert compile_glob("src/*.py").rg_args()[:2] == ["--max-depth", "2"]
     assert compile_glob("src/pkg/{a,bb/c}.py").max_depth == 4
+
+
+_SEGMENTS = ["a", "b", "ab", "*", "?", "a*", "*b", "[ab]", "[!a]", "**", ".*", "a?b", "**", r"\*", "x"]
+_NAMES = ["a", "b", "ab", "ba", ".a", "aab", "x", "*", "a.b", "abb"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SEGMENTS), min_size=1, max_size=4),
+       st.lists(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=5), min_size=1, max_size=8))
+def test_the_matcher_is_wcmatchs_translation(segments: list[str], paths: list[list[str]]) -> None:
+    """Globs join wcmatch's translation of each segment (fast); the result matches exactly the
+    paths wcmatch's translation of the whole pattern matches."""
+    pattern = "/".join(segments)
+    reference = re.compile("|".join(wcglob.translate(pattern, flags=wcglob.GLOBSTAR | wcglob.DOTGLOB
+                                                     | wcglob.FORCEUNIX)[0]))
+    glob = compile_glob(pattern)
+    for parts in paths:
+        path = "/".join(parts)
+        assert glob.match(path) == bool(reference.match(path)), (pattern, path)

@@ -10,6 +10,7 @@ shows (protocol.md "list_files").
 from __future__ import annotations
 
 import os
+import stat
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, ClassVar
@@ -116,9 +117,10 @@ async def _not_ignored(engine: Engine, base: Path, names: list[str]) -> list[str
     return [name for name in names if name not in dropped]
 
 
-def _regular(base: Path, rel: str) -> bool:
+def _regular(folder: str, rel: str) -> bool:
+    """True when ``folder/rel`` is a regular file (not a symlink, not gone): one ``lstat``."""
     try:
-        return os.path.isfile(base / rel) and not os.path.islink(base / rel)
+        return stat.S_ISREG(os.lstat(folder + rel).st_mode)
     except (OSError, ValueError):
         return False
 
@@ -142,7 +144,8 @@ async def _matching_files(engine: Engine, ctx: ToolContext, base: Path, lead: st
     kept.sort()
     del kept[cap:]
     if engine.kind == "git":  # git names tracked symlinks and tracked files gone from the disk
-        regular = [rel for rel in kept if _regular(base, rel)]
+        folder = os.path.join(base, "")
+        regular = [rel for rel in kept if _regular(folder, rel)]
         total -= len(kept) - len(regular)
         kept = regular
     new = [rel for rel in _unsaved_new(ctx, base) if glob.match(rel)]
