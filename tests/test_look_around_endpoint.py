@@ -36,9 +36,9 @@ OVERVIEW = "\n".join([
     MARKUP_NAME,
     "AGENTS.md",
     "README.md",
-    "build/ (ignored)",
-    "src/ (1)",
-    "sub/ (2)]",
+    "build/ (1 entry, ignored)",
+    "src/ (1 entry)",
+    "sub/ (2 entries)]",
 ])
 
 
