@@ -61,7 +61,8 @@ class ReadFile(Tool):
         "the numbers are not part of the file: leave them out of old_string when you edit. Use it before "
         "editing a file, and read a range of a long file rather than all of it. Binary and non-UTF-8 "
         "files are refused; files over 2 MB are read in line ranges only (at most 2 MB of lines per "
-        "read), files over 16 MB not at all."
+        "read), files over 16 MB not at all. Secrets matched by modelExclude (e.g. .env) are read only if the "
+        "user allows it."
     )
     Args: ClassVar[type[BaseModel]] = ReadFileArgs
     read_only: ClassVar[bool] = True

@@ -237,8 +237,9 @@ class GitDiff(GitTool):
     description: ClassVar[str] = (
         "Show changes as a unified diff: unstaged changes by default, staged ones with staged=true, or "
         "against a commit or range with ref; paths narrows it. Long diffs are cut per file and in total, "
-        "binary files and lockfiles are summarized; the output says what was left out. Use it to review "
-        "changes (yours included) before staging or committing; to read a file use read_file."
+        "binary files, lockfiles and files kept from you by modelExclude are summarized; the output says what "
+        "was left out (name such a file in paths to ask the user to show it). Use it to review changes (yours "
+        "included) before staging or committing; to read a file use read_file."
     )
     Args: ClassVar[type[BaseModel]] = GitDiffArgs
     read_only: ClassVar[bool] = True
