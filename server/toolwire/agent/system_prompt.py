@@ -78,8 +78,8 @@ def base_prompt(tool_names: Iterable[str]) -> str:
     """
     offered = set(tool_names)
     return "\n".join([
-        "You are a coding agent working in the user's editor on one workspace folder, usually a git "
-        "repository. Files are read as the editor shows them, unsaved changes included.",
+        "You are a coding agent working for the user on one workspace folder, usually a git repository. "
+        "Files open in the user's editor are read and edited there, unsaved changes included.",
         "",
         "- Paths are relative to the workspace root, with / between folders (src/app.py); nothing "
         "outside the workspace can be reached.",
