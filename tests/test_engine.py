@@ -217,3 +217,27 @@ async def test_cancel_kills_the_engine_process(engine: str, tmp_path: Path, monk
         (outcome,) = started
         assert outcome.pid is not None and process_gone(outcome.pid)
         assert outcome.returncode is None
+
+
+async def test_gitignore_rules_read_alike_by_every_engine(engine: str, tmp_path: Path) -> None:
+    """The walk reads .gitignore in Python: nested files, ! re-includes, anchored lines, folder-only
+    lines, ** and escapes give what rg and git give."""
+    root = tmp_path / "rules"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    files = [
+        "top.log", "keep.log", "a/b.log", "a/keep.log", "a/sub/x.log", "docs/gen/out.html", "docs/gen.md",
+        "src/build/x.c", "build/y.c", "src/lib/build", "deep/a/b/c/tmp.txt", "deep/tmp.txt", "#hash.txt",
+        "name with space .txt", "a/sub/.hidden", "vendor/v.c", "vendor/keep/k.c",
+    ]
+    for rel in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+    (root / ".gitignore").write_text(
+        "# a comment\n*.log\n!keep.log\n/docs/gen/\nbuild/\ndeep/**/tmp.txt\n\\#hash.txt\n"
+        "name with space .txt\\ \nvendor/*\n!vendor/keep/\n")
+    (root / "a" / ".gitignore").write_text("!b.log\nsub/\n")
+    assert await listing(root) == sorted([
+        ".gitignore", "a/.gitignore", "a/b.log", "a/keep.log", "docs/gen.md", "keep.log", "src/lib/build",
+        "vendor/keep/k.c", "name with space .txt",  # \#hash.txt ignores #hash.txt; "\ " keeps a trailing space
+    ])
