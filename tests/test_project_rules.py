@@ -280,3 +280,25 @@ async def test_rules_are_data_they_change_no_setting_and_no_permission(editor, r
     assert all(orders.strip() in system(body) for body in bodies)  # still read: projectInstructions stays true
     snapshot = await editor.call("toolwire/session/snapshot", {"sessionId": sid})
     assert snapshot["instructions"] == [{"path": "AGENTS.md", "bytes": len(orders), "truncated": False}]
+
+
+async def test_a_nested_block_forgotten_with_its_turn_comes_again(editor, repo):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "AGENTS.md").write_text("SUB-RULE\n")
+    (repo / "sub" / "a.txt").write_text("a\n")
+    create = {"tool_calls": [{"name": "create_file", "id": "c", "arguments": {"path": "sub/new.txt", "content": "n\n"}}]}
+    with FakeEndpoint(replies(create, {"text": "made"}, read("r", "sub/a.txt"), {"text": "read"})) as endpoint:
+        sid = (await open_on(editor, repo, endpoint, permissions={"create_file": "auto"}))["sessionId"]
+        await prompt(editor, sid, "make")
+        assert "Instructions from sub/AGENTS.md" in finals(editor, sid)["c"]["result"]["instructions"]
+        undone = await editor.call("toolwire/session/undoTurn", {"sessionId": sid, "turnId": "t1", "rewind": True})
+        assert undone["status"] == "undone", undone
+        assert (await editor.call("toolwire/session/snapshot", {"sessionId": sid}))["instructions"] == []
+        assert infos(editor, sid)[-1] == []  # told with the undo, before its answer
+        await prompt(editor, sid, "read")
+        bodies = list(endpoint.requests)
+    # the turn that carried the block left the conversation: the next call in sub/ carries it again
+    assert finals(editor, sid)["r0"]["result"]["instructions"].endswith("\nSUB-RULE")
+    assert str(bodies[-1]["messages"]).count("Instructions from sub/AGENTS.md") == 1
+    assert infos(editor, sid) == [[{"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}], [],
+                                  [{"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}]]

@@ -22,6 +22,7 @@ export type {
   CallErrorWire,
   EditSubject,
   GitSubject,
+  InstructionsFile,
   PermissionOptionModel as PermissionOption,
   PermissionOutcome,
   PromptParams,

@@ -46,6 +46,8 @@ export interface Settings {
   allowIrreversible: boolean;
   /** Globs of files kept from the model unless allowed per call (server setting `modelExclude`). */
   modelExclude: string[];
+  /** Give the model the project's AGENTS.md and its cousins (server setting `projectInstructions`). */
+  projectInstructions: boolean;
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
@@ -63,6 +65,7 @@ export const SERVER_SETTINGS = [
   "toolwire.maxTools",
   "toolwire.allowIrreversible",
   "toolwire.modelExclude",
+  "toolwire.projectInstructions",
 ] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
@@ -107,6 +110,7 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     followAlong: pick("followAlong", (v): v is boolean => typeof v === "boolean"),
     allowIrreversible: pick("allowIrreversible", (v): v is boolean => typeof v === "boolean"),
     modelExclude: pick("modelExclude", isPatternList),
+    projectInstructions: pick("projectInstructions", (v): v is boolean => typeof v === "boolean"),
   };
 }
 
@@ -126,6 +130,7 @@ export function initializationOptions(settings: Settings, apiKey?: string, ripgr
     maxTools: settings.maxTools,
     allowIrreversible: settings.allowIrreversible,
     modelExclude: settings.modelExclude,
+    projectInstructions: settings.projectInstructions,
   };
   if (settings.baseUrl !== "") {
     options.baseUrl = settings.baseUrl;

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import manifest from "../package.json";
 import { automaticAnswer, choicesFor, notificationText, permissionOutcome, permissionPrompt } from "../src/permission";
 import type { PermissionOption, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
-import { initializationOptions, manifestDefaults, readSettings } from "../src/settings";
+import { SERVER_SETTINGS, initializationOptions, manifestDefaults, readSettings } from "../src/settings";
 
 /** A `tool_call` update's `toolCall` (absent argument fields: unchanged). */
 function call(fields: Partial<ToolCallUpdateWire>): ToolCallUpdateWire {
@@ -83,6 +83,18 @@ test("toolwire.modelExclude (default from package.json) is sent to the server as
   assert.deepEqual(readSettings(manifestDefaults(manifest, { modelExclude: ".env" }), (m) => warned.push(m)).modelExclude, defaults.modelExclude);
   assert.deepEqual(readSettings(manifestDefaults(manifest, { modelExclude: [".env", ""] }), (m) => warned.push(m)).modelExclude, defaults.modelExclude);
   assert.equal(warned.length, 2);
+});
+
+test("toolwire.projectInstructions (default true, from package.json) is sent to the server as projectInstructions", () => {
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.equal(defaults.projectInstructions, true);
+  assert.equal(initializationOptions(defaults).projectInstructions, true);
+  const off = readSettings(manifestDefaults(manifest, { projectInstructions: false }), (message) => assert.fail(message));
+  assert.equal(initializationOptions(off).projectInstructions, false);
+  const warned: string[] = [];
+  assert.equal(readSettings(manifestDefaults(manifest, { projectInstructions: "no" }), (m) => warned.push(m)).projectInstructions, true);
+  assert.equal(warned.length, 1);
+  assert.ok(SERVER_SETTINGS.includes("toolwire.projectInstructions"));  // a change goes to the next turn, no restart
 });
 
 test("the hidden-panel notification of a change that cannot be undone opens with why", () => {

@@ -201,3 +201,21 @@ test("the announcement of a call names its path in display form", () => {
   const quoted = apply(initialState(), call({ rev: 1, status: "generated", path: '"invoice\\342\\200\\256fdp.exe"' }));
   assert.equal(quoted.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');
 });
+
+test("the project rules list: from session/new, replaced whole by each session_info, kept by a snapshot", () => {
+  const root = { path: "AGENTS.md", bytes: 1229, truncated: false };
+  const nested = { path: "sub/AGENTS.md", bytes: 10, truncated: true };
+  let state = reduceHostMessage(initialState(), { type: "session", sessionId: "s", model: "replay", instructions: [root] });
+  assert.deepEqual(state.instructions, [root]);
+  state = applyUpdate(state, { sessionUpdate: "session_info", instructions: [root, nested] });
+  assert.deepEqual(state.instructions, [root, nested]);
+  assert.equal(state.announcement, "Project rules: AGENTS.md, sub/AGENTS.md");
+  state = applyUpdate(state, { sessionUpdate: "session_info", instructions: [] });
+  assert.deepEqual(state.instructions, []);
+  state = applySnapshot(state, {
+    sessionId: "s", model: "replay", running: false, turnId: null, streaming: null, messages: [], toolCalls: [],
+    pendingPermissions: [], turns: [], permissions: [], instructions: [nested],
+  });
+  assert.deepEqual(state.instructions, [nested]);
+  assert.deepEqual(reduceHostMessage(state, { type: "reset", snapshot: null }).instructions, []);
+});

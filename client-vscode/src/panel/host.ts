@@ -500,7 +500,7 @@ export class PanelHost {
     this.session = { id: created.sessionId, generation, rpc };
     this.memory?.set(created.sessionId);
     this.post({ type: "reset", snapshot: null });
-    this.post({ type: "session", sessionId: created.sessionId, model: created.model ?? null });
+    this.post({ type: "session", sessionId: created.sessionId, model: created.model ?? null, instructions: created.instructions ?? [] });
     return this.session;
   }
 

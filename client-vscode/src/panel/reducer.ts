@@ -20,6 +20,7 @@ import type {
   CallErrorWire,
   CallResult,
   CancelReason,
+  InstructionsFile,
   PermissionOption,
   RequestPermissionParams,
   SessionUpdate,
@@ -106,6 +107,8 @@ export interface PanelState {
   undoable: ReadonlySet<string>;
   /** Usage that arrived before the turn's `ended` update. */
   pendingUsage?: Usage;
+  /** The project rules files the model is given (`session/new`, the snapshot, `session_info`). */
+  instructions: readonly InstructionsFile[];
 }
 
 /** Token counts and duration of a turn. */
@@ -127,6 +130,7 @@ export function initialState(): PanelState {
     seq: 0,
     response: 0,
     undoable: new Set(),
+    instructions: [],
   };
 }
 
@@ -155,6 +159,11 @@ export function dropCodePoints(text: string, count: number): string {
     i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
   }
   return text.slice(i);
+}
+
+/** What the screen reader hears when the rules files change. */
+function rulesAnnouncement(files: readonly InstructionsFile[]): string {
+  return files.length === 0 ? "No project rules files" : `Project rules: ${files.map((f) => f.path).join(", ")}`;
 }
 
 /** Adds the user's prompt to the transcript (the server does not echo it). */
@@ -299,6 +308,8 @@ export function applyUpdate(state: PanelState, update: SessionUpdate): PanelStat
       return addChangeNotice(state, update.paths);
     case "warning":
       return addNotice(state, `Warning: ${update.message}`);
+    case "session_info":
+      return { ...state, instructions: update.instructions, announcement: rulesAnnouncement(update.instructions) };
     default:
       return state;
   }
@@ -316,6 +327,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
     model: snapshot.model,
     running: snapshot.running,
     turnId: snapshot.turnId ?? null,
+    instructions: snapshot.instructions ?? [],
   };
   const current = new Map<string, ToolCallWire>();
   for (const call of snapshot.toolCalls) {
@@ -619,7 +631,7 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
     case "update":
       return applyUpdate(state, message.params.update);
     case "session":
-      return { ...state, sessionId: message.sessionId, model: message.model };
+      return { ...state, sessionId: message.sessionId, model: message.model, instructions: message.instructions };
     case "prompt":
       return addPrompt(state, message.text);
     case "turnResult":

@@ -11,6 +11,7 @@ import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
+import { RulesBar } from "./rules";
 
 type Send = (message: WebviewMessage) => void;
 
@@ -27,6 +28,7 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
         </span>
         <IconButton icon="add" label="New conversation" onClick={() => send({ type: "newConversation" })} />
       </header>
+      <RulesBar files={state.instructions} send={send} />
       <main class="transcript" aria-label="Conversation transcript">
         {state.entries.length === 0 ? <p class="empty">Ask Toolwire to read, edit or commit in this workspace.</p> : null}
         {state.entries.map((entry) => (

@@ -351,8 +351,11 @@ class SessionHost:
         hosted.undoing = True  # the turn slot: no turn and no other undo starts until it is done
         self._poke()
         try:
-            return await undo_in_session(session, record, redo=redo, force=force or [], partial=partial,
-                                         rewind=rewind)
+            result = await undo_in_session(session, record, redo=redo, force=force or [], partial=partial,
+                                           rewind=rewind)
+            if (rules := session.rules.take_change()) is not None:  # a rewound turn's nested rules are gone
+                Recorded(hosted.log, hosted.outlet).emit(SessionInfo(rules))
+            return result
         finally:
             hosted.undoing = False
             self._poke()

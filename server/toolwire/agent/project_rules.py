@@ -27,14 +27,16 @@ With the ``projectInstructions`` setting false nothing is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolwire.workspace.documents import Documents
+from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.paths import is_inside, resolve_path
 
-__all__ = ["LIMIT", "NESTED_FILE", "ROOT_FILES", "ProjectRules", "RulesFile", "nested_header", "root_header"]
+__all__ = ["LIMIT", "NESTED_FILE", "ROOT_FILES", "ProjectRules", "RulesFile", "RulesSource", "nested_header",
+           "root_header"]
 
 #: The root rules file, in order of preference: the first that exists is read.
 ROOT_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".cursorrules", ".clinerules")
@@ -65,6 +67,24 @@ class RulesFile:
         return {"path": self.path, "bytes": self.bytes, "truncated": self.truncated}
 
 
+@dataclass(slots=True, frozen=True)
+class RulesSource:
+    """Where a session's rules are read from.
+
+    Attributes:
+        root: The workspace folder (absolute, resolved).
+        documents: The editor's buffers (an open one is read instead of the disk).
+        enabled: The ``projectInstructions`` setting: False reads nothing.
+        excluded: The ``modelExclude`` rule (workspace-relative path → the pattern that keeps
+            it from the model, or None); an excluded rules file is not read.
+    """
+
+    root: Path
+    documents: Documents = field(default_factory=NoOpenDocuments)
+    enabled: bool = True
+    excluded: Callable[[str], str | None] | None = None
+
+
 def root_header(path: str) -> str:
     """The line that opens the root file's block in the system prompt."""
     return (f"Instructions from {path} (the project's own rules, read from the workspace, not from Toolwire; "
@@ -89,15 +109,21 @@ def _cut(path: str, text: str, size: int, budget: int) -> tuple[str, bool]:
     return (shown.rstrip("\n") + "\n" + marker) if shown else marker, True
 
 
-def _read(root: Path, rel: str, documents: Documents) -> tuple[str, int] | None:
+def _read(source: RulesSource, rel: str) -> tuple[str, int] | None:
     """The text of the workspace file ``rel`` as the editor shows it, at most :data:`LIMIT`
-    bytes of it, and the size of the whole; None when there is no such readable file."""
+    bytes of it, and the size of the whole; None when there is no such readable file (or
+    ``modelExclude`` keeps it, or the file it links to, from the model)."""
     try:
-        resolved = resolve_path(root, rel).resolved
+        found = resolve_path(source.root, rel)
     except (ToolError, OSError, ValueError):  # outside the workspace, in .git, unresolvable
         return None
+    resolved = found.resolved
+    if source.excluded is not None:
+        target = resolved.relative_to(Path(source.root).resolve()).as_posix()
+        if source.excluded(rel) is not None or source.excluded(target) is not None:
+            return None
     try:
-        doc = documents.get(resolved)
+        doc = source.documents.get(resolved)
     except ToolError:  # a buffer the editor cannot serve now: the disk copy
         doc = None
     if doc is not None:
@@ -124,6 +150,8 @@ class ProjectRules:
         nested: Nested files given to the model, by folder (``"sub/"``), in order.
         nested_bytes: Bytes of nested text given so far (counted against :data:`LIMIT`).
         announced: The list the front-end was last told (``session/new``, ``session_info``).
+        given_in: By folder, the turn whose call result carried its block and the bytes it took
+            (:meth:`forget_turn`).
     """
 
     root_file: RulesFile | None = None
@@ -131,18 +159,19 @@ class ProjectRules:
     nested: dict[str, RulesFile] = field(default_factory=dict)
     nested_bytes: int = 0
     announced: tuple[RulesFile, ...] = ()
+    given_in: dict[str, tuple[str | None, int]] = field(default_factory=dict)
 
     def listing(self) -> tuple[RulesFile, ...]:
         """The files the model is given: the root file first, then the nested ones in the order read."""
         return ((self.root_file,) if self.root_file is not None else ()) + tuple(self.nested.values())
 
-    def read_root(self, root: Path, documents: Documents, enabled: bool = True) -> None:
+    def read_root(self, source: RulesSource) -> None:
         """Read the root rules file again (session start, turn start, a watcher report)."""
         self.root_file, self.root_text = None, ""
-        if not enabled:
+        if not source.enabled:
             return
         for rel in ROOT_FILES:
-            found = _read(root, rel, documents)
+            found = _read(source, rel)
             if found is None:
                 continue
             text, size = found
@@ -156,21 +185,20 @@ class ProjectRules:
             return ""
         return f"{root_header(self.root_file.path)}\n{self.root_text.rstrip()}"
 
-    def nested_for(self, root: Path, documents: Documents, paths: list[Path], enabled: bool = True) -> str | None:
+    def nested_for(self, source: RulesSource, paths: list[Path], turn: str | None = None) -> str | None:
         """The blocks of the nested rules files a call touching ``paths`` is the first to reach.
 
         Args:
-            root: The workspace folder.
-            documents: The editor's buffers.
-            paths: The absolute, resolved paths the call names (those outside ``root`` are skipped).
-            enabled: The ``projectInstructions`` setting.
+            source: Where they are read from.
+            paths: The absolute, resolved paths the call names (those outside the workspace are skipped).
+            turn: The turn the call belongs to (for :meth:`forget_turn`).
 
         Returns:
             The blocks, outermost folder first, separated by a blank line; None when there is none.
         """
-        if not enabled:
+        if not source.enabled:
             return None
-        real = Path(root).resolve()
+        real = Path(source.root).resolve()
         blocks: list[str] = []
         for path in paths:
             if not is_inside(path, real) or path == real:
@@ -184,16 +212,24 @@ class ProjectRules:
                 if name in self.nested:
                     continue
                 rel = name + NESTED_FILE
-                found = _read(root, rel, documents)
+                found = _read(source, rel)
                 if found is None:
                     continue
                 text, size = found
                 used = len(self.root_text.encode("utf-8")) if self.root_file is not None else 0
                 shown, truncated = _cut(rel, text, size, LIMIT - used - self.nested_bytes)
                 self.nested[name] = RulesFile(rel, size, truncated)
-                self.nested_bytes += len(shown.encode("utf-8"))
+                self.given_in[name] = (turn, len(shown.encode("utf-8")))
+                self.nested_bytes += self.given_in[name][1]
                 blocks.append(f"{nested_header(name)}\n{shown.rstrip()}")
         return "\n\n".join(blocks) or None
+
+    def forget_turn(self, turn: str) -> None:
+        """Turn ``turn`` left the conversation (undone and forgotten): the nested files its
+        calls carried are given again to the next call that reaches their folders."""
+        for name in [name for name, (given, _) in self.given_in.items() if given == turn]:
+            self.nested_bytes -= self.given_in.pop(name)[1]
+            del self.nested[name]
 
     def take_change(self) -> tuple[RulesFile, ...] | None:
         """The list, when it differs from the one the front-end was last told (which it now is); else None."""

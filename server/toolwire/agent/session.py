@@ -18,7 +18,7 @@ from toolwire.agent.checkpoints import TurnCheckpoint, TurnUsage
 from toolwire.agent.conversation import Conversation
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.system_prompt import SYSTEM_PROMPT, base_prompt  # noqa: F401  (SYSTEM_PROMPT: re-exported)
-from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile
+from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile, RulesSource
 from toolwire.llm.base import Model
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
@@ -138,7 +138,7 @@ class Session:
         Returns:
             The list of rules files when it changed since the front-end was last told, else None.
         """
-        self.rules.read_root(self.root, self.documents, self.settings.project_instructions)
+        self.rules.read_root(self.rules_source())
         # the base names only the tools offered now (the registry may have changed with the settings)
         self.conversation.system_base = base_prompt(self.registry.names())
         self.conversation.set_system_extra(self.rules.prompt_block())
@@ -153,14 +153,18 @@ class Session:
         """
         if not any(path in ROOT_FILES for path in changed):
             return None
-        self.rules.read_root(self.root, self.documents, self.settings.project_instructions)
+        self.rules.read_root(self.rules_source())
         return self.rules.take_change()
 
     def nested_rules(self, rel_paths: list[str]) -> str | None:
         """The nested ``AGENTS.md`` blocks a call naming ``rel_paths`` is the first of the
         session to reach (:meth:`ProjectRules.nested_for`), or None."""
-        return self.rules.nested_for(self.root, self.documents, self.lock_paths(rel_paths),
-                                     self.settings.project_instructions)
+        return self.rules.nested_for(self.rules_source(), self.lock_paths(rel_paths), self.conversation.turn)
+
+    def rules_source(self) -> RulesSource:
+        """Where the project rules are read from: the editor's view of the folder, the
+        ``projectInstructions`` and ``modelExclude`` settings."""
+        return RulesSource(self.root, self.documents, self.settings.project_instructions, self.model_exclude().match)
 
     def budget_tools(self) -> None:
         """Offer the tools the session's ``maxTools`` allows (at the start, and when its settings changed)."""

@@ -52,5 +52,6 @@ async def undo_in_session(session: Session, record: TurnCheckpoint, *, redo: boo
     if note:
         session.history_notes.append(note)
     if rewound:
+        session.rules.forget_turn(record.turn_id)  # its results carried those nested AGENTS.md blocks
         result["message"] += REWOUND
     return result
