@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from gitrepos import git, init_repo, isolated_git  # noqa: F401 - fixture
@@ -228,3 +229,58 @@ async def test_a_file_only_in_the_editor_is_listed(tmp_path: Path) -> None:
     text = await workspace_overview(ToolContext(root, documents=documents, git_timeout=30.0))
     assert lines(text)[1:] == ["Top-level entries (3):", "a.txt", "draft.md (not saved yet)",
                                "newdir/ (1 entry, not saved yet)"]
+
+
+async def test_a_turn_cancelled_while_git_reads_the_overview_ends_at_once(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git that never answers: the overview waits on a subprocess, not the loop; the
+    cancel ends the turn, the process is killed, and no model request was made."""
+    import asyncio
+    import json
+
+    from toolwire.agent.events import RecordingSink
+    from toolwire.agent.permissions import PermissionPolicy
+    from toolwire.agent.session import Session
+    from toolwire.agent.turn import Turn
+    from toolwire.llm.replay import ReplayModel
+    from toolwire.settings import Settings
+    from toolwire.tools.base import Registry
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    fifo = tmp_path / "pid"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho $$ > "{fifo}"\nexec sleep 600\n')
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"text": "never asked"}) + "\n")
+    session = Session(root=root, model=ReplayModel(script), registry=Registry([]), policy=PermissionPolicy({}),
+                      settings=Settings())
+    turn = Turn(session, RecordingSink(), None)
+    loop = asyncio.get_running_loop()
+    started: asyncio.Future[int] = loop.create_future()
+
+    def readable() -> None:
+        data = os.read(reader, 64)
+        if data.endswith(b"\n") and not started.done():
+            started.set_result(int(data.split(b"\n")[0]))
+
+    loop.add_reader(reader, readable)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.run, "go")
+            with anyio.fail_after(30):
+                pid = await started  # the overview's first git process runs
+            turn.cancel()
+    finally:
+        loop.remove_reader(reader)
+        os.close(reader)
+    assert turn.outcome is not None and turn.outcome.stop_reason == "cancelled"
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed and reaped
+    assert [m["role"] for m in session.conversation.messages] == ["system", "user"]
+    assert not session.conversation.messages[1]["content"].startswith(HEADER)  # nothing was added
