@@ -352,8 +352,13 @@ async def test_model_excluded_files_are_not_searched_and_named(engine: str, tmp_
     assert result.content.endswith("not searched (modelExclude): .env, config/.env.local, keys/server.pem — "
                                    "read_file asks the user")
     assert "API_KEY" not in result.content
+    docs.open(root / "keys" / "new.key", "needle\n")  # created in the editor, never saved: named too
+    fresh = await search(ToolContext(root, docs), query="needle", include="**/*.key")
+    assert fresh.data is not None and fresh.data["excluded"] == [{"path": "keys/new.key", "pattern": "*.key"}]
+    assert hits(await search(ToolContext(root), query="needle", path="app.py", include="*.py")) == [
+        ("app.py", 1, "needle")]  # a file as path: include is matched against its name
     scoped = await search(ToolContext(root, docs), query="needle", path="keys")
-    assert hits(scoped) == [] and scoped.content == "[]\n\nnot searched (modelExclude): keys/server.pem — " \
+    assert hits(scoped) == [] and scoped.content == "[]\n\nnot searched (modelExclude): keys/new.key, keys/server.pem — " \
                                                      "read_file asks the user"
 
 

@@ -18,6 +18,7 @@ options are the same on each (each has a test):
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,9 +112,9 @@ def git_grep_args(search: Search, glob: Glob | None, exclude_pathspecs: Iterable
         args.append("-i")
     if search.context:
         args += ["-C", str(search.context)]
-    if glob is not None:
+    if glob is not None and not os.path.isfile(search.root / search.target):
         specs = glob.pathspecs(search.base)
-    else:
+    else:  # no glob, or a file as path (its name is matched against the glob afterwards)
         specs = [f":(literal){search.target}"] if search.target != "." else ["."]
     return args + ["-e", search.query, "--", *specs, *exclude_pathspecs]
 

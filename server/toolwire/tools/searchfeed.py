@@ -77,8 +77,9 @@ class Feed:
             return False
         if self.glob is None:
             return True
-        rel = name[len(self.base):] if self.base and name.startswith(self.base) else name
-        return self.glob.match(rel)
+        if self.base and name.startswith(self.base):
+            return self.glob.match(name[len(self.base):])
+        return self.glob.match(name.rsplit("/", 1)[-1] if self.base else name)  # a file as path: its name
 
     def _flush_buffers(self, before: str | None) -> None:
         """Feed the buffers that sort before ``before`` (all of them for None)."""

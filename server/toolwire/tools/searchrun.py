@@ -16,6 +16,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 
@@ -69,12 +70,27 @@ def _in_scope(search: Search, glob: Glob | None, name: str) -> bool:
     return glob.match(name[len(search.base):] if name != target else os.path.basename(name))
 
 
-def dirty_buffers(ctx: ToolContext, search: Search, glob: Glob | None) -> tuple[list[Buffer], frozenset[str]]:
-    """The open buffers in scope whose text is not the file's, and every open buffer's name
-    in scope whose disk copy must not be searched (a buffer is what the editor shows).
+def _same_as_disk(path: Path, data: bytes) -> bool:
+    """True when the file at ``path`` holds ``data`` (with or without a UTF-8 BOM); a
+    size that differs answers without reading the file."""
+    try:
+        size = os.stat(path).st_size
+        if size not in (len(data), len(data) + 3):
+            return False
+        disk = path.read_bytes()
+    except OSError:
+        return False
+    return disk == data or disk == b"\xef\xbb\xbf" + data
 
-    Buffers of ``.git`` and of ``modelExclude`` files are left out (the latter are named
-    by :func:`_excluded` like the files on disk).
+
+def dirty_buffers(ctx: ToolContext, search: Search, glob: Glob | None,
+                  excluded: list[tuple[str, str]]) -> tuple[list[Buffer], frozenset[str]]:
+    """The open buffers in scope whose text is not the file's (they are searched instead of
+    it), and their names (their disk copies are not searched).
+
+    Buffers of ``.git`` are left out; those of ``modelExclude`` files are not searched and
+    go to ``excluded`` as ``(name, pattern)`` (a file created in the editor is on no disk
+    listing).
     """
     out: list[Buffer] = []
     names: set[str] = set()
@@ -85,18 +101,14 @@ def dirty_buffers(ctx: ToolContext, search: Search, glob: Glob | None) -> tuple[
             continue
         if ".git" in name.split("/") or not _in_scope(search, glob, name):
             continue
-        if ctx.model_exclude.match(name) is not None:
+        pattern = ctx.model_exclude.match(name)
+        if pattern is not None:
+            excluded.append((name, pattern))
             continue
-        try:
-            disk = (search.root / name).read_bytes()
-        except OSError:
-            disk = None
-        text = doc.text
-        if disk is not None and (disk == text.encode("utf-8", "surrogatepass")
-                                 or disk == b"\xef\xbb\xbf" + text.encode("utf-8", "surrogatepass")):
+        if _same_as_disk(search.root / name, doc.text.encode("utf-8", "surrogatepass")):
             continue  # what the disk holds: the engine finds it there, in its ignore rules' light
         names.add(name)
-        out.append(Buffer(name, text))
+        out.append(Buffer(name, doc.text))
     return out, frozenset(names)
 
 
@@ -259,7 +271,8 @@ async def run_search(ctx: ToolContext, search: Search, results: Results) -> str:
     engine = find_engine(ctx.ripgrep)
     if engine.kind == "walk":
         _matcher(search)  # an expression error before any work (the walk's syntax is Python's)
-    buffers, shadowed = dirty_buffers(ctx, search, glob)
+    open_excluded: list[tuple[str, str]] = []
+    buffers, shadowed = dirty_buffers(ctx, search, glob, open_excluded)
     if buffers and not search.ignored:
         ignored = await ignored_among(engine, search.root, [b.name for b in buffers], set())
         buffers = [b for b in buffers if b.name not in ignored]
@@ -275,6 +288,10 @@ async def run_search(ctx: ToolContext, search: Search, results: Results) -> str:
             raise
         raise error from None
     feed.finish()
+    named = {shown for shown, _ in results.excluded}
+    for name, pattern in open_excluded:
+        if display_name(name) not in named and len(results.excluded) < EXCLUDED_KEPT:
+            results.excluded.append((display_name(name), pattern))
     results.excluded.sort(key=lambda item: path_key(item[0]))
     results.binary.sort(key=path_key)
     results.too_large.sort(key=path_key)
