@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolwire.tools.base import ToolContext
-from toolwire.tools.gitinfo import read_status
+from toolwire.tools.gitinfo import Status, read_status
 from toolwire.tools.gitrepo import GitCache, in_progress
 from toolwire.tools.listing import ListFiles, ListFilesArgs
 from toolwire.workspace.errors import ToolError
@@ -43,8 +43,8 @@ MAX_BYTES = 2048
 GIT_TIMEOUT = 10.0
 
 
-def _git_line(status: Any, ops: list[str], prefix: str) -> str:
-    """``Git: branch main, 3 changed (1 staged, 2 untracked); a merge is in progress.``"""
+def _git_line(status: Status, ops: list[str], prefix: str) -> str:
+    """``Git: branch main, 3 changed (1 staged, 2 untracked); a merge in progress.``"""
     if status.branch is None:
         where = f"HEAD detached at {(status.head or '')[:12]}"
     else:
