@@ -326,6 +326,32 @@ async def test_unsaved_buffers_are_searched_instead_of_the_disk(engine: str, tmp
     assert hits(scoped) == [("new.py", 1, "needle in a new file")]
 
 
+class TwoUris(MemoryDocuments):
+    """A file open under two URIs (through a link and by its real path)."""
+
+    def __init__(self, texts: list[str], path: Path) -> None:
+        super().__init__()
+        self.texts, self.path = texts, path
+
+    def open_documents(self) -> list[Any]:
+        from toolwire.workspace.documents import OpenDocument
+
+        return [OpenDocument(self.path, text, 1) for text in self.texts]
+
+    def get(self, path: Path) -> Any:
+        if len(set(self.texts)) > 1:
+            raise ToolError("open_twice", "open twice with different texts")
+        return self.open_documents()[0]
+
+
+async def test_a_file_open_under_two_uris_is_searched_once(engine: str, tmp_path: Path) -> None:
+    root = tree(tmp_path / "ws", {"a.txt": "needle on disk\n"})
+    same = await search(ToolContext(root, TwoUris(["needle unsaved\n"] * 2, root / "a.txt")), query="needle")
+    assert hits(same) == [("a.txt", 1, "needle unsaved")]
+    differ = await search(ToolContext(root, TwoUris(["needle one\n", "needle two\n"], root / "a.txt")), query="needle")
+    assert hits(differ) == [("a.txt", 1, "needle on disk")]
+
+
 async def test_buffers_keep_their_place_in_a_bounded_result(engine: str, tmp_path: Path) -> None:
     root = tree(tmp_path / "ws", {f"f{i}.txt": "needle\n" for i in range(5)})
     docs = MemoryDocuments()

@@ -94,12 +94,18 @@ def dirty_buffers(ctx: ToolContext, search: Search, glob: Glob | None,
     """
     out: list[Buffer] = []
     names: set[str] = set()
-    for doc in ctx.documents.open_documents():
+    seen: set[str] = set()
+    for listed in ctx.documents.open_documents():
         try:
-            name = doc.path.relative_to(search.root).as_posix()
+            name = listed.path.relative_to(search.root).as_posix()
         except ValueError:
             continue
-        if ".git" in name.split("/") or not _in_scope(search, glob, name):
+        if name in seen or ".git" in name.split("/") or not _in_scope(search, glob, name):
+            continue
+        seen.add(name)
+        try:  # one file open under two URIs is one buffer (or, holding two texts, none: the disk)
+            doc = ctx.documents.get(listed.path) or listed
+        except ToolError:
             continue
         pattern = ctx.model_exclude.match(name)
         if pattern is not None:
