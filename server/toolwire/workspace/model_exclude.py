@@ -28,6 +28,7 @@ from the list to let such files through.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -55,7 +56,19 @@ class _Rule:
     folders_only: bool
     anchored: bool
     body: str  # without the leading and trailing slash
-    matcher: glob.WcMatcher
+
+
+def _table(rules: list[tuple[int, _Rule]]) -> re.Pattern[str] | None:
+    """One regular expression for ``rules`` (wcmatch's translation of each, braces expanded),
+    each alternative a named group ``r<index>``: one match tells whether any rule matches, and
+    the first alternative that matches is the first such rule in the setting's order."""
+    if not rules:
+        return None
+    alternatives = []
+    for index, rule in rules:
+        include, _ = glob.translate(rule.body, flags=_FLAGS & ~glob.MATCHBASE, limit=_EXPANSION_LIMIT)
+        alternatives.append(f"(?P<r{index}>{'|'.join(f'(?:{r})' for r in include)})")
+    return re.compile("|".join(alternatives))
 
 
 def _shown(pattern: str) -> str:
@@ -100,7 +113,7 @@ class ModelExclude:
         ValueError: naming the first invalid pattern (:func:`pattern_problem`).
     """
 
-    __slots__ = ("patterns", "_rules")
+    __slots__ = ("patterns", "_rules", "_tables")
 
     def __init__(self, patterns: Iterable[str] = DEFAULT_PATTERNS) -> None:
         self.patterns: tuple[str, ...] = tuple(patterns)
@@ -110,10 +123,18 @@ class ModelExclude:
             if problem is not None:
                 raise ValueError(problem)
             body = pattern.strip("/")
-            rules.append(_Rule(pattern, pattern.endswith("/"), "/" in body or pattern.startswith("/"), body,
-                               glob.compile(body, flags=_FLAGS & ~glob.MATCHBASE if pattern.startswith("/")
-                                            else _FLAGS, limit=_EXPANSION_LIMIT)))
+            rules.append(_Rule(pattern, pattern.endswith("/"), "/" in body or pattern.startswith("/"), body))
         self._rules: tuple[_Rule, ...] = tuple(rules)
+        # (anchored?, folders only?, table): an anchored rule is matched against each leading part
+        # of the path, any other against each name in it (gitignore's rule for a pattern without /).
+        tables = []
+        for anchored in (False, True):
+            for folders_only in (False, True):
+                table = _table([(i, r) for i, r in enumerate(rules)
+                                if r.anchored == anchored and r.folders_only == folders_only])
+                if table is not None:
+                    tables.append((anchored, folders_only, table))
+        self._tables: tuple[tuple[bool, bool, re.Pattern[str]], ...] = tuple(tables)
 
     def __bool__(self) -> bool:
         return bool(self._rules)
@@ -143,14 +164,19 @@ class ModelExclude:
         if not path or path == ".":
             return None
         parts = path.split("/")
+        anchored = any(table[0] for table in self._tables)
         for end in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:end])
             folder = is_dir or end < len(parts)
-            for rule in self._rules:
-                if rule.folders_only and not folder:
+            prefix = "/".join(parts[:end]) if anchored else ""
+            hits = []
+            for is_anchored, folders_only, table in self._tables:
+                if folders_only and not folder:
                     continue
-                if rule.matcher.match(prefix):
-                    return rule.pattern
+                found = table.match(prefix if is_anchored else parts[end - 1])
+                if found is not None:
+                    hits.append(next(int(name[1:]) for name, value in found.groupdict().items() if value is not None))
+            if hits:
+                return self._rules[min(hits)].pattern
         return None
 
     def rg_globs(self) -> list[str]:
