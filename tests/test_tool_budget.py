@@ -115,6 +115,8 @@ async def test_max_tools_5_offers_exactly_the_first_five_and_refuses_a_left_out_
     assert warnings == [{"sessionUpdate": "warning", "code": "tools_left_out", "names": left_out,
                          "message": (f"{len(left_out)} of {len(left_out) + 5} {LEFT_OUT_MESSAGE_HEAD}"
                                      f"{', '.join(left_out)}. Raise maxTools to offer them.")}]
+    snapshot = await client.call("toolwire/session/snapshot", {"sessionId": sid})
+    assert snapshot["warnings"] == [{key: value for key, value in warnings[0].items() if key != "sessionUpdate"}]
     # told in the first turn, before its first model request
     kinds = [(u["sessionUpdate"], u.get("state")) for u in client.updates[sid]]
     assert kinds.index(("warning", None)) < kinds.index(("turn", "model_request"))

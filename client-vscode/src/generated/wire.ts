@@ -177,7 +177,8 @@ export interface SessionCloseResult {
  * still waiting for an answer. ``streaming`` is the response being streamed.
  * ``turns`` lists every turn of the session, oldest first, with whether it
  * can be undone (``toolwire/session/undoTurn``) or was undone. ``instructions``
- * are the project rules files the model is given.
+ * are the project rules files the model is given; ``warnings`` the warnings the session
+ * told (the latest ``tools_left_out``), so a reloaded panel shows them again.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SnapshotResult".
@@ -195,6 +196,7 @@ export interface SnapshotResult {
   pendingPermissions: RequestPermissionParams[];
   turns: TurnSummary[];
   instructions: InstructionsFile[];
+  warnings?: SessionWarningWire[];
   [k: string]: unknown | undefined;
 }
 /**
@@ -397,6 +399,18 @@ export interface UsageCounts {
   inputTokens: number | null;
   outputTokens: number | null;
   durationMs?: number | null;
+}
+/**
+ * A warning of the session: ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the
+ * tools in ``names`` out of the model requests; ``message`` says so in words.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionWarningWire".
+ */
+export interface SessionWarningWire {
+  code: string;
+  message: string;
+  names: string[];
 }
 /**
  * ``toolwire/toolCall/cancel`` params.
@@ -774,18 +788,17 @@ export interface SessionInfoUpdate {
   instructions: InstructionsFile[];
 }
 /**
- * ``sessionUpdate: "warning"``: something the user must know about the session, told once.
- * ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the tools in ``names`` out of the
- * model requests (sent with the session's first request that leaves them out).
+ * ``sessionUpdate: "warning"``: something the user must know about the session, told once
+ * (``tools_left_out``: with the session's first request that leaves those tools out).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "WarningUpdate".
  */
 export interface WarningUpdate {
-  sessionUpdate: "warning";
   code: string;
   message: string;
   names: string[];
+  sessionUpdate: "warning";
 }
 /**
  * The client's answer to ``toolwire/session/requestPermission``.

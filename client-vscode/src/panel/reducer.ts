@@ -203,6 +203,11 @@ function addChangeNotice(state: PanelState, paths: readonly string[]): PanelStat
   return { ...state, announcement: text, entries: [...state.entries.slice(0, -1), { ...last, text, paths: joined }] };
 }
 
+/** The notice of a session's `warning` (e.g. `tools_left_out`), live and from a snapshot. */
+function warningText(message: string): string {
+  return `Warning: ${message}`;
+}
+
 function changeText(paths: readonly string[]): string {
   return `Changed outside Toolwire: ${paths.join(", ")}`;
 }
@@ -307,7 +312,7 @@ export function applyUpdate(state: PanelState, update: SessionUpdate): PanelStat
     case "workspace_change":
       return addChangeNotice(state, update.paths);
     case "warning":
-      return addNotice(state, `Warning: ${update.message}`);
+      return addNotice(state, warningText(update.message));
     case "session_info":
       return { ...state, instructions: update.instructions, announcement: rulesAnnouncement(update.instructions) };
     default:
@@ -338,6 +343,9 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
   // The turns in order, each with how it ended (stop reason, message, usage: its end line).
   const turns = snapshot.turns;
   state = { ...state, undoable: new Set(turns.filter((t) => t.undoable).map((t) => t.turnId)) };
+  for (const warning of snapshot.warnings ?? []) {
+    state = addNotice(state, warningText(warning.message)); // told once, live; shown again after a reload
+  }
   const results = new Map<string, string>();
   for (const message of snapshot.messages as HistoryMessage[]) {
     if (message?.role === "tool" && typeof message.tool_call_id === "string") {

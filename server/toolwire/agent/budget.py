@@ -53,10 +53,11 @@ def announce_request(session: Session, sink: Sink, turn_id: str, number: int) ->
     left_out = selection.left_out if selection is not None else ()
     log.info("turn %s: model request %d of at most %d offers %d tools (maxTools %d, %d left out)", turn_id, number,
              session.settings.max_model_requests, offered, session.settings.max_tools, len(left_out))
-    if selection is None or not left_out or session.tools_warned == left_out:
+    told = session.tools_warning
+    if selection is None or not left_out or (told is not None and told.names == left_out):
         return
-    session.tools_warned = left_out
     message = selection.left_out_message()
     assert message is not None
     log.warning("session %s: %s", session.id, message)
-    sink.emit(SessionWarning("tools_left_out", message, left_out))
+    session.tools_warning = SessionWarning("tools_left_out", message, left_out)
+    sink.emit(session.tools_warning)

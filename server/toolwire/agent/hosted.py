@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.agent.events import AgentEvent, CallSnapshot, Sink
+from toolwire.agent.events import AgentEvent, CallSnapshot, SessionWarning, Sink
 from toolwire.agent.fed import FedStream
 from toolwire.agent.host_settings import Origin
 from toolwire.agent.scheduler import Scheduler
@@ -115,7 +115,8 @@ class Hosted:
             calls=[snapshot(c) for c in turn.calls] if turn is not None else [],
             messages=session.conversation.messages,
             streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns,
-            instructions=self.instructions())
+            instructions=self.instructions(),
+            warnings=[session.tools_warning] if session.tools_warning is not None else [])
 
     def instructions(self) -> list[dict[str, Any]]:
         """The project rules files the model is given (``[{"path", "bytes", "truncated"}]``, the root one first)."""
@@ -135,6 +136,7 @@ class SessionState:
         streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
         turns: A summary of every turn with a record, oldest first (messages redacted).
         instructions: The project rules files the model is given (:meth:`Hosted.instructions`).
+        warnings: The warnings the session told (``tools_left_out``: the latest), oldest first.
     """
 
     session_id: str
@@ -146,6 +148,7 @@ class SessionState:
     streaming: dict[str, str] | None
     turns: list[dict[str, Any]]
     instructions: list[dict[str, Any]]
+    warnings: list[SessionWarning] = field(default_factory=list)
 
 
 class Recorded:

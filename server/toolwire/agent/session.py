@@ -16,6 +16,7 @@ from toolwire.agent.call_ids import CallIds
 from toolwire.agent.checkpoint_store import CheckpointStore
 from toolwire.agent.checkpoints import TurnCheckpoint, TurnUsage
 from toolwire.agent.conversation import Conversation
+from toolwire.agent.events import SessionWarning
 from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.system_prompt import SYSTEM_PROMPT, base_prompt  # noqa: F401  (SYSTEM_PROMPT: re-exported)
 from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile, RulesSource
@@ -66,8 +67,8 @@ class Session:
         registry: The tools offered (the first ``maxTools`` of :attr:`tool_selection`'s).
         tool_selection: Every tool the session could offer and which of them its
             ``maxTools`` budget offers (:mod:`toolwire.tools.selection`); None: ``registry`` as given.
-        tools_warned: The tools left out that the session's warning named (one warning
-            per session: :mod:`toolwire.agent.budget`).
+        tools_warning: The warning that named the tools left out (one per session, again only
+            when another budget leaves out others: :mod:`toolwire.agent.budget`); snapshots carry it.
         policy: Permission policy, including this session's "allow always" rules.
         settings: Settings in force for the session.
         documents: Open editor buffers.
@@ -124,7 +125,7 @@ class Session:
     _exclude: ModelExclude | None = None
     rules: ProjectRules = field(default_factory=ProjectRules)
     tool_selection: ToolSelection | None = None
-    tools_warned: tuple[str, ...] = ()
+    tools_warning: SessionWarning | None = None
 
     def __post_init__(self) -> None:
         if not self.conversation.messages:  # the base prompt, naming only tools this session offers

@@ -187,15 +187,20 @@ class SessionInfoUpdate(Wire):
 
 
 
-class WarningUpdate(Wire):
-    """``sessionUpdate: "warning"``: something the user must know about the session, told once.
-    ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the tools in ``names`` out of the
-    model requests (sent with the session's first request that leaves them out)."""
+class SessionWarningWire(Wire):
+    """A warning of the session: ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the
+    tools in ``names`` out of the model requests; ``message`` says so in words."""
 
-    session_update: Literal["warning"]
     code: str
     message: str
     names: list[str]
+
+
+class WarningUpdate(SessionWarningWire):
+    """``sessionUpdate: "warning"``: something the user must know about the session, told once
+    (``tools_left_out``: with the session's first request that leaves those tools out)."""
+
+    session_update: Literal["warning"]
 
 
 SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate,
@@ -315,7 +320,8 @@ class SnapshotResult(Wire):
     still waiting for an answer. ``streaming`` is the response being streamed.
     ``turns`` lists every turn of the session, oldest first, with whether it
     can be undone (``toolwire/session/undoTurn``) or was undone. ``instructions``
-    are the project rules files the model is given.
+    are the project rules files the model is given; ``warnings`` the warnings the session
+    told (the latest ``tools_left_out``), so a reloaded panel shows them again.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
@@ -330,3 +336,4 @@ class SnapshotResult(Wire):
     pending_permissions: list[RequestPermissionParams]
     turns: list[TurnSummary]
     instructions: list[InstructionsFile]
+    warnings: list[SessionWarningWire] = Field(default_factory=list)

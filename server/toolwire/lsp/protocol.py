@@ -425,6 +425,11 @@ class RequestPermissionResult(Wire):
     outcome: PermissionOutcome
 
 
+def warning_form(warning: SessionWarning) -> dict[str, Any]:
+    """A warning on the wire: ``{code, message, names}`` (a ``warning`` update, a snapshot's ``warnings``)."""
+    return {"code": warning.code, "message": warning.message, "names": list(warning.names)}
+
+
 def update_payload(event: AgentEvent) -> dict[str, Any]:
     """The ``update`` object of a ``toolwire/session/update`` notification for ``event``.
 
@@ -459,5 +464,5 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     if type(event) is SessionInfo:
         return {"sessionUpdate": "session_info", "instructions": [rules.to_wire() for rules in event.instructions]}
     if type(event) is SessionWarning:
-        return {"sessionUpdate": "warning", "code": event.code, "message": event.message, "names": list(event.names)}
+        return {"sessionUpdate": "warning", **warning_form(event)}
     raise TypeError(f"not an agent event: {event!r}")

@@ -259,6 +259,7 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "pendingPermissions": list(ls.pending_permissions.get(state.session_id, {}).values()),
         "turns": state.turns,
         "instructions": state.instructions,
+        "warnings": [P.warning_form(warning) for warning in state.warnings],
     }
 
 
