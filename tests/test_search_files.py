@@ -467,3 +467,21 @@ async def test_a_path_through_a_symlink_is_searched_where_it_leads(engine: str, 
     assert hits(through) == [("conf/app.json", 1, "needle")]
     assert through.data is not None and through.data["excluded"] == [{"path": "conf/secret.json",
                                                                        "pattern": "conf/secret.json"}]
+
+
+async def test_the_text_fits_the_result_limit_in_whole_lines(engine: str, tmp_path: Path) -> None:
+    """The session's resultLimit bounds the text: whole lines and the count of the rest, never
+    a result the agent must cut in the middle."""
+    root = tree(tmp_path / "ws", {f"src/module_{i:02d}.py": "value = needle_function(1, 2, 3)\n" * 3
+                                  for i in range(40)})
+    result = await search(ToolContext(root, extra={"result_limit": 1000}), query="needle")
+    assert len(result.content) <= 1000
+    assert result.data is not None and result.data["truncated"] is True and result.data["total"] == 120
+    shown = result.data["matches"]
+    assert 0 < len(shown) < 100
+    rows = [r for r in result.content.split("\n") if ":" in r and r.startswith("src/")]
+    assert len(rows) == len(shown) and all(r.endswith("value = needle_function(1, 2, 3)") for r in rows)
+    assert result.content.endswith(f"{len(shown)} of 120 matches shown. Narrow the search: a folder as path, an "
+                                   "include glob (e.g. \"**/*.py\"), or a more specific query.")
+    whole = await search(ToolContext(root), query="needle")
+    assert whole.data is not None and len(whole.data["matches"]) == 100  # no limit given: limit alone bounds

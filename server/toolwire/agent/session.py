@@ -177,7 +177,8 @@ class Session:
         """The context tools of this session run with."""
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
                            write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo,
-                           model_exclude=self.model_exclude(), ripgrep=self.settings.ripgrep_path)
+                           model_exclude=self.model_exclude(), ripgrep=self.settings.ripgrep_path,
+                           extra={"result_limit": self.settings.result_limit})
 
     def model_exclude(self) -> ModelExclude:
         """The session's ``modelExclude`` patterns, compiled (once per value of the setting)."""

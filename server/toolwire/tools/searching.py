@@ -61,6 +61,8 @@ class SearchFilesArgs(BaseModel):
 
 
 _ESCAPE = re.compile(r"\\.")
+#: Room kept for the line that says how many matches were shown and how to narrow.
+TRAILER_CHARS = 200
 
 
 def smart_case_sensitive(query: str, regex: bool) -> bool:
@@ -136,8 +138,12 @@ class SearchFiles(Tool):
                                                "true to search it", data=data)
         else:
             engine = await run_search(ctx, search, results)
+        told = notes(results)
+        budget = ctx.extra.get("result_limit")
+        if isinstance(budget, int):  # whole lines within the session's resultLimit, not a cut in the middle
+            results.fit(budget - sum(len(n) + 1 for n in told) - TRAILER_CHARS)
         data: dict[str, Any] = {"query": args.query, "path": wp.rel, "engine": engine, **results.data()}
-        return ToolResult(ok=True, content=results.render(notes(results)), data=data)
+        return ToolResult(ok=True, content=results.render(told), data=data)
 
 
 async def _scope_ignored(ctx: ToolContext, search: Search) -> bool:

@@ -161,6 +161,32 @@ class Results:
         if not self.truncated:
             self.files.sort(key=lambda f: f.key)
 
+    def fit(self, budget: int) -> None:
+        """Keep only the matches whose lines fit in ``budget`` characters of rendered text
+        (at least one), so the model gets whole lines and the count of the rest rather than
+        a result cut in the middle; the matches dropped stay counted in :attr:`total`."""
+        used = 0
+        for index, entry in enumerate(self.files):
+            used += 2 if index else 0  # the blank line between files
+            keep = 0  # lines of this file that fit, up to a match or its context
+            matches = 0
+            previous = None
+            for n, line in enumerate(entry.lines):
+                if self.context and previous is not None and line.number > previous + 1:
+                    used += 3
+                previous = line.number
+                used += len(entry.shown) + len(str(line.number)) + 4 + len(cut_line(line.text, line.column))
+                if used > budget and (index or matches):
+                    break
+                keep = n + 1
+                matches += line.match
+            if keep < len(entry.lines):
+                entry.lines = entry.lines[:keep]
+                entry.matches = matches
+                del self.files[index + 1 if matches else index:]
+                self.kept = sum(f.matches for f in self.files)
+                return
+
     # ---- rendering
 
     def render(self, notes: list[str]) -> str:
