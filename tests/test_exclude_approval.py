@@ -235,3 +235,21 @@ async def test_a_pending_edit_of_an_excluded_file_is_previewed_for_the_user(clie
     finally:
         await release(client, turn)
     assert (root / "config" / ".env").read_text() == SECRET + "\n"
+
+
+async def test_renaming_an_excluded_file_is_asked_about_even_under_auto(client, silent, tmp_path):
+    """rename .env → env.txt, then a read of env.txt would show it unasked: the rename asks first."""
+    root = workspace(tmp_path)
+    rename = [("rename_file", {"path": "config/.env", "new_path": "env.txt"}), ("read_file", {"path": "env.txt"})]
+    sid, calls, log = await turn(client, root, tmp_path, rename, {"optionId": "reject"}, permissions={"edits": "auto"})
+    (request,) = client.permission_requests[sid]
+    assert request["subject"]["excluded"] == [{"path": "config/.env", "pattern": ".env"}]
+    assert calls["c0"]["cancelReason"] == "rejected" and calls["c1"]["error"]["code"] == "not_found"
+    await nowhere(client, sid, log, "hunter2")
+    sid, calls, log = await turn(silent, root, tmp_path, rename, permissions={"edits": "auto"})
+    assert calls["c0"]["error"]["code"] == "excluded" and (root / "config" / ".env").exists()
+    await nowhere(silent, sid, log, "hunter2")
+    # renaming another file is not asked about
+    sid, calls, log = await turn(client, root, tmp_path, [("rename_file", {"path": "ok.txt", "new_path": "ok2.txt"})],
+                                 permissions={"edits": "auto"})
+    assert client.permission_requests[sid] == [] and calls["c0"]["status"] == "done"

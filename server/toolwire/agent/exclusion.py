@@ -1,8 +1,9 @@
 """Files kept from the model (the ``modelExclude`` setting): the user's word, per call.
 
 A call of a tool whose result may carry the text of the files its path arguments name
-(``Tool.shows_content``: ``read_file``, ``git_diff``, ``edit_file``, ``multi_edit``) and
-that names such a file is asked about even where the permission policy or an "allow
+(``Tool.shows_content``: ``read_file``, ``git_diff``, ``edit_file``, ``multi_edit``), or a
+``rename_file`` of such a file (which would let a later read show it unasked), that names
+such a file is asked about even where the permission policy or an "allow
 always" rule would run it unasked (the scheduler, :mod:`toolwire.agent.scheduler`). The
 question names each file and its pattern (the subject's ``excluded``:
 ``[{"path", "pattern"}]``); allowed, the call runs with those files allowed for that call
@@ -52,12 +53,13 @@ def call_exclusions(tool: Tool, args: BaseModel, ctx: ToolContext) -> list[Withh
     """The excluded files among the path arguments of a call, in argument order, each once.
 
     Paths the tools refuse (outside the workspace, invalid) are left to the tool, which
-    reports them; a tool whose result shows no file text (``shows_content`` false) names none.
+    reports them; only ``Tool.content_paths`` count (none for a tool that shows no file text).
     """
-    if not tool.shows_content or not ctx.model_exclude:
+    paths = tool.content_paths(args)
+    if not paths or not ctx.model_exclude:
         return []
     found: dict[Path, Withheld] = {}
-    for written in tool.paths(args):
+    for written in paths:
         try:
             target = resolve_path(ctx.root, written)
         except (ToolError, OSError, ValueError):

@@ -165,6 +165,12 @@ class Tool(ABC):
         out.extend(p for p in getattr(args, "paths", None) or [] if isinstance(p, str))
         return out
 
+    def content_paths(self, args: BaseModel) -> list[str]:
+        """The path arguments whose file a call may show the model or take out of
+        ``modelExclude`` (:mod:`toolwire.agent.exclusion`): every path of a tool that
+        ``shows_content``, none otherwise."""
+        return self.paths(args) if self.shows_content else []
+
     @abstractmethod
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         """Run the call. Raise :class:`ToolError` for expected failures."""

@@ -282,6 +282,11 @@ class RenameFile(FileTool):
     )
     Args: ClassVar[type[BaseModel]] = RenameFileArgs
 
+    def content_paths(self, args: BaseModel) -> list[str]:
+        """The source: renaming a file kept from the model (``.env`` to ``env.txt``) would let
+        a later read show it unasked, so such a rename is asked about."""
+        return [args.path] if isinstance(args, RenameFileArgs) else []
+
     async def plan(self, args: RenameFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
         """The dry run: which file moves where (refused while either path is open in the editor)."""
         src = resolve_path(ctx.root, args.path)
