@@ -302,3 +302,21 @@ async def test_a_nested_block_forgotten_with_its_turn_comes_again(editor, repo):
     assert str(bodies[-1]["messages"]).count("Instructions from sub/AGENTS.md") == 1
     assert infos(editor, sid) == [[{"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}], [],
                                   [{"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}]]
+
+
+async def test_a_nested_block_dropped_to_fit_the_context_window_comes_again(editor, repo):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "AGENTS.md").write_text("SUB-RULE\n")
+    for name in "abc":
+        (repo / "sub" / f"{name}.txt").write_text(f"{name}\n")
+    script = replies(read("a", "sub/a.txt"), read("b", "sub/b.txt"), read("c", "sub/c.txt"), {"text": "done"})
+    with FakeEndpoint(script) as endpoint:  # a window so small that every older result gives way
+        sid = (await open_on(editor, repo, endpoint, contextWindow=1000))["sessionId"]
+        await prompt(editor, sid)
+        bodies = list(endpoint.requests)
+    calls = finals(editor, sid)
+    assert calls["a0"]["result"]["instructions"].endswith("\nSUB-RULE")
+    assert "instructions" not in calls["b0"]["result"]  # a0's result, with its block, was still sent
+    assert tool_message(bodies[2], "a0").startswith("[older tool result dropped")
+    assert calls["c0"]["result"]["instructions"].endswith("\nSUB-RULE")  # the model had lost it: given again
+    assert tool_message(bodies[3], "c0").endswith("\nSUB-RULE")

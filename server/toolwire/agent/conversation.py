@@ -89,6 +89,7 @@ class Conversation:
         self.turn: str | None = None
         self._owners: list[str | None] = []  # per message: the turn that added it
         self.system_base = system or ""
+        self.last_dropped: list[str] = []  # call ids whose results the last fit() shrank
         if system:
             self._append({"role": "system", "content": system})
 
@@ -187,8 +188,9 @@ class Conversation:
         results of the latest assistant message are never shrunk.
 
         Returns:
-            How many results were shrunk.
+            How many results were shrunk (their call ids: :attr:`last_dropped`).
         """
+        self.last_dropped = []
         total = self.size()
         if total <= max_chars:
             return 0
@@ -203,6 +205,7 @@ class Conversation:
             note = f"{DROPPED_PREFIX} it was {len(content)} characters]"
             total -= len(json.dumps(content, ensure_ascii=False)) - len(json.dumps(note))
             message["content"] = note
+            self.last_dropped.append(message.get("tool_call_id"))
             shrunk += 1
         return shrunk
 

@@ -150,8 +150,8 @@ class ProjectRules:
         nested: Nested files given to the model, by folder (``"sub/"``), in order.
         nested_bytes: Bytes of nested text given so far (counted against :data:`LIMIT`).
         announced: The list the front-end was last told (``session/new``, ``session_info``).
-        given_in: By folder, the turn whose call result carried its block and the bytes it took
-            (:meth:`forget_turn`).
+        given_in: By folder, the turn and the call whose result carried its block, and the
+            bytes it took (:meth:`forget_turn`, :meth:`forget_calls`).
     """
 
     root_file: RulesFile | None = None
@@ -159,7 +159,7 @@ class ProjectRules:
     nested: dict[str, RulesFile] = field(default_factory=dict)
     nested_bytes: int = 0
     announced: tuple[RulesFile, ...] = ()
-    given_in: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    given_in: dict[str, tuple[str | None, str | None, int]] = field(default_factory=dict)
 
     def listing(self) -> tuple[RulesFile, ...]:
         """The files the model is given: the root file first, then the nested ones in the order read."""
@@ -185,13 +185,15 @@ class ProjectRules:
             return ""
         return f"{root_header(self.root_file.path)}\n{self.root_text.rstrip()}"
 
-    def nested_for(self, source: RulesSource, paths: list[Path], turn: str | None = None) -> str | None:
+    def nested_for(self, source: RulesSource, paths: list[Path], turn: str | None = None,
+                   call: str | None = None) -> str | None:
         """The blocks of the nested rules files a call touching ``paths`` is the first to reach.
 
         Args:
             source: Where they are read from.
             paths: The absolute, resolved paths the call names (those outside the workspace are skipped).
             turn: The turn the call belongs to (for :meth:`forget_turn`).
+            call: The call's id (for :meth:`forget_calls`).
 
         Returns:
             The blocks, outermost folder first, separated by a blank line; None when there is none.
@@ -219,16 +221,26 @@ class ProjectRules:
                 used = len(self.root_text.encode("utf-8")) if self.root_file is not None else 0
                 shown, truncated = _cut(rel, text, size, LIMIT - used - self.nested_bytes)
                 self.nested[name] = RulesFile(rel, size, truncated)
-                self.given_in[name] = (turn, len(shown.encode("utf-8")))
-                self.nested_bytes += self.given_in[name][1]
+                self.given_in[name] = (turn, call, len(shown.encode("utf-8")))
+                self.nested_bytes += self.given_in[name][2]
                 blocks.append(f"{nested_header(name)}\n{shown.rstrip()}")
         return "\n\n".join(blocks) or None
 
     def forget_turn(self, turn: str) -> None:
         """Turn ``turn`` left the conversation (undone and forgotten): the nested files its
         calls carried are given again to the next call that reaches their folders."""
-        for name in [name for name, (given, _) in self.given_in.items() if given == turn]:
-            self.nested_bytes -= self.given_in.pop(name)[1]
+        self._forget([name for name, (given, _, _) in self.given_in.items() if given == turn])
+
+    def forget_calls(self, calls: list[str]) -> None:
+        """The results of ``calls`` were dropped from the history (the context window's
+        shrinking rule): the nested files they carried are given again to the next call
+        that reaches their folders."""
+        dropped = set(calls)
+        self._forget([name for name, (_, call, _) in self.given_in.items() if call in dropped])
+
+    def _forget(self, names: list[str]) -> None:
+        for name in names:
+            self.nested_bytes -= self.given_in.pop(name)[2]
             del self.nested[name]
 
     def take_change(self) -> tuple[RulesFile, ...] | None:

@@ -401,7 +401,7 @@ class Scheduler:
                         if tool.writes_tree:
                             session.tree_write_finished()
                     # the first call of the session in a folder with an AGENTS.md carries it
-                    result.instructions = session.nested_rules(tool.paths(args))
+                    result.instructions = session.nested_rules(tool.paths(args), call.id)
                     if result.instructions is not None and self.announce is not None:
                         if (listing := session.rules.take_change()) is not None:
                             self.announce(SessionInfo(listing))

@@ -157,10 +157,10 @@ class Session:
         self.rules.read_root(self.rules_source())
         return self.rules.take_change()
 
-    def nested_rules(self, rel_paths: list[str]) -> str | None:
-        """The nested ``AGENTS.md`` blocks a call naming ``rel_paths`` is the first of the
-        session to reach (:meth:`ProjectRules.nested_for`), or None."""
-        return self.rules.nested_for(self.rules_source(), self.lock_paths(rel_paths), self.conversation.turn)
+    def nested_rules(self, rel_paths: list[str], call_id: str | None = None) -> str | None:
+        """The nested ``AGENTS.md`` blocks a call (``call_id``) naming ``rel_paths`` is the first
+        of the session to reach (:meth:`ProjectRules.nested_for`), or None."""
+        return self.rules.nested_for(self.rules_source(), self.lock_paths(rel_paths), self.conversation.turn, call_id)
 
     def rules_source(self) -> RulesSource:
         """Where the project rules are read from: the editor's view of the folder, the

@@ -255,6 +255,7 @@ class Turn:
         budget = history_budget(self._window(), self.session.registry.definitions())
         if shrunk := self.session.conversation.fit(budget):
             log.info("dropped %d old tool results to fit the context window", shrunk)
+            self.session.rules.forget_calls(self.session.conversation.last_dropped)  # their rules blocks too
 
     def _build_request(self) -> ModelRequest:
         session = self.session
