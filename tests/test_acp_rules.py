@@ -43,6 +43,8 @@ async def test_acp_sessions_get_the_rules_and_their_list(repo: Path, tmp_path: P
                    {"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}]
         await client.wait_for(lambda: changed in infos(client))  # the watcher's report, before the next turn
         await conn.prompt(session_id=sid, prompt=text("two"))
+        loaded = await conn.load_session(cwd=str(repo), session_id=sid, mcp_servers=[])
+    assert loaded.field_meta == {"toolwire": {"instructions": changed}}  # a reloaded client learns the list too
     assert session.field_meta == {"toolwire": {"instructions": [{"path": "AGENTS.md", "bytes": 10,
                                                                  "truncated": False}]}}
     assert infos(client) == [[{"path": "AGENTS.md", "bytes": 10, "truncated": False},

@@ -176,7 +176,8 @@ class ToolwireAcpAgent:
         for update in replay_history(session.core.conversation.messages, session.core.root):
             await self._conn.session_update(session_id=session_id, update=update)
         self._advertise(session_id)
-        return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session))
+        return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session),
+                                   field_meta={"toolwire": {"instructions": session.hosted.instructions()}})
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """Switch the permission mode (``ask``, ``accept_edits``, ``read_only``) from the next call on."""
