@@ -82,6 +82,23 @@ async def test_lsp_continue_resumes_a_capped_turn_with_the_same_history(client, 
     assert len(logged(log)) == 3  # a refused Continue asks the model nothing
 
 
+@ASYNC
+async def test_lsp_continue_is_refused_after_the_capped_turn_was_undone_and_forgotten(client, tmp_path):
+    root = workspace(tmp_path)
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "create_file", "arguments": {"path": "new.txt", "content": "x\n"}}]},
+        {"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "new.txt"}}]}])
+    sid = (await client.call("toolwire/session/new", {"cwd": str(root), "model": f"replay:{script}", "settings": {
+        "maxModelRequests": 2, "permissions": {"create_file": "auto"}}}))["sessionId"]
+    assert (await client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "make it"}))["stopReason"] \
+        == "max_turn_requests"
+    undone = await client.call("toolwire/session/undoTurn", {"sessionId": sid, "rewind": True})
+    assert undone["status"] == "undone" and not (root / "new.txt").exists()
+    with pytest.raises(JsonRpcInvalidParams, match=r"sessionId: there is no turn to continue \(the last turn was "
+                       r"undone and removed from the conversation\): send a new prompt"):
+        await client.call("toolwire/session/continue", {"sessionId": sid})
+
+
 def test_the_default_cap_is_25_requests(tmp_path):
     """A replayed turn of 26 tool calls stops after the 25th request (the default) with max_turn_requests."""
     root = workspace(tmp_path)

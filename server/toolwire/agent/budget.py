@@ -38,8 +38,12 @@ def cap_message(max_requests: int) -> str:
     return f"the turn stopped after {max_requests} model requests (the maxModelRequests setting)"
 
 
-def continue_refusal(last_stop: str | None) -> str | None:
-    """Why a Continue cannot run after a last turn that ended ``last_stop`` (None: no turn yet); None when it can."""
+def continue_refusal(last_stop: str | None, in_history: bool = True) -> str | None:
+    """Why a Continue cannot run after a last turn that ended ``last_stop`` (None: no turn yet)
+    and whose messages are ``in_history`` or not (an undo with ``rewind`` dropped them); None when it can."""
+    if last_stop == CAP_STOP and not in_history:
+        return ("there is no turn to continue (the last turn was undone and removed from the conversation): send "
+                "a new prompt")
     if last_stop == CAP_STOP:
         return None
     ended = f"the last turn ended {last_stop}" if last_stop else "the session has no turn yet"

@@ -135,6 +135,10 @@ class Conversation:
             self.repair()
         return removed
 
+    def holds_turn(self, turn_id: str) -> bool:
+        """Whether a message of turn ``turn_id`` is in the history (a rewound turn's are not)."""
+        return turn_id in self._owners
+
     def add_user(self, text: str) -> None:
         """Append a user message."""
         self._append({"role": "user", "content": valid_text(text)})

@@ -215,7 +215,8 @@ class SessionHost:
         """
         self.ensure_free(hosted, TURN_ALREADY_RUNNING)
         last = hosted.last_turn
-        refusal = continue_refusal(last.outcome.stop_reason if last is not None and last.outcome else None)
+        stopped = last.outcome.stop_reason if last is not None and last.outcome else None
+        refusal = continue_refusal(stopped, last is None or hosted.session.conversation.holds_turn(last.id))
         if refusal is not None:
             raise HostError(refusal, "sessionId")
         return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver)
