@@ -23,12 +23,21 @@ async def test_request_permission_names_the_file_and_a_rejection_fetches_nothing
     env = repo / "config" / ".env"
     env.write_text(SECRET + "\n")
     client = RecordingClient(answers=["reject"], buffers={str(env): SECRET + " (unsaved)\n"})
+    offered: list[list[str]] = []
+    answer = client.request_permission
+
+    async def record_options(options, session_id, tool_call, **kwargs):
+        offered.append([o.option_id for o in options])
+        return await answer(options, session_id, tool_call, **kwargs)
+
+    client.request_permission = record_options  # type: ignore[method-assign]
     async with await start(client, f"replay:{read_env(tmp_path)}") as (conn, _):
         sid = await open_session(conn, repo, fs=True)
         await conn.prompt(session_id=sid, prompt=text("read the env"))
     (asked,) = client.permissions
     assert asked.content[0].content.text == ("Kept from the model (modelExclude): config/.env (pattern '.env'). "
                                              "Allowing shows it to the model for this call only.")
+    assert offered == [["allow_once", "reject"]]  # allowed per call only: no "always"
     assert client.final("r1")["raw_output"] == {"canceled": True, "cancelReason": "rejected"}
     assert str(env) not in client.reads  # not even fetched to build the question
     dumped = json.dumps([u.model_dump(mode="json") for u in client.updates])

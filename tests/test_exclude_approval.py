@@ -17,16 +17,38 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
 from conftest import ToolwireTestClient, git, prompt, server_fixture
-from test_irreversible import make_plain_editor, make_silent
+from test_irreversible import make_silent
 from undo_helpers import calls_script
 
 from conftest import make_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+def make_plain_recording_actions():
+    """An LSP client without Toolwire's panel (as test_irreversible's plain editor, which rejects
+    every window/showMessageRequest), keeping each question's message and action titles."""
+    from lsprotocol import types
+    from pytest_lsp.client import register_lsp_features
+
+    from test_irreversible import MessageRequestClient
+
+    editor = MessageRequestClient()
+    editor.actions = []
+    register_lsp_features(editor)
+    editor.feature("toolwire/session/update")(lambda params: editor.on_update(params))
+
+    @editor.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        editor.asked.append(params.message)
+        editor.actions.append([a.title for a in params.actions or []])
+        return types.MessageActionItem(title="Reject")
+
+    return editor
+
+
 client = server_fixture("client", make_client)
 silent = server_fixture("silent", make_silent)
-plain = server_fixture("plain", make_plain_editor)
+plain = server_fixture("plain", make_plain_recording_actions)
 
 SECRET = "API_TOKEN=hunter2-s3cr3t-value"
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIsecretkeymaterial\n-----END PRIVATE KEY-----\n"
@@ -87,6 +109,7 @@ async def test_a_rejected_read_is_refused_with_the_reason_and_leaks_nothing(clie
     assert request["subject"] == {"kind": "tool", "tool": "read_file", "arguments": {
         "path": "config/.env", "start_line": None, "end_line": None},
         "excluded": [{"path": "config/.env", "pattern": ".env"}]}
+    assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject"]  # allowed per call only
     assert calls["c0"]["status"] == "canceled" and calls["c0"]["cancelReason"] == "rejected"
     assert await tool_messages(client, sid) == [
         "The user rejected this tool call. Reason: not that one config/.env is kept from the model by the "
@@ -125,6 +148,11 @@ async def test_a_lookalike_is_read_unasked(client, tmp_path):
     root = workspace(tmp_path)
     sid, calls, log = await turn(client, root, tmp_path, [("read_file", {"path": ".envrc"})])
     assert client.permission_requests[sid] == [] and calls["c0"]["status"] == "done"
+    # a question about another file keeps "allow always"
+    sid, calls, log = await turn(client, root, tmp_path, [("read_file", {"path": "ok.txt"})],
+                                 permissions={"read_file": "ask"})
+    assert [o["optionId"] for o in client.permission_requests[sid][0]["options"]] == [
+        "allow_once", "allow_always", "reject"]
 
 
 async def test_nobody_to_ask_ends_errored_excluded_naming_the_pattern(silent, tmp_path):
@@ -215,6 +243,7 @@ async def test_a_plain_editor_s_question_opens_with_the_file_and_pattern(plain, 
     (asked,) = plain.asked
     assert asked.startswith("Kept from the model (modelExclude): config/.env (pattern '.env'). Allowing shows it "
                             "to the model for this call only.\nToolwire wants to run read_file"), asked
+    assert plain.actions == [["Allow once", "Reject"]]
     assert calls["c0"]["cancelReason"] == "rejected"
     await nowhere(plain, sid, log, "hunter2")
 

@@ -35,7 +35,7 @@ from toolwire.acp import mapping
 from toolwire.agent.host import Preview, PreviewError, Session
 from toolwire.acp.commands import capped_text
 from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, SessionInfo, SessionWarning,
-                                   ToolCallChanged, TurnUpdate)
+                                   ToolCallChanged, TurnUpdate, offered)
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_text
@@ -216,7 +216,8 @@ class AcpApprover:
         )
         try:
             response = await self._conn.request_permission(
-                session_id=self._session.id, tool_call=tool_call, options=mapping.PERMISSION_OPTIONS)
+                session_id=self._session.id, tool_call=tool_call,
+                options=[o for o in mapping.PERMISSION_OPTIONS if o.option_id in offered(subject)])
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -114,6 +114,15 @@ def excluded_notice(subject: dict[str, Any]) -> str | None:
     return f"{EXCLUDED_PREFIX}{named}. Allowing shows it to the model for this call only."
 
 
+def offered(subject: dict[str, Any]) -> tuple[str, ...]:
+    """The answers a question about ``subject`` offers, by option id: ``allow_once``,
+    ``allow_always`` and ``reject``; no ``allow_always`` when it names files kept from the
+    model (they are allowed per call only)."""
+    if excluded_notice(subject) is not None:
+        return ("allow_once", "reject")
+    return ("allow_once", "allow_always", "reject")
+
+
 PermissionOption = Literal["allow_once", "allow_always", "reject", "cancelled", "unavailable"]
 
 
@@ -159,4 +168,4 @@ class RecordingSink:
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "EXCLUDED_PREFIX",
            "IRREVERSIBLE_PREFIX", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
            "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
-           "WorkspaceChange", "call_changed", "excluded_notice"]
+           "WorkspaceChange", "call_changed", "excluded_notice", "offered"]

@@ -21,7 +21,7 @@ import anyio
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
 
-from toolwire.agent.events import AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate
+from toolwire.agent.events import AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate, offered
 from toolwire.lsp.call_wire import snapshot_form
 from toolwire.lsp.protocol import (
     PERMISSION_OPTIONS,
@@ -133,7 +133,7 @@ class LspApprover:
             "sessionId": self._session_id,
             "toolCall": call,
             "subject": subject,
-            "options": [option.dump() for option in PERMISSION_OPTIONS],
+            "options": [option.dump() for option in PERMISSION_OPTIONS if option.option_id in offered(subject)],
         }
         open_requests = self._server.pending_permissions.setdefault(self._session_id, {})
         open_requests[msg_id] = params  # shown by toolwire/session/snapshot until answered

@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice, offered
 from toolwire.rpc.protocol import Peer
 from toolwire.workspace.names import display_text
 
@@ -68,7 +68,7 @@ async def ask_with_message_request(client: Peer, call: dict[str, Any], subject: 
     """
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning, message=subject_text(call, subject),
-        actions=[types.MessageActionItem(title=title) for title in _ACTIONS])
+        actions=[types.MessageActionItem(title=title) for title, option in _ACTIONS.items() if option in offered(subject)])
     msg_id = f"ask-{uuid.uuid4().hex[:12]}"
     try:
         answer = await client.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
