@@ -24,6 +24,8 @@ Figures:
   tool at its default limit (100) against the engine printing them all.
 * ``list_files_glob``: ``**/*.py`` (about 4,700 files), the tool at its default limit
   (500) against the engine's own listing of every match.
+* ``*_e2e`` (``search_files_literal``, ``list_files_glob``): the same calls through
+  ``toolwire serve`` over stdio, ``calling`` → ``done`` (``bench/search_e2e.py``).
 * ``search_files_memory``: the tool's peak of Python allocations (``tracemalloc``) and
   its process's peak RSS growth (``VmHWM`` reset through ``/proc/self/clear_refs``, in a
   child process per query), ``common_marker`` (~100,000 matches) against the 10-match
@@ -279,7 +281,7 @@ async def main(opts: argparse.Namespace) -> None:
                       "build_or_cache_s": round(time.perf_counter() - start, 1),
                       "rg": rg_binary(), "load_average": os.getloadavg()[0]}), flush=True)
     rounds = opts.rounds or (3 if opts.quick else 9)
-    only = opts.only.split(",") if opts.only else [*CASES, "memory", "engines"]
+    only = opts.only.split(",") if opts.only else [*CASES, "memory", "engines", "e2e"]
     for engine in engines_to_measure(opts.engine):
         for key in (k for k in CASES if k in only):
             case = CASES[key]
@@ -289,6 +291,14 @@ async def main(opts: argparse.Namespace) -> None:
     if "engines" in only and len(engines_to_measure("all")) == 2:
         for line in engines_side_by_side(tree.root, rounds):
             print(json.dumps(line), flush=True)
+    if "e2e" in only:
+        from search_e2e import e2e_figure
+        engine = engines_to_measure(opts.engine)[0]  # the server looks for rg first, as this does
+        for case in (CASES["literal"], CASES["list"]):
+            if tool_available(case.tool):
+                line = await e2e_figure(tree.root, case, direct_argv(engine, case.kind, case.query, case.regex),
+                                        rounds, run_direct)
+                print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":
@@ -296,7 +306,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="a 2,000-file tree, 3 rounds (smoke run)")
     parser.add_argument("--rounds", type=int, default=0, help="rounds per figure (default 9, --quick 3)")
     parser.add_argument("--engine", choices=("rg", "git", "all"), default="all")
-    parser.add_argument("--only", default="", help="comma-separated: literal,regex,common,list,memory,engines")
+    parser.add_argument("--only", default="", help="comma-separated: literal,regex,common,list,memory,engines,e2e")
     parser.add_argument("--child-memory", default="", help=argparse.SUPPRESS)
     parser.add_argument("--root", default="", help=argparse.SUPPRESS)
     opts = parser.parse_args()
