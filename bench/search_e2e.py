@@ -22,8 +22,10 @@ from typing import Any
 from peer import Peer
 
 
-async def e2e_figure(root: Path, case: Any, argv: list[str], turns: int, run_direct: Any) -> dict[str, Any]:
-    """calling → done of ``case`` over the server, against ``argv`` run directly."""
+async def e2e_figure(root: Path, case: Any, engine: str, argv: list[str], turns: int,
+                     run_direct: Any) -> dict[str, Any]:
+    """calling → done of ``case`` over the server (its engine: ``TOOLWIRE_ENGINE=engine``),
+    against ``argv`` run directly."""
     with tempfile.TemporaryDirectory(prefix="toolwire-bench-e2e-") as tmp:
         script = Path(tmp) / "script.jsonl"
         steps = []
@@ -31,7 +33,8 @@ async def e2e_figure(root: Path, case: Any, argv: list[str], turns: int, run_dir
             steps.append({"tool_calls": [{"name": case.tool, "id": f"c{t}", "arguments": case.args}]})
             steps.append({"text": "ok"})
         script.write_text("".join(json.dumps(step) + "\n" for step in steps))
-        peer = Peer([sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"], dict(os.environ))
+        peer = Peer([sys.executable, "-m", "toolwire", "serve", "--log-level", "WARNING"],
+                    {**os.environ, "TOOLWIRE_ENGINE": engine})
         await peer.start()
         try:
             await peer.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})

@@ -140,9 +140,11 @@ def tool_available(name: str) -> bool:
 
 
 def tool_context(root: Path, engine: str):
-    """A ``ToolContext`` on ``root`` whose tools use ``engine`` (see the tools' engine module)."""
+    """A ``ToolContext`` on ``root`` whose tools use ``engine`` (``TOOLWIRE_ENGINE``, read at
+    each call: :func:`toolwire.tools.engine.find_engine`)."""
     from toolwire.tools.base import ToolContext
-    return ToolContext(root, extra={"search_engine": engine})
+    os.environ["TOOLWIRE_ENGINE"] = engine
+    return ToolContext(root)
 
 
 async def run_tool(case: Case, root: Path, engine: str) -> tuple[float, Any]:
@@ -296,8 +298,8 @@ async def main(opts: argparse.Namespace) -> None:
         engine = engines_to_measure(opts.engine)[0]  # the server looks for rg first, as this does
         for case in (CASES["literal"], CASES["list"]):
             if tool_available(case.tool):
-                line = await e2e_figure(tree.root, case, direct_argv(engine, case.kind, case.query, case.regex),
-                                        rounds, run_direct)
+                line = await e2e_figure(tree.root, case, engine,
+                                        direct_argv(engine, case.kind, case.query, case.regex), rounds, run_direct)
                 print(json.dumps(line), flush=True)
 
 
