@@ -20,16 +20,22 @@ Figures:
 
 * ``search_files_literal``: ``needle_literal_rare`` (10 visible files; smart case).
 * ``search_files_regex``: ``color_[a-z]+\\s*=\\s*0x[0-9a-f]{6}\\b`` (10 visible files).
-* ``search_files_common``: ``common_marker``, about 100,000 visible matching lines, the
-  tool at its default limit (100) against the engine printing them all.
+* ``search_files_counted``: ``common_marker(10``, 2,601 visible matching lines, the tool at
+  its default limit (100, the rest counted) against the engine printing them all.
+* ``search_files_common``: ``common_marker``, 104,148 visible matching lines, the tool at
+  its default limit (100) against the engine printing them all (the tool stops counting
+  past its cap, so it does less work than the engine here).
+  For ``rg`` the search lines also give ``engine_sorted_ms``: the same command with
+  ``--sort path`` (single-threaded; the tool's order), and its ratio to the unsorted run.
 * ``list_files_glob``: ``**/*.py`` (about 4,700 files), the tool at its default limit
   (500) against the engine's own listing of every match.
 * ``*_e2e`` (``search_files_literal``, ``list_files_glob``): the same calls through
   ``toolwire serve`` over stdio, ``calling`` → ``done`` (``bench/search_e2e.py``).
 * ``search_files_memory``: the tool's peak of Python allocations (``tracemalloc``) and
-  its process's peak RSS growth (``VmHWM`` reset through ``/proc/self/clear_refs``, in a
-  child process per query), ``common_marker`` (~100,000 matches) against the 10-match
-  query: ``ratio`` near 1 means memory is flat in the number of matches.
+  its process's peak RSS (``VmHWM`` reset through ``/proc/self/clear_refs`` right before
+  the call, in a child process per query) for the 10, 2,601 and 104,148-match queries;
+  ``ratio`` (allocations) and ``rss_ratio``, 104,148 against 10 matches, near 1 mean
+  memory is flat in the number of matches.
 
 Usage::
 
@@ -42,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -61,6 +68,7 @@ from search_tree import COMMON, RARE, RARE_REGEX  # noqa: E402
 
 READ_LIMIT = 2 * 1024 * 1024  # toolwire.workspace.fs.MAX_FILE_BYTES: larger files are skipped
 LIST_GLOB = "**/*.py"
+COUNTED = COMMON + "(10"  # 2,601 visible matching lines: all counted, under the tool's cap
 
 
 def rg_binary() -> str | None:
@@ -74,17 +82,34 @@ def smart_case_insensitive(query: str) -> bool:
 
 
 def rg_search_argv(rg: str, query: str, regex: bool) -> list[str]:
-    return [rg, "--no-config", "--hidden", "--glob", "!.git", f"--max-filesize={READ_LIMIT}",
+    return [rg, "--no-config", "--hidden", "--glob", "!.git", *exclude_options("rg"), f"--max-filesize={READ_LIMIT}",
             "--line-number", "--with-filename", "--no-heading", "--color=never", "--smart-case",
             *([] if regex else ["--fixed-strings"]), "--regexp", query, "--", "."]
 
 
-def git_search_argv(query: str, regex: bool) -> list[str]:
+@functools.cache
+def git_has_pcre(root: Path) -> bool:
+    """Whether this git's grep takes ``-P`` (built with PCRE), tried in the repository ``root``."""
+    probe = subprocess.run(["git", "grep", "-P", "-e", "x", "--", ".gitignore"], cwd=root, capture_output=True)
+    return probe.returncode in (0, 1)
+
+
+@functools.cache
+def exclude_options(engine: str) -> tuple[str, ...]:
+    """The default ``modelExclude`` patterns as the engine's own options (the tools' forms:
+    ``--iglob !.env ...`` for rg, ``:(exclude,glob,icase)**/.env ...`` pathspecs for git)."""
+    from toolwire.workspace.model_exclude import ModelExclude
+    return tuple(ModelExclude().rg_globs() if engine == "rg" else ModelExclude().git_pathspecs())
+
+
+def git_search_argv(root: Path, query: str, regex: bool) -> list[str]:
     # git grep has no size limit: the files over the read limit are searched (the tool
     # must drop them); -I skips binary files, --untracked adds the untracked, not ignored.
+    # A regular expression is PCRE (-P) when git has it, as the tool runs it.
+    syntax = ("--perl-regexp" if git_has_pcre(root) else "--extended-regexp") if regex else "--fixed-strings"
     return ["git", "-c", "grep.fallbackToNoIndex=false", "grep", "--line-number", "--no-color", "-I",
             "--untracked", "--exclude-standard", *(["-i"] if smart_case_insensitive(query) else []),
-            "--extended-regexp" if regex else "--fixed-strings", "-e", query, "--", "."]
+            syntax, "-e", query, "--", ".", *exclude_options("git")]
 
 
 def rg_list_argv(rg: str, glob: str) -> list[str]:
@@ -95,12 +120,13 @@ def git_list_argv(glob: str) -> list[str]:
     return ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", f":(glob){glob}"]
 
 
-def direct_argv(engine: str, kind: str, query: str, regex: bool = False) -> list[str]:
+def direct_argv(engine: str, kind: str, query: str, regex: bool = False, root: Path | None = None) -> list[str]:
     rg = rg_binary()
     if engine == "rg":
         assert rg is not None
         return rg_search_argv(rg, query, regex) if kind == "search" else rg_list_argv(rg, query)
-    return git_search_argv(query, regex) if kind == "search" else git_list_argv(query)
+    assert root is not None
+    return git_search_argv(root, query, regex) if kind == "search" else git_list_argv(query)
 
 
 def run_direct(argv: list[str], cwd: Path) -> tuple[float, int]:
@@ -127,6 +153,7 @@ CASES = {
     "literal": Case("search_files_literal", "search_files", {"query": RARE}, "search", RARE),
     "regex": Case("search_files_regex", "search_files", {"query": RARE_REGEX, "regex": True}, "search",
                   RARE_REGEX, True),
+    "counted": Case("search_files_counted", "search_files", {"query": COUNTED}, "search", COUNTED),
     "common": Case("search_files_common", "search_files", {"query": COMMON}, "search", COMMON),
     "list": Case("list_files_glob", "list_files", {"path": ".", "pattern": LIST_GLOB}, "list", LIST_GLOB),
 }
@@ -173,14 +200,17 @@ def _ms(seconds: float) -> float:
 
 
 async def time_case(case: Case, root: Path, engine: str, rounds: int, with_tool: bool) -> dict[str, Any]:
-    argv = direct_argv(engine, case.kind, case.query, case.regex)
-    direct, tool, paired = [], [], []
+    argv = direct_argv(engine, case.kind, case.query, case.regex, root)
+    sorted_argv = [*argv[:-4], "--sort", "path", *argv[-4:]] if engine == "rg" and case.kind == "search" else None
+    direct, tool, paired, in_order = [], [], [], []
     lines = total = None
     run_direct(argv, root)  # warm the page cache and the engine's binary
     if with_tool:
         await run_tool(case, root, engine)
     for r in range(rounds):
         order = (0, 1) if r % 2 == 0 else (1, 0)
+        if sorted_argv is not None:
+            in_order.append(run_direct(sorted_argv, root)[0])
         for which in order:
             if which == 0:
                 t, lines = run_direct(argv, root)
@@ -199,6 +229,9 @@ async def time_case(case: Case, root: Path, engine: str, rounds: int, with_tool:
                    tool_total=total, target="ratio <= 1.3")
     else:
         out.update(toolwire_ms=None, ratio=None, note=f"{case.tool} is not on this branch: engine only")
+    if in_order:  # what ripgrep's single-threaded --sort path (the tool's order) costs by itself
+        out.update(engine_sorted_ms=_ms(statistics.median(in_order)),
+                   sorted_over_unsorted=round(statistics.median(in_order) / statistics.median(direct), 3))
     out.update(rounds=rounds, engine_argv=" ".join(argv[1:] if engine == "rg" else argv))
     return out
 
@@ -207,7 +240,7 @@ def engines_side_by_side(root: Path, rounds: int) -> list[dict[str, Any]]:
     """git against rg, both run directly, per case."""
     out = []
     for key, case in CASES.items():
-        rg_argv, git_argv = (direct_argv(e, case.kind, case.query, case.regex) for e in ("rg", "git"))
+        rg_argv, git_argv = (direct_argv(e, case.kind, case.query, case.regex, root) for e in ("rg", "git"))
         run_direct(rg_argv, root), run_direct(git_argv, root)
         rg_t, git_t = [], []
         rg_lines = git_lines = 0
@@ -246,26 +279,25 @@ def _status_kb(field: str) -> int:
 
 
 async def memory_figure(root: Path, engine: str) -> dict[str, Any]:
-    peaks = {}
-    for key in ("literal", "common"):
+    """Peak memory of one call for 10, 2,601 and 104,148 matching lines."""
+    keys = ("literal", "counted", "common")
+    out: dict[str, Any] = {"figure": "search_files_memory", "engine": engine}
+    for key in keys:
         tracemalloc.start()
         tracemalloc.reset_peak()
         _, result = await run_tool(CASES[key], root, engine)
-        peaks[key] = (tracemalloc.get_traced_memory()[1], tool_total(result))
+        out[f"tracemalloc_peak_kb_{key}"] = round(tracemalloc.get_traced_memory()[1] / 1024, 1)
         tracemalloc.stop()
-    rss = {}
-    for key in ("literal", "common"):
+        out[f"total_{key}"] = tool_total(result)
         proc = subprocess.run([sys.executable, __file__, "--child-memory", key, "--engine", engine,
                                "--root", str(root)], capture_output=True, text=True, check=True)
-        rss[key] = json.loads(proc.stdout.strip().splitlines()[-1])["peak_growth_kb"]
-    few, many = peaks["literal"], peaks["common"]
-    return {"figure": "search_files_memory", "engine": engine,
-            "matches_few": few[1], "matches_many": many[1],
-            "tracemalloc_peak_kb_few": round(few[0] / 1024, 1), "tracemalloc_peak_kb_many": round(many[0] / 1024, 1),
-            "ratio": round(many[0] / few[0], 2),
-            "rss_peak_growth_kb_few": rss["literal"], "rss_peak_growth_kb_many": rss["common"],
-            "rss_growth_ratio": round(max(rss["common"], 1) / max(rss["literal"], 1), 2),
-            "target": "flat: ratio near 1 (results stream and stop at the limit)"}
+        child = json.loads(proc.stdout.strip().splitlines()[-1])
+        out[f"peak_rss_kb_{key}"] = child["rss_before_kb"] + child["peak_growth_kb"]
+        out[f"rss_growth_kb_{key}"] = child["peak_growth_kb"]
+    out["ratio"] = round(out["tracemalloc_peak_kb_common"] / out["tracemalloc_peak_kb_literal"], 2)
+    out["rss_ratio"] = round(out["peak_rss_kb_common"] / out["peak_rss_kb_literal"], 3)
+    out["target"] = "flat: ratio near 1 (results stream and stop at the limit)"
+    return out
 
 
 def engines_to_measure(choice: str) -> list[str]:
@@ -299,7 +331,7 @@ async def main(opts: argparse.Namespace) -> None:
         for case in (CASES["literal"], CASES["list"]):
             if tool_available(case.tool):
                 line = await e2e_figure(tree.root, case, engine,
-                                        direct_argv(engine, case.kind, case.query, case.regex), rounds, run_direct)
+                                        direct_argv(engine, case.kind, case.query, case.regex, tree.root), rounds, run_direct)
                 print(json.dumps(line), flush=True)
 
 
@@ -308,7 +340,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="a 2,000-file tree, 3 rounds (smoke run)")
     parser.add_argument("--rounds", type=int, default=0, help="rounds per figure (default 9, --quick 3)")
     parser.add_argument("--engine", choices=("rg", "git", "all"), default="all")
-    parser.add_argument("--only", default="", help="comma-separated: literal,regex,common,list,memory,engines,e2e")
+    parser.add_argument("--only", default="", help="comma-separated: literal,regex,counted,common,list,memory,engines,e2e")
     parser.add_argument("--child-memory", default="", help=argparse.SUPPRESS)
     parser.add_argument("--root", default="", help=argparse.SUPPRESS)
     opts = parser.parse_args()
