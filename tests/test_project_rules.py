@@ -320,3 +320,20 @@ async def test_a_nested_block_dropped_to_fit_the_context_window_comes_again(edit
     assert tool_message(bodies[2], "a0").startswith("[older tool result dropped")
     assert calls["c0"]["result"]["instructions"].endswith("\nSUB-RULE")  # the model had lost it: given again
     assert tool_message(bodies[3], "c0").endswith("\nSUB-RULE")
+
+
+async def test_a_client_fed_run_carries_the_nested_block_too(editor, repo):
+    from toolwire.llm.replay import scripted_chunks
+
+    (repo / "sub").mkdir()
+    (repo / "sub" / "AGENTS.md").write_text("SUB-RULE\n")
+    (repo / "sub" / "a.txt").write_text("a\n")
+    sid = (await editor.call("toolwire/session/new", {"cwd": str(repo)}))["sessionId"]
+    chunks = scripted_chunks({"tool_calls": [{"name": "read_file", "arguments": {"path": "sub/a.txt"}, "id": "f"}]}, 1)
+    await editor.call("toolwire/toolCalls/merge", {"sessionId": sid, "streamId": "s", "chunks": chunks, "end": True})
+    run = await editor.call("toolwire/toolCalls/run", {"sessionId": sid, "streamId": "s"})
+    # the text the client's own model gets back holds the block, as a server-run turn's would
+    assert run["results"][0]["content"] == "a\n\n\nInstructions from sub/AGENTS.md (apply to files under sub/):\nSUB-RULE"
+    told = [p for p in editor.raw_updates[sid] if p["update"]["sessionUpdate"] == "session_info"]
+    assert [(p.get("streamId"), p["update"]["instructions"]) for p in told] == [
+        ("s", [{"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}])]
