@@ -337,3 +337,19 @@ async def test_a_client_fed_run_carries_the_nested_block_too(editor, repo):
     told = [p for p in editor.raw_updates[sid] if p["update"]["sessionUpdate"] == "session_info"]
     assert [(p.get("streamId"), p["update"]["instructions"]) for p in told] == [
         ("s", [{"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}])]
+
+
+async def test_listing_a_folder_with_an_agents_md_carries_it(editor, repo):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "AGENTS.md").write_text("SUB-RULE\n")
+    (repo / "sub" / "a.txt").write_text("a\n")
+    listing = {"tool_calls": [{"name": "list_files", "id": "l0", "arguments": {"path": "."}},
+                              {"name": "list_files", "id": "l1", "arguments": {"path": "sub"}}]}
+    with FakeEndpoint(replies(listing, {"text": "ok"})) as endpoint:
+        sid = (await open_on(editor, repo, endpoint))["sessionId"]
+        await prompt(editor, sid)
+    calls = finals(editor, sid)
+    assert calls["l0"]["status"] == calls["l1"]["status"] == "done"
+    assert "instructions" not in calls["l0"]["result"]  # the root folder: its rules are the system prompt's
+    assert calls["l1"]["result"]["instructions"] == (
+        "Instructions from sub/AGENTS.md (apply to files under sub/):\nSUB-RULE")
