@@ -241,3 +241,25 @@ async def test_gitignore_rules_read_alike_by_every_engine(engine: str, tmp_path:
         ".gitignore", "a/.gitignore", "a/b.log", "a/keep.log", "docs/gen.md", "keep.log", "src/lib/build",
         "vendor/keep/k.c", "name with space .txt",  # \#hash.txt ignores #hash.txt; "\ " keeps a trailing space
     ])
+
+
+async def test_git_failing_hands_over_to_the_walk(tmp_path: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv(ENGINE_ENV, "git")
+    root = make_repo(tmp_path / "ws", isolated)
+    (root / ".git" / "index").write_bytes(b"not an index")  # git ls-files: fatal, before any name
+    assert await listing(root) == REPO_FILES
+    assert await listing(root, pattern="**/*.py") == ["a.py", "src/.hidden.py", "src/app.py", "src/pkg/mod.py"]
+    assert "git ls-files failed" in caplog.text and "listing with the walk" in caplog.text
+
+
+async def test_rg_failing_is_a_tool_error_with_its_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolwire.workspace.errors import ToolError
+
+    monkeypatch.setenv(ENGINE_ENV, "rg")
+    real = eng.rg_list_argv
+    monkeypatch.setattr(eng, "rg_list_argv", lambda *a, **k: [*real(*a, **k), "--no-such-flag"])
+    (tmp_path / "a.txt").write_text("")
+    with pytest.raises(ToolError) as err:
+        await listing(tmp_path)
+    assert err.value.code == "engine_failed" and "rg failed" in err.value.message and "no-such-flag" in err.value.message

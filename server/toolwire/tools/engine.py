@@ -26,6 +26,7 @@ at once when the reader stops early, fails or is cancelled.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import signal
@@ -42,6 +43,7 @@ from typing import Literal
 import anyio
 
 from toolwire.tools.gitrun import git_argv, git_env
+from toolwire.workspace.errors import ToolError
 from toolwire.workspace.globs import Glob
 from toolwire.workspace.ignores import IgnoreRules, global_excludes_file, repo_top
 
@@ -70,6 +72,7 @@ CHUNK = 256 * 1024
 WALK_BATCH = 4096
 
 _EXE = ".exe" if os.name == "nt" else ""
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +138,7 @@ def rg_list_argv(engine: Engine, *, ignored: bool, glob: Glob | None, excludes: 
             rg's own lookup is off), or None.
     """
     assert engine.rg is not None
-    argv = [engine.rg, "--files", "--null", "--no-config", "--hidden", "--no-ignore-dot",
-            "--no-messages", "--glob", "!.git"]
+    argv = [engine.rg, "--files", "--null", "--no-config", "--hidden", "--no-ignore-dot", "--glob", "!.git"]
     if ignored:
         argv.append("--no-ignore")
     else:
@@ -333,19 +335,47 @@ async def list_batches(engine: Engine, base: Path, *, ignored: bool, glob: Glob 
     Regular files only for rg and the walk; git also names tracked symbolic links and tracked
     files deleted from the disk (the caller checks what it shows). Use inside
     ``contextlib.aclosing``.
+
+    An engine that fails before it names a file (git refusing the repository, a damaged
+    index) hands over to the walk, which lists the same files; rg naming some files but
+    not all (a folder it cannot read) is taken as it is, as the walk skips such folders.
+
+    Raises:
+        ToolError: ``engine_failed`` when the engine failed after naming files (what it
+            named is not all there is), or rg failed naming none; the message is its own.
     """
+    outcome = Outcome()
     if engine.kind == "rg":
         excludes = None if ignored or not in_repository(base) else _rg_excludes()
-        source = stream_batches(rg_list_argv(engine, ignored=ignored, glob=glob, excludes=excludes), base)
+        argv = rg_list_argv(engine, ignored=ignored, glob=glob, excludes=excludes)
+        source = stream_batches(argv, base, outcome=outcome)
     elif engine.kind == "git" and in_repository(base):
-        source = stream_batches(git_list_argv(ignored=ignored, glob=glob), base, env=git_env(read_only=True))
+        source = stream_batches(git_list_argv(ignored=ignored, glob=glob), base, env=git_env(read_only=True),
+                                outcome=outcome)
     else:
         source = _walk_batches(base, ignored=ignored, max_depth=glob.max_depth if glob else None)
+        outcome.returncode = 0
+    named = False
     try:
         async for batch in source:
+            named = True
             yield batch if glob is None else list(glob.filter(batch))
     finally:
         await source.aclose()
+    code = outcome.returncode
+    if engine.kind == "rg" and (code in (0, 1) or named):
+        return
+    if code == 0:
+        return
+    name = "rg" if engine.kind == "rg" else "git ls-files"
+    reason = (outcome.stderr.splitlines() or [f"exit status {code}"])[-1]
+    if engine.kind == "git" and not named:
+        log.warning("%s failed in %s (%s); listing with the walk", name, base, reason)
+        async with aclosing(list_batches(Engine("walk"), base, ignored=ignored, glob=glob)) as walked:
+            async for batch in walked:
+                yield batch
+        return
+    raise ToolError("engine_failed", f"{name} failed: {reason}")
 
 
 async def ignored_among(engine: Engine, base: Path, names: Sequence[str], dirs: set[str]) -> set[str]:
