@@ -388,6 +388,28 @@ async def test_model_excluded_files_are_not_searched_and_named(engine: str, tmp_
                                                      "read_file asks the user"
 
 
+async def test_model_excluded_files_only_in_the_editor_are_named_too(engine: str, tmp_path: Path) -> None:
+    """A secret file created in the editor and not saved is not searched and named like one on
+    the disk (the engine's listing of excluded files cannot see it); an open one in an ignored
+    folder only with ignored: true, as on the disk."""
+    root = tree(tmp_path / "ws", {".gitignore": "build/\n", "app.py": "needle\n", "build/old.key": "x\n"})
+    docs = MemoryDocuments()
+    docs.open(root / "build" / "old.key", "needle edited\n")  # on the disk too, ignored there
+    docs.open(root / "config" / ".env.local", "TOKEN=needle unsaved\n")
+    docs.open(root / "keys" / "id_rsa", "needle private\n")
+    docs.open(root / "build" / "deploy.pem", "needle ignored\n")
+    result = await search(ToolContext(root, docs), query="needle")
+    assert hits(result) == [("app.py", 1, "needle")]
+    assert result.data is not None and result.data["excluded"] == [{"path": "config/.env.local", "pattern": ".env.*"},
+                                                                   {"path": "keys/id_rsa", "pattern": "id_rsa*"}]
+    assert result.content == ("app.py:1: needle\n\nnot searched (modelExclude): config/.env.local, keys/id_rsa — "
+                              "read_file asks the user")
+    with_ignored = await search(ToolContext(root, docs), query="needle", ignored=True)
+    assert with_ignored.data is not None and [e["path"] for e in with_ignored.data["excluded"]] == [
+        "build/deploy.pem", "build/old.key", "config/.env.local", "keys/id_rsa"]
+    assert "private" not in with_ignored.content and "unsaved" not in with_ignored.content
+
+
 # ---- cancellation
 
 

@@ -279,9 +279,11 @@ async def run_search(ctx: ToolContext, search: Search, results: Results) -> str:
         _matcher(search)  # an expression error before any work (the walk's syntax is Python's)
     open_excluded: list[tuple[str, str]] = []
     buffers, shadowed = dirty_buffers(ctx, search, glob, open_excluded)
-    if buffers and not search.ignored:
-        ignored = await ignored_among(engine, search.root, [b.name for b in buffers], set())
+    if (buffers or open_excluded) and not search.ignored:  # an ignored file is neither searched nor named
+        ignored = await ignored_among(engine, search.root, [b.name for b in buffers] + [n for n, _ in open_excluded],
+                                      set())
         buffers = [b for b in buffers if b.name not in ignored]
+        open_excluded = [item for item in open_excluded if item[0] not in ignored]
     hits = await _buffer_hits(engine, search, buffers)
     feed = Feed(results, search.root, search.base, glob, hits, shadowed)
     try:
