@@ -1,9 +1,10 @@
 """Which tools one model request offers: the ``maxTools`` budget.
 
 The tools a session could offer come in one fixed order: the built-in tools of
-:func:`toolwire.tools.default_registry` first (reads, edits, git, then the tools
-added since, in the order they are registered there), then tools from elsewhere
-(MCP servers, a later issue) appended after them. The first ``maxTools`` of
+:func:`toolwire.tools.default_registry` first, in the order registered there (reads,
+then file edits, then git, read-only before mutating), then tools from elsewhere
+(MCP servers, a later issue) appended after them: the caller passes them after the
+built-ins to :func:`select_tools` (``agent/opening.py``). The first ``maxTools`` of
 that order are offered; the rest are left out: they are not in the request and a
 call to one is refused like any unknown tool (the scheduler looks tools up in
 the offered registry only). This module is the one place that choice is made.
