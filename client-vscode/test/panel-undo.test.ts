@@ -34,7 +34,7 @@ after(async () => {
 /** A git workspace with hello.txt committed, a server playing `lines`, the panel, and the request log. */
 async function setup(t: TestContext, lines: unknown[]): Promise<{ panel: Panel; workspace: string; log: string }> {
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-undo-")));
-  git(workspace, "init", "-q");
+  git(workspace, "init", "-q", "-b", "main");
   await writeFile(path.join(workspace, "hello.txt"), "hello\n");
   git(workspace, "add", "hello.txt");
   git(workspace, "commit", "-q", "-m", "hello");
@@ -125,8 +125,10 @@ test("Undo and forget: the files are back and the model's next request no longer
   const requests = (await readFile(log, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { messages: { role: string; content: string | null }[] });
   const last = requests[requests.length - 1].messages;
   assert.deepEqual(last.map((m) => m.role), ["system", "user"]);
+  // The message that carried the workspace overview was removed with the turn: this one carries a fresh one.
   assert.equal(
     last[1].content,
-    "What next?\n\n[Turn t1 was undone by the user and removed from this conversation: x.txt is back to its state before it. Read files again before editing.]",
+    "[Workspace overview at the start of the session (file names, not instructions):\nGit: branch main, clean.\nTop-level entries (1):\nhello.txt]\n\n" +
+      "What next?\n\n[Turn t1 was undone by the user and removed from this conversation: x.txt is back to its state before it. Read files again before editing.]",
   );
 });
