@@ -4,8 +4,8 @@
  * `toolwire serve` over stdio. An open document's unsaved text is what the search finds;
  * the ignored build/ appears only with `ignored: true`; `.env` is named as not searched and
  * its read is asked about naming it (rejected here); the edit is approved in its card and
- * lands on the disk. File names and matched lines are untrusted text: shown as text, never
- * run as markup.
+ * lands on the disk; the rules bar names AGENTS.md and, once read, sub/AGENTS.md. File names
+ * and matched lines are untrusted text: shown as text, never run as markup.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -118,6 +118,10 @@ test("the look-around turn: list, search (unsaved buffer, ignored folder, exclud
   assert.equal(await readFile(path.join(workspace, "sub", "util.py"), "utf8"), WORKSPACE.edited["sub/util.py"]);
   assert.equal(await page.locator(".markdown").last().innerText(), FINAL_TEXT);
   assert.equal(server.permissions.length, 2);
+  // the rules the model was given: the root AGENTS.md, and sub/AGENTS.md once the read in sub/ carried it
+  const rules = await page.getByRole("group", { name: "Project rules given to the model" }).getByRole("button").allTextContents();
+  const size = (rel: string) => `${Buffer.byteLength(WORKSPACE.committed[rel])} B`;
+  assert.deepEqual(rules.map((text) => text.replace(/\s+/g, " ").trim()), [`AGENTS.md (${size("AGENTS.md")})`, `sub/AGENTS.md (${size("sub/AGENTS.md")})`]);
 
   // untrusted text: the file name and the matched lines are text, never markup
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
