@@ -507,3 +507,8 @@ async def test_the_text_fits_the_result_limit_in_whole_lines(engine: str, tmp_pa
                                    "include glob (e.g. \"**/*.py\"), or a more specific query.")
     whole = await search(ToolContext(root), query="needle")
     assert whole.data is not None and len(whole.data["matches"]) == 100  # no limit given: limit alone bounds
+
+
+async def test_text_that_is_not_utf8_is_shown_with_replacement_characters(engine: str, tmp_path: Path) -> None:
+    root = tree(tmp_path / "ws", {"latin1.txt": "caf\xe9 needle\n".encode("latin-1")})
+    assert hits(await search(root, query="needle")) == [("latin1.txt", 1, "caf\ufffd needle")]
