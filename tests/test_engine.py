@@ -263,3 +263,43 @@ async def test_rg_failing_is_a_tool_error_with_its_message(tmp_path: Path, monke
     with pytest.raises(ToolError) as err:
         await listing(tmp_path)
     assert err.value.code == "engine_failed" and "rg failed" in err.value.message and "no-such-flag" in err.value.message
+
+
+async def test_a_reader_that_stopped_with_the_pipe_paused_still_ends(tmp_path: Path) -> None:
+    """asyncio answers ``wait()`` only once the pipes are closed; a reader that stopped early
+    leaves stdout paused with unread data, so the killed process was never reaped and the
+    cancelled call hung (a search cancelled under load, one run in a few). The child fills
+    the pipe until writes have failed for a second: the reader is paused then."""
+    marker = tmp_path / "paused"
+    child = (
+        "import os, sys, time, fcntl\n"
+        "fd = sys.stdout.fileno()\n"
+        "fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)\n"
+        "line = b'x' * 99 + b'\\n'\n"
+        "since = None\n"
+        "while True:\n"
+        "    try:\n"
+        "        os.write(fd, line * 100)\n"
+        "        since = None\n"
+        "    except BlockingIOError:\n"
+        "        since = since or time.monotonic()\n"
+        "        if time.monotonic() - since > 1.0:\n"
+        f"            open({str(marker)!r}, 'w').close()\n"
+        "            time.sleep(3600)\n"
+        "        time.sleep(0.01)\n"
+    )
+    outcome = Outcome()
+    with anyio.fail_after(60):
+        async with aclosing(stream_batches([sys.executable, "-c", child], tmp_path, sep="\n",
+                                           outcome=outcome)) as batches:
+            async for _batch in batches:
+                await anyio.to_thread.run_sync(_wait_for_file, marker)
+                break
+    assert outcome.pid is not None and process_gone(outcome.pid)
+
+
+def _wait_for_file(path: Path) -> None:
+    import time
+
+    while not path.exists():
+        time.sleep(0.05)

@@ -173,6 +173,30 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
+#: Seconds a killed process's output may take to reach its end before the pipe is closed.
+REAP_GRACE = 5.0
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a process that ended or was killed, reading what is left of its stdout first.
+
+    asyncio (3.11) answers ``wait()`` only once every pipe of the process is closed, and a
+    reader that stopped early leaves stdout paused with unread data: the pipe never sees its
+    end and ``wait()`` never returns (a cancelled search hung its turn for good, one run in a
+    few on a loaded machine). Draining is bounded: the process group is dead, so only what
+    the pipe holds is left; after :data:`REAP_GRACE` seconds the transport is closed instead.
+    """
+    if proc.stdout is not None and not proc.stdout.at_eof():
+        with anyio.move_on_after(REAP_GRACE):
+            while await proc.stdout.read(CHUNK):
+                pass
+        if not proc.stdout.at_eof():
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+    await proc.wait()
+
+
 @dataclass(slots=True)
 class Outcome:
     """What :func:`stream_batches` tells about its process.
@@ -241,8 +265,9 @@ async def stream_batches(argv: Sequence[str], cwd: Path, *, sep: str = "\0", env
     finally:
         if proc is not None and proc.returncode is None:
             _kill(proc)
+        if proc is not None:
             with anyio.CancelScope(shield=True):
-                await proc.wait()
+                await _reap(proc)
         err.close()
         if feed is not None:
             feed.close()
