@@ -512,3 +512,16 @@ async def test_the_text_fits_the_result_limit_in_whole_lines(engine: str, tmp_pa
 async def test_text_that_is_not_utf8_is_shown_with_replacement_characters(engine: str, tmp_path: Path) -> None:
     root = tree(tmp_path / "ws", {"latin1.txt": "caf\xe9 needle\n".encode("latin-1")})
     assert hits(await search(root, query="needle")) == [("latin1.txt", 1, "caf\ufffd needle")]
+
+
+async def test_an_include_prefix_into_an_ignored_folder_finds_nothing(engine: str, tmp_path: Path) -> None:
+    """include 'build/**' with build/ ignored: no engine searches build/ (rg was given build as its path
+    argument, and rg never filters a path it is given); ignored: true searches it."""
+    root = tree(tmp_path / "ws", {".gitignore": "build/\nsrc/gen/\n", "build/x.py": "needle\n", "a.py": "needle\n",
+                                  "src/gen/g.py": "needle\n", "src/s.py": "needle\n"})
+    for include in ("build/**", "build/*.py", "src/gen/**", "{build,src/gen}/**"):
+        result = await search(root, query="needle", include=include)
+        assert result.content == "[]" and hits(result) == [], include
+    assert hits(await search(root, query="needle", include="src/**")) == [("src/s.py", 1, "needle")]
+    assert hits(await search(root, query="needle", include="gen/**", path="src")) == []
+    assert hits(await search(root, query="needle", include="build/**", ignored=True)) == [("build/x.py", 1, "needle")]

@@ -140,7 +140,19 @@ def _error(engine: str, search: Search, stderr: str) -> ToolError:
     return ToolError("search_failed", f"the search failed ({engine}): {clip_quote(text, 300)}")
 
 
+async def _prefix_ignored(engine: Engine, search: Search, glob: Glob | None) -> bool:
+    """True when the folder of ``include``'s literal prefix is ignored by the repository (or lies
+    in an ignored folder): rg is given that folder as its path argument and never filters a path
+    it is given, so it is asked first (git and the walk filter it themselves)."""
+    if search.ignored or glob is None or not glob.prefix:
+        return False
+    folder = search.root / (search.base + glob.prefix.rstrip("/"))
+    return bool(await ignored_among(engine, folder.parent, [folder.name], {folder.name}))
+
+
 async def _rg_disk(engine: Engine, search: Search, glob: Glob | None, ctx: ToolContext, feed: Feed) -> None:
+    if await _prefix_ignored(engine, search, glob):
+        return
     argv = rg_argv(engine.rg or "rg", search, glob, ctx.model_exclude.rg_globs())
     argv[1:1] = _ignore_args(search)
     outcome = Outcome()
