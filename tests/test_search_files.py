@@ -267,10 +267,13 @@ async def test_files_over_the_read_limit_are_named_and_counted(engine: str, tmp_
 
 
 async def test_odd_names_in_display_form(engine: str, tmp_path: Path) -> None:
-    root = tree(tmp_path / "ws", {"evil\u202etxt.exe": "needle\n", "tab\tname.txt": "needle\n"})
+    root = tree(tmp_path / "ws", {"evil\u202etxt.exe": "needle\n", "tab\tname.txt": "needle\n",
+                                  "line\nbreak.txt": "needle\n", "bin\nary.bin": b"\0needle"})
     (root / os.fsdecode(b"caf\xe9.txt")).write_text("needle\n")
-    shown = sorted(h[0] for h in hits(await search(root, query="needle")))
-    assert shown == ['"caf\\351.txt"', '"evil\\342\\200\\256txt.exe"', '"tab\\tname.txt"']
+    result = await search(root, query="needle")
+    shown = sorted(h[0] for h in hits(result))
+    assert shown == ['"caf\\351.txt"', '"evil\\342\\200\\256txt.exe"', '"line\\nbreak.txt"', '"tab\\tname.txt"']
+    assert result.data is not None and result.data["binary"] == ['"bin\\nary.bin"']
 
 
 # ---- path and include

@@ -134,10 +134,11 @@ class GitGrepParser:
     at :meth:`close`.
     """
 
-    __slots__ = ("_path",)
+    __slots__ = ("_path", "_pending")
 
     def __init__(self) -> None:
         self._path: str | None = None
+        self._pending: str | None = None  # the start of a path holding a line break
 
     def _switch(self, path: str | None) -> Iterator[Event]:
         if path == self._path:
@@ -149,7 +150,10 @@ class GitGrepParser:
             yield Begin(path)
 
     def feed(self, raw: str) -> Iterator[Event]:
-        """The events of one output line."""
+        """The events of one output line (a path holding a line break comes in two or more:
+        the first parts are kept and joined to the rest)."""
+        if self._pending is not None:
+            raw, self._pending = self._pending + "\n" + raw, None
         if raw == "--" or not raw:
             return
         parts = raw.split("\0", 3)
@@ -160,6 +164,8 @@ class GitGrepParser:
                 yield from self._switch(None)
                 yield Begin(path)
                 yield End(path, binary=True)
+            elif len(raw) < 4096:
+                self._pending = raw
             return
         path = parts[0]
         yield from self._switch(path)
