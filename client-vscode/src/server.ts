@@ -16,6 +16,7 @@ import {
 } from "vscode-languageclient/node";
 import type { Socket } from "node:net";
 import { canPersist, connectSocket, ensureStopped, socketPathFor, startServer } from "./daemon";
+import { EditorIntelligence } from "./intel/feature";
 import { errorText } from "./log";
 import {
   RequestPermission,
@@ -235,6 +236,8 @@ export class ServerController implements vscode.Disposable {
     const client = new LanguageClient("toolwire", "Toolwire", serverOptions, clientOptions);
     client.onNotification(SessionUpdateNotification, (params) => this.updates.fire(params));
     client.onRequest(RequestPermission, (params, token) => this.deps.askPermission(params, token));
+    // The editor's problems, symbols, definitions and references for the agent's tools.
+    client.registerFeature(new EditorIntelligence(client, log));
     client.onDidChangeState(({ newState }) => {
       if (newState === State.Running) {
         this.generation += 1;
