@@ -528,3 +528,15 @@ async def test_an_include_prefix_into_an_ignored_folder_finds_nothing(engine: st
     assert hits(await search(root, query="needle", include="src/**")) == [("src/s.py", 1, "needle")]
     assert hits(await search(root, query="needle", include="gen/**", path="src")) == []
     assert hits(await search(root, query="needle", include="build/**", ignored=True)) == [("build/x.py", 1, "needle")]
+
+
+async def test_outside_a_repository_nothing_is_ignored_and_links_stay_unfollowed(engine: str,
+                                                                               tmp_path: Path) -> None:
+    outside = tree(tmp_path / "outside", {"s.txt": "needle\n", "d/x.txt": "needle\n"}, repo=False)
+    root = tree(tmp_path / "plain", {".gitignore": "a.txt\n", "a.txt": "needle\n", ".hid/h.txt": "needle\n",
+                                     "b.bin": b"x\0needle"}, repo=False)
+    os.symlink(outside / "s.txt", root / "flink")
+    os.symlink(outside / "d", root / "dlink")
+    result = await search(root, query="needle")
+    assert [h[0] for h in hits(result)] == [".hid/h.txt", "a.txt"]
+    assert result.data is not None and result.data["binary"] == ["b.bin"]
