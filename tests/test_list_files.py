@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from contextlib import aclosing
 from pathlib import Path
 
@@ -329,3 +330,42 @@ async def test_the_editors_rg_is_used_when_the_server_has_none(ws: Path, tmp_pat
     assert result.data["matches"] == ["a.py", "src/app.py", "src/pkg/__init__.py", "src/pkg/deep/mod.py",
                                       "src/pkg/t1.py", "src/pkg/t10.py", "tests/test_app.py"]
     assert "notes/ (ignored)" in (await TOOL.run(validate_arguments(TOOL, {}), ctx)).content.split("\n")
+
+
+async def test_the_folder_scan_runs_off_the_event_loop_and_a_cancel_ends_the_call(
+        engine: str, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder and each child folder it counts are read in a worker thread, never on the event
+    loop; a scan held in its thread does not stop the loop, and the call's cancel ends it at once."""
+    from toolwire.tools import listing
+
+    threads: list[bool] = []  # per scan: ran on the main (event loop) thread
+    real = listing._scan
+    monkeypatch.setattr(listing, "_scan", lambda folder: (threads.append(threading.current_thread()
+                                                                         is threading.main_thread()), real(folder))[1])
+    result = await run(ws)
+    assert "src/ (3 entries)" in result.content.split("\n")
+    assert len(threads) > 1 and not any(threads)
+
+    entered, release = threading.Event(), threading.Event()
+
+    def held(folder: Path):
+        if threading.current_thread() is not threading.main_thread():  # on the loop it would hang the test
+            entered.set()
+            release.wait(60)
+        return real(folder)
+
+    monkeypatch.setattr(listing, "_scan", held)
+    done: list[ToolResult] = []
+
+    async def call() -> None:
+        done.append(await run(ws))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            with anyio.fail_after(60):
+                await anyio.to_thread.run_sync(entered.wait)  # the loop runs this while the scan is held
+            tg.cancel_scope.cancel()
+        assert done == [] and not release.is_set()  # ended with the scan still held
+    finally:
+        release.set()

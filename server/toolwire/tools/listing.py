@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from contextlib import aclosing
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+import anyio
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +35,14 @@ MAX_LIST_LIMIT = 5000
 #: Candidates kept beyond ``limit`` so that names the git engine gives but that are no
 #: regular files (tracked symlinks, tracked files deleted from the disk) can be dropped.
 _SLACK = 64
+
+_T = TypeVar("_T")
+
+
+async def _off_loop(func: Callable[..., _T], *args: Any) -> _T:
+    """``func(*args)`` in a worker thread: the file system is never read on the event loop. A
+    cancelled call ends at once; the thread's result is dropped."""
+    return await anyio.to_thread.run_sync(partial(func, *args), abandon_on_cancel=True)
 
 
 class ListFilesArgs(BaseModel):
@@ -125,6 +137,10 @@ def _regular(folder: str, rel: str) -> bool:
         return False
 
 
+def _regulars(folder: str, rels: list[str]) -> list[str]:
+    return [rel for rel in rels if _regular(folder, rel)]
+
+
 async def _matching_files(engine: Engine, ctx: ToolContext, base: Path, lead: str, glob: Glob,
                           args: ListFilesArgs) -> tuple[list[str], int]:
     """The first ``limit`` matching files in sorted order, in display form, and how many match.
@@ -144,8 +160,7 @@ async def _matching_files(engine: Engine, ctx: ToolContext, base: Path, lead: st
     kept.sort()
     del kept[cap:]
     if engine.kind == "git":  # git names tracked symlinks and tracked files gone from the disk
-        folder = os.path.join(base, "")
-        regular = [rel for rel in kept if _regular(folder, rel)]
+        regular = await _off_loop(_regulars, os.path.join(base, ""), kept)
         total -= len(kept) - len(regular)
         kept = regular
     new = [rel for rel in _unsaved_new(ctx, base) if glob.match(rel)]
@@ -174,6 +189,21 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def _children(base: Path, names: list[str]) -> dict[str, set[str]]:
+    """The entry names of each folder ``base/name``."""
+    return {name: {e.name for e in _scan(base / name)} for name in names}
+
+
+def _grandchildren(base: Path, grand: list[str]) -> tuple[list[str], set[str]]:
+    """Of ``grand`` (paths below ``base``): those on the disk, and the folders (not symlinks) among them."""
+    present = [path for path in grand if os.path.lexists(base / path)]
+    return present, {path for path in present if (base / path).is_dir() and not (base / path).is_symlink()}
+
+
+def _link_notes(ctx: ToolContext, base: Path, names: list[str]) -> dict[str, tuple[str, str | None]]:
+    return {name: _link_note(ctx, base / name) for name in names}
+
+
 def _link_note(ctx: ToolContext, path: Path) -> tuple[str, str | None]:
     """How a symlink entry is shown, and its target relative to the workspace (None outside)."""
     if not os.path.exists(path):
@@ -190,7 +220,7 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
                           args: ListFilesArgs) -> tuple[list[dict[str, Any]], list[str], int]:
     """The entries of one folder: structured, as lines, and how many there are in all."""
     base = wp.resolved
-    entries = {entry.name: entry for entry in _scan(base)}
+    entries = {entry.name: entry for entry in await _off_loop(_scan, base)}
     new = _unsaved_new(ctx, base)
     new_files = {rel for rel in new if "/" not in rel}
     new_folders: dict[str, set[str]] = {}
@@ -205,15 +235,14 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
         names = [n for n in names if n not in ignored or n in folders]
     total = len(names)
     names = names[: args.limit]
-    children: dict[str, list[str]] = {}
-    for name in names:
-        if name in folders and (args.ignored or name not in ignored):
-            inner = {e.name: e for e in _scan(base / name)} if name in entries else {}
-            children[name] = sorted(set(inner) | new_folders.get(name, set()))
+    counted = [name for name in names if name in folders and (args.ignored or name not in ignored)]
+    inner = await _off_loop(_children, base, [name for name in counted if name in entries])
+    children = {name: sorted(inner.get(name, set()) | new_folders.get(name, set())) for name in counted}
+    links = await _off_loop(_link_notes, ctx, base, [n for n in names if n in entries and entries[n].is_symlink()])
     if not args.ignored:
         grand = [f"{name}/{child}" for name, kids in children.items() for child in kids]
-        dirs = {path for path in grand if (base / path).is_dir() and not (base / path).is_symlink()}
-        hidden = await ignored_among(engine, base, [p for p in grand if os.path.lexists(base / p)], dirs)
+        present, dirs = await _off_loop(_grandchildren, base, grand)
+        hidden = await ignored_among(engine, base, present, dirs)
         for name, kids in children.items():
             children[name] = [k for k in kids if f"{name}/{k}" not in hidden or f"{name}/{k}" in dirs]
     matches: list[dict[str, Any]] = []
@@ -222,8 +251,8 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
         path = lead + name
         entry = entries.get(name)
         item: dict[str, Any] = {}
-        if entry is not None and entry.is_symlink():
-            note, target = _link_note(ctx, base / name)
+        if name in links:
+            note, target = links[name]
             item = {"path": display_name(path), "type": "symlink", "target": target}
             line = f"{display_name(path)} {note}"
         elif name in folders:
