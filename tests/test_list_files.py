@@ -369,3 +369,32 @@ async def test_the_folder_scan_runs_off_the_event_loop_and_a_cancel_ends_the_cal
         assert done == [] and not release.is_set()  # ended with the scan still held
     finally:
         release.set()
+
+
+async def test_the_text_fits_the_result_limit_in_whole_entries(engine: str, tmp_path: Path) -> None:
+    """The session's resultLimit bounds the text: whole entries and a true count of the rest (500
+    paths make some 15,000 characters, which the agent would cut in the middle)."""
+    root = tmp_path / "ws"
+    names = [f"src/module_{i:03d}_with_a_long_name.py" for i in range(60)]
+    for rel in names:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+    for i in range(40):
+        (root / f"folder_{i:02d}_with_a_long_name").mkdir()
+    ctx = ToolContext(root, documents=MemoryDocuments(), extra={"result_limit": 1000})
+    tool = REG.get("list_files")
+    for arguments, total, how in (
+            ({"pattern": "**/*.py"}, 60, "a narrower pattern or a subfolder as path"),
+            ({}, 41, "a pattern (e.g. '*.py') or a subfolder as path")):
+        result = await tool.run(validate_arguments(tool, arguments), ctx)
+        assert len(result.content) <= 1000, arguments
+        *shown, note = result.content.split("\n")
+        assert 0 < len(shown) < total and result.data["total"] == total and result.data["truncated"] is True
+        assert note == f"[{total - len(shown)} more not shown; give {how}]"  # raising limit would not help
+        matches = result.data["matches"]
+        assert [m if isinstance(m, str) else m["path"] for m in matches] == [s.split(" (")[0] for s in shown]
+        whole = await run(root, **arguments)  # no session limit: limit alone bounds
+        assert whole.content.split("\n")[: len(shown)] == shown and len(whole.content.split("\n")) == total
+    narrow = await tool.run(validate_arguments(tool, {"pattern": "**/*.py", "limit": 5}), ctx)
+    assert narrow.content.split("\n") == [*names[:5], "[55 more not shown; give a narrower pattern or a subfolder "
+                                                      "as path, or raise limit]"]

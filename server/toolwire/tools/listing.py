@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.engine import Engine, find_engine, ignored_among, list_batches
+from toolwire.tools.fitting import lines_that_fit, result_budget
 from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.globs import Glob, compile_glob
 from toolwire.workspace.names import display_name
@@ -59,9 +60,11 @@ class ListFilesArgs(BaseModel):
         "Also list files the repository ignores (.gitignore and git's other exclude files). Default false."))
 
 
-def _files_note(more: int, pattern: bool) -> str:
+def _files_note(more: int, pattern: bool, *, fitted: bool) -> str:
+    """The line after a bounded result; ``fitted``: cut to the session's resultLimit, which a
+    higher ``limit`` does not lift."""
     how = "a narrower pattern or a subfolder as path" if pattern else "a pattern (e.g. '*.py') or a subfolder as path"
-    return f"[{more} more not shown; give {how}, or raise limit]"
+    return f"[{more} more not shown; give {how}{'' if fitted else ', or raise limit'}]"
 
 
 class ListFiles(Tool):
@@ -101,11 +104,16 @@ class ListFiles(Tool):
             matches: list[Any] = lines
         else:
             matches, lines, total = await _folder_entries(engine, ctx, wp, lead, args)
+        budget = result_budget(ctx)
+        fitted = budget is not None and lines_that_fit(lines, budget) < len(lines)
+        if fitted:  # whole entries within the session's resultLimit, not a cut in the middle
+            del lines[lines_that_fit(lines, budget):]
+            del matches[len(lines):]
         data.update(matches=matches, truncated=total > len(lines), total=total)
         if not lines:
             return ToolResult(ok=True, content="[]", data=data)
         if total > len(lines):
-            lines = [*lines, _files_note(total - len(lines), glob is not None)]
+            lines = [*lines, _files_note(total - len(lines), glob is not None, fitted=fitted)]
         return ToolResult(ok=True, content="\n".join(lines), data=data)
 
 

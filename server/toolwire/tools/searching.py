@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.engine import find_engine, ignored_among
+from toolwire.tools.fitting import result_budget
 from toolwire.tools.searchengines import Search
 from toolwire.tools.searchresult import NAMES_SHOWN, Results
 from toolwire.tools.searchrun import run_search
@@ -61,8 +62,6 @@ class SearchFilesArgs(BaseModel):
 
 
 _ESCAPE = re.compile(r"\\.")
-#: Room kept for the line that says how many matches were shown and how to narrow.
-TRAILER_CHARS = 200
 
 
 def smart_case_sensitive(query: str, regex: bool) -> bool:
@@ -139,9 +138,9 @@ class SearchFiles(Tool):
         else:
             engine = await run_search(ctx, search, results)
         told = notes(results)
-        budget = ctx.extra.get("result_limit")
-        if isinstance(budget, int):  # whole lines within the session's resultLimit, not a cut in the middle
-            results.fit(budget - sum(len(n) + 1 for n in told) - TRAILER_CHARS)
+        budget = result_budget(ctx, told)
+        if budget is not None:  # whole lines within the session's resultLimit, not a cut in the middle
+            results.fit(budget)
         data: dict[str, Any] = {"query": args.query, "path": wp.rel, "engine": engine, **results.data()}
         return ToolResult(ok=True, content=results.render(told), data=data)
 
