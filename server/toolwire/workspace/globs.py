@@ -161,7 +161,7 @@ class Glob:
         """ripgrep arguments that narrow a listing or search to a superset of the matches
         without overriding ignore files: ``--max-depth`` when no ``**``, and a file type of
         the name globs (``--type-add twglob:NAME --type twglob``; rg matches type globs against
-        the file name only). For rg run in the tool's ``path`` with no path argument (an
+        the file name only; a name holding ``:`` gets none, as rg refuses it). For rg run in the tool's ``path`` with no path argument (an
         explicit path argument is walked even when it is ignored); the exact test is :meth:`match`.
 
         ``--glob`` is left out on purpose: ripgrep's ``--glob`` is an override, so a file
@@ -171,7 +171,7 @@ class Glob:
         args: list[str] = []
         if self.max_depth is not None:
             args += ["--max-depth", str(self.max_depth)]
-        if self.names is not None and not any(name.startswith("include:") for name in self.names):
+        if self.names is not None and not any(":" in name for name in self.names):  # rg refuses NAME:a:b
             for name in self.names:
                 args += ["--type-add", f"twglob:{name}"]
             args += ["--type", "twglob"]

@@ -1,0 +1,30 @@
+"""Odd inputs to the look-around tools (issue 21), tried as a user and an attacker would:
+names with newlines and option-like or pathspec-like names, under each engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_list_files import run as listing
+from test_search_files import engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
+
+
+async def test_a_name_with_a_newline_is_one_file_on_every_engine(engine: str, tmp_path: Path) -> None:
+    # git grep -z still ends each output line with a newline: a name holding one came out
+    # as its last part ("line.txt") under the git engine.
+    root = tree(tmp_path / "ws", {"new\nline.txt": "TODO nl\n", "b\nin.dat": b"TODO\0bin\n", "z.txt": "TODO z\n"})
+    result = await search(root, query="TODO")
+    assert hits(result) == [('"new\\nline.txt"', 1, "TODO nl"), ("z.txt", 1, "TODO z")]
+    assert result.content == ('"new\\nline.txt":1: TODO nl\n\nz.txt:1: TODO z\n\n'
+                              'binary files that match (lines not shown): "b\\nin.dat"')
+
+
+async def test_a_glob_with_a_colon_in_the_name_on_every_engine(engine: str, tmp_path: Path) -> None:
+    # rg refused the file type narrowing the glob's name became ("--type-add twglob:c:d.txt":
+    # "invalid definition"), so under rg list_files and search_files failed engine_failed.
+    root = tree(tmp_path / "ws", {"c:d.txt": "TODO\n", "include:y.txt": "TODO\n", "x.txt": "TODO\n"})
+    listed = await listing(root, pattern="*:*")
+    assert listed.content == "c:d.txt\ninclude:y.txt"
+    assert (await listing(root, pattern=":(top)*")).content == "[]"
+    found = await search(root, query="TODO", include="c:d.txt")
+    assert hits(found) == [("c:d.txt", 1, "TODO")]
