@@ -398,3 +398,22 @@ async def test_the_text_fits_the_result_limit_in_whole_entries(engine: str, tmp_
     narrow = await tool.run(validate_arguments(tool, {"pattern": "**/*.py", "limit": 5}), ctx)
     assert narrow.content.split("\n") == [*names[:5], "[55 more not shown; give a narrower pattern or a subfolder "
                                                       "as path, or raise limit]"]
+
+
+async def test_a_folder_holding_only_ignored_files_says_how_many(engine: str, tmp_path: Path) -> None:
+    """A folder whose files are all ignored does not look empty: '(0 entries, 2 ignored)'; with
+    ignored: true they are counted as entries; a truly empty folder stays '(0 entries)'."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for rel in (".gitignore", "logs/a.log", "logs/b.log", "mixed/a.log", "mixed/keep.txt", "deep/cache/x.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("*.log\ncache/\n" if rel == ".gitignore" else "")
+    (root / "empty").mkdir()
+    assert await lines(root) == [".gitignore", "deep/ (1 entry)", "empty/ (0 entries)", "logs/ (0 entries, 2 ignored)",
+                                 "mixed/ (1 entry)"]
+    result = await run(root)
+    assert result.data["matches"][3] == {"path": "logs/", "type": "folder", "entries": 0, "ignored_entries": 2}
+    assert "ignored_entries" not in result.data["matches"][2]
+    assert "logs/ (2 entries)" in await lines(root, ignored=True)
+    assert await lines(root, path="logs") == ["[]"]

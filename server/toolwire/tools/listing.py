@@ -247,12 +247,14 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
     inner = await _off_loop(_children, base, [name for name in counted if name in entries])
     children = {name: sorted(inner.get(name, set()) | new_folders.get(name, set())) for name in counted}
     links = await _off_loop(_link_notes, ctx, base, [n for n in names if n in entries and entries[n].is_symlink()])
+    left_out: dict[str, int] = {}  # per folder, the ignored files not counted
     if not args.ignored:
         grand = [f"{name}/{child}" for name, kids in children.items() for child in kids]
         present, dirs = await _off_loop(_grandchildren, base, grand)
         hidden = await ignored_among(engine, base, present, dirs)
         for name, kids in children.items():
             children[name] = [k for k in kids if f"{name}/{k}" not in hidden or f"{name}/{k}" in dirs]
+            left_out[name] = len(kids) - len(children[name])
     matches: list[dict[str, Any]] = []
     lines: list[str] = []
     for name in names:
@@ -270,6 +272,9 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
                 count = len(children[name])
                 item["entries"] = count
                 line += f" ({count} {'entry' if count == 1 else 'entries'})"
+                if not count and left_out.get(name):  # say why it looks empty, and that there is more
+                    item["ignored_entries"] = left_out[name]
+                    line = line[:-1] + f", {left_out[name]} ignored)"
         else:
             item = {"path": display_name(path), "type": "file"}
             line = display_name(path)
