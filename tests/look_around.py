@@ -7,9 +7,10 @@ not searched, ``.env`` is named as not searched), search it again with ``ignored
 read ``.env`` (kept from the model: asked about, naming the file), read ``sub/util.py`` (the
 nested ``sub/AGENTS.md`` comes with it), edit it, answer. The LSP test
 (test_e2e_look_around.py), the ACP test (test_acp_look_around.py), the endpoint test
-(test_look_around_endpoint.py) and the panel test (client-vscode/test/panel-look-around.test.ts)
-play it and check what each front-end shows; what the model reads is the same everywhere and
-pinned here.
+(test_look_around_endpoint.py), the toolwire run test (test_cli_look_around.py) and the
+panel test (client-vscode/test/panel-look-around.test.ts) play it and check what each
+front-end shows; what the model reads where the editor's buffers are searched is pinned in
+workspace.json (``model_reads``).
 """
 
 from __future__ import annotations
