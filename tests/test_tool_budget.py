@@ -10,6 +10,7 @@ Real server over stdio against a local OpenAI-compatible endpoint (the openai SD
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ ASYNC = pytest.mark.asyncio(loop_scope="module")
 #: The built-in tools in their fixed order (default_registry's: reads, then edits, then git).
 BUILTIN = default_registry().names()
 FIRST_FIVE = BUILTIN[:5]
+EDIT_FILE = default_registry().get("edit_file")
 LEFT_OUT_MESSAGE_HEAD = "tools are not offered to the model (the maxTools setting is 5): "
 
 
@@ -76,6 +78,25 @@ def test_the_builtin_tools_come_first_and_later_tools_fill_what_is_left():
     assert select_tools([*builtins, builtins[0]], 50).registry.names() == names  # a second name: the first wins
 
 
+def test_a_description_names_only_tools_the_request_offers():
+    """With any maxTools, a sentence naming a tool left out is left out; the rest is kept as written."""
+    builtins = default_registry().tools()
+    for budget in range(1, len(builtins) + 1):
+        selection = select_tools(builtins, budget)
+        for definition in selection.registry.definitions():
+            text = json.dumps(definition)
+            named = [name for name in selection.left_out if re.search(rf"\b{name}\b", text)]
+            assert named == [], (budget, definition["function"]["name"], named)
+    # every tool offered: every description whole
+    assert [d["function"]["description"] for d in select_tools(builtins, 50).registry.definitions()] == [
+        tool.description for tool in builtins]
+    two = {d["function"]["name"]: d["function"]["description"] for d in select_tools(builtins, 2).registry.definitions()}
+    listing = default_registry().get("list_files")
+    assert listing is not None and set(two) == {"read_file", "list_files"}
+    assert two["list_files"] == listing.description.replace(" To find text in files use search_files instead.", "")
+    assert two["list_files"].startswith("List files to find your way;") and "search_files" in listing.description
+
+
 @ASYNC
 async def test_max_tools_5_offers_exactly_the_first_five_and_refuses_a_left_out_tool(client, tmp_path):
     root = tmp_path / "ws"
@@ -101,6 +122,12 @@ async def test_max_tools_5_offers_exactly_the_first_five_and_refuses_a_left_out_
     assert first["stopReason"] == "end_turn" and second["stopReason"] == "end_turn"
     assert len(bodies) == 3
     assert [offered(body) for body in bodies] == [FIRST_FIVE] * 3
+    # no description names a tool the request does not offer (edit_file's pointer to multi_edit is left out)
+    for tools in (bodies[0]["tools"], listed["tools"]):
+        text = json.dumps(tools)
+        assert [name for name in left_out if re.search(rf"\b{name}\b", text)] == []
+        edit = next(t["function"]["description"] for t in tools if t["function"]["name"] == "edit_file")
+        assert edit == EDIT_FILE.description.replace(" For several changes to one file, use multi_edit.", "")
     finals = {cid: snaps[-1] for cid, snaps in client.tool_calls(sid).items()}
     status = finals[next(cid for cid in finals if finals[cid]["name"] == "git_status")]
     assert status["status"] == "errored" and status["error"]["code"] == "unknown_tool"

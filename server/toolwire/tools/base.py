@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from toolwire.tools.descriptions import offered_description
 from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
@@ -176,16 +177,33 @@ class Tool(ABC):
         """Run the call. Raise :class:`ToolError` for expected failures."""
 
     @classmethod
-    def definition(cls) -> dict[str, Any]:
-        """The OpenAI-style tool definition: ``{"type": "function", "function": {name, description, parameters}}``."""
+    def definition(cls, offered: Collection[str] | None = None) -> dict[str, Any]:
+        """The OpenAI-style tool definition: ``{"type": "function", "function": {name, description, parameters}}``;
+        with ``offered`` (the names one request offers) its description names no other tool
+        (:mod:`toolwire.tools.descriptions`)."""
+        description = cls.description
+        if offered is not None:
+            description = offered_description(description, cls.name, offered, _known_names())
         return {
             "type": "function",
             "function": {
                 "name": cls.name,
-                "description": cls.description,
+                "description": description,
                 "parameters": cls.Args.model_json_schema(),
             },
         }
+
+
+def _known_names() -> frozenset[str]:
+    """The names of Toolwire's own tool classes (those a description may name)."""
+    out: set[str] = set()
+    stack = list(Tool.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.__module__.startswith("toolwire.") and isinstance(getattr(cls, "name", None), str):
+            out.add(cls.name)
+    return frozenset(out)
 
 
 class ArgumentsInvalid(ValueError):
@@ -262,7 +280,8 @@ class Registry:
 
     def definitions(self) -> list[dict[str, Any]]:
         """OpenAI-style definitions of every tool, for the model request (built once:
-        the tools of a registry never change)."""
+        the tools of a registry never change); no description names a tool the registry
+        does not hold."""
         if self._definitions is None:
-            self._definitions = [tool.definition() for tool in self._tools.values()]
+            self._definitions = [tool.definition(self._tools) for tool in self._tools.values()]
         return self._definitions
