@@ -79,6 +79,7 @@ test("the look-around turn: list, search (unsaved buffer, ignored folder, exclud
     await rm(workspace, { recursive: true, force: true });
   });
   const { page } = panel;
+  page.setDefaultTimeout(60_000); // each wait is for the server's next step: generous on a loaded machine
   // The editor has src/greet.py open with text the disk does not have.
   await server.connection.sendNotification("textDocument/didOpen", {
     textDocument: { uri: pathToFileURL(path.join(workspace, "src", "greet.py")).href, languageId: "python", version: 3, text: WORKSPACE.unsaved["src/greet.py"] },
