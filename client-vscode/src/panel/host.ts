@@ -62,8 +62,11 @@ export interface PanelUi {
   notifyPermission(message: string, params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
   /** Opens the editor's diff view of a pending edit. */
   showDiff(preview: PreviewResult, title: string): Promise<void>;
-  /** Opens a workspace-relative path in an editor. */
-  openFile(path: string, highlight?: readonly [number, number][]): void;
+  /**
+   * Opens a workspace-relative path in an editor, highlighting the 1-based line ranges of
+   * `highlight`, with the cursor at `at` (1-based line and column) when given.
+   */
+  openFile(path: string, highlight?: readonly [number, number][], at?: { line: number; column: number }): void;
   /** Opens an http(s) link outside the editor. */
   openLink(href: string): void;
   copy(text: string): void;
@@ -172,7 +175,7 @@ export class PanelHost {
           await this.review(message.toolCallId);
           break;
         case "openFile":
-          this.ui.openFile(message.path);
+          this.ui.openFile(message.path, undefined, placeOf(message.line, message.column));
           break;
         case "openLink":
           if (/^https?:\/\//i.test(message.href)) {
@@ -534,6 +537,12 @@ export class PanelHost {
       this.port.post(messages.length === 1 ? messages[0] : { type: "batch", messages });
     }
   }
+}
+
+/** A 1-based line and column from the page, or undefined when either is not a positive whole number. */
+function placeOf(line: unknown, column: unknown): { line: number; column: number } | undefined {
+  const ok = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
+  return ok(line) ? { line, column: ok(column) ? column : 1 } : undefined;
 }
 
 /**

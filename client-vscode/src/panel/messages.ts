@@ -73,7 +73,8 @@ export type WebviewMessage =
   | { type: "cancelCall"; toolCallId: string }
   | { type: "answer"; requestId: string; optionId: string; reason?: string }
   | { type: "review"; toolCallId: string }
-  | { type: "openFile"; path: string }
+  /** Opens a workspace file; at `line` and `column` (1-based) when given (a problem's place). */
+  | { type: "openFile"; path: string; line?: number; column?: number }
   | { type: "openLink"; href: string }
   | { type: "undoTurn"; turnId: string | null; request?: UndoRequest }
   | { type: "copy"; text: string };

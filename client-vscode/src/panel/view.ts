@@ -100,7 +100,7 @@ export class VsCodePanelUi implements PanelUi, vscode.Disposable {
     await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true });
   }
 
-  openFile(relative: string, lines?: readonly [number, number][]): void {
+  openFile(relative: string, lines?: readonly [number, number][], at?: { line: number; column: number }): void {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (folder === undefined) {
       return;
@@ -111,6 +111,13 @@ export class VsCodePanelUi implements PanelUi, vscode.Disposable {
     }
     void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(
       (editor) => {
+        if (at !== undefined) {
+          // A problem's place: the cursor there (the column counts characters; VS Code's, UTF-16 units).
+          const line = editor.document.validatePosition(new vscode.Position(at.line - 1, 0)).line;
+          const position = editor.document.validatePosition(new vscode.Position(line, utf16Column(editor.document.lineAt(line).text, at.column)));
+          editor.selection = new vscode.Selection(position, position);
+          editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+        }
         if (lines === undefined || lines.length === 0) {
           return;
         }
@@ -148,4 +155,18 @@ export class VsCodePanelUi implements PanelUi, vscode.Disposable {
       disposable.dispose();
     }
   }
+}
+
+/** The UTF-16 offset of the 1-based `column` (in code points) of `text`. */
+function utf16Column(text: string, column: number): number {
+  let units = 0;
+  let points = 1;
+  for (const char of text) {
+    if (points >= column) {
+      break;
+    }
+    units += char.length;
+    points++;
+  }
+  return units;
 }

@@ -13,6 +13,8 @@ import { displayPath, displayText } from "../display";
 import type { PendingPermission, WebviewMessage } from "../panel/messages";
 import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
 import { excludedNotice } from "../permission";
+import { problemsOf } from "../panel/problems";
+import { Problems } from "./problems";
 
 type Send = (message: WebviewMessage) => void;
 
@@ -93,6 +95,7 @@ export class CallCard extends Component<Props, State> {
         {detail ? <div class={`reason ${status}`}>{detail}</div> : null}
         {this.args()}
         {this.result()}
+        {this.problems()}
         {pending && !provider ? this.approval(pending) : null}
       </article>
     );
@@ -140,6 +143,12 @@ export class CallCard extends Component<Props, State> {
         {this.state.resultOpen ? <pre>{displayText(content, "\n\t")}</pre> : null}
       </details>
     );
+  }
+
+  /** The problems an edit introduced (`data.diagnostics`), under its result. */
+  private problems() {
+    const problems = problemsOf(this.props.call.result);
+    return problems === undefined ? null : <Problems problems={problems} send={this.props.send} />;
   }
 
   private approval(pending: PendingPermission) {

@@ -114,6 +114,8 @@ export async function servePanel(): Promise<{ url: string; close(): Promise<void
 export interface UiLog {
   diffs: { preview: PreviewResult; title: string }[];
   opened: string[];
+  /** Each file opened at a place (a problem's link): path, 1-based line and column. */
+  openedAt: { path: string; line: number; column: number }[];
   links: string[];
   copied: string[];
   errors: string[];
@@ -155,7 +157,7 @@ export async function openPanel(
   options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny" },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
+  const ui: UiLog = { diffs: [], opened: [], openedAt: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
   const panelUi: PanelUi = {
     settings: () => ({ model: options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
     notifyPermission: async (message, params) => {
@@ -166,7 +168,12 @@ export async function openPanel(
     showDiff: async (preview, title) => {
       ui.diffs.push({ preview, title });
     },
-    openFile: (file) => ui.opened.push(file),
+    openFile: (file, _highlight, at) => {
+      ui.opened.push(file);
+      if (at !== undefined) {
+        ui.openedAt.push({ path: file, ...at });
+      }
+    },
     openLink: (href) => ui.links.push(href),
     copy: (text) => ui.copied.push(text),
     error: (message) => ui.errors.push(message),
