@@ -28,3 +28,12 @@ async def test_a_glob_with_a_colon_in_the_name_on_every_engine(engine: str, tmp_
     assert (await listing(root, pattern=":(top)*")).content == "[]"
     found = await search(root, query="TODO", include="c:d.txt")
     assert hits(found) == [("c:d.txt", 1, "TODO")]
+
+
+async def test_case_of_letters_beyond_ascii_on_every_engine(engine: str, tmp_path: Path) -> None:
+    # git ran with LC_ALL=C, where -i folds only ASCII: 'ünïcode' did not find 'ÜNÏCODE'.
+    root = tree(tmp_path / "ws", {"uni.txt": "Ünïcode TODO Straße\nÜNÏCODE\nünïcode\n"})
+    assert [h[1] for h in hits(await search(root, query="ünïcode"))] == [1, 2, 3]  # smart case: no upper case
+    assert [h[1] for h in hits(await search(root, query="ÜNÏCODE"))] == [2]  # an upper-case letter: sensitive
+    assert [h[1] for h in hits(await search(root, query="ÜNÏCODE", case_sensitive=False))] == [1, 2, 3]
+    assert [h[1] for h in hits(await search(root, query="ünï.ode", regex=True))] == [1, 2, 3]

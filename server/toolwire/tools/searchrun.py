@@ -162,13 +162,22 @@ async def _rg_disk(engine: Engine, search: Search, glob: Glob | None, ctx: ToolC
         raise _error("rg", search, outcome.stderr)
 
 
+def _grep_env() -> dict[str, str]:
+    """git's environment for ``git grep``: messages in C, characters UTF-8 (under ``LC_ALL=C``
+    ``-i`` folds only ASCII letters, so ``ünïcode`` missed ``ÜNÏCODE``, which rg and the walk find)."""
+    env = git_env(read_only=True)
+    env.pop("LC_ALL", None)
+    env.update(LANG="C", LC_MESSAGES="C", LC_CTYPE="C.UTF-8")
+    return env
+
+
 async def _git_disk(engine: Engine, search: Search, glob: Glob | None, ctx: ToolContext, feed: Feed) -> None:
     repository = repo_top(search.root) is not None
     for pcre in (True, False):
         args = git_grep_args(search, glob, ctx.model_exclude.git_pathspecs(), repository=repository, pcre=pcre)
         outcome = Outcome()
         async with aclosing(stream_batches(git_argv(args, read_only=True, literal_pathspecs=False), search.root,
-                                           sep="\n", env=git_env(read_only=True), outcome=outcome)) as batches:
+                                           sep="\n", env=_grep_env(), outcome=outcome)) as batches:
             await feed_git_grep(_records(batches), feed)
         if outcome.returncode is None or outcome.returncode in (0, 1):
             return
