@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_list_files import run as listing
+from toolwire.agent.project_rules import ProjectRules, RulesSource
 from test_search_files import engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
 
 
@@ -37,3 +38,19 @@ async def test_case_of_letters_beyond_ascii_on_every_engine(engine: str, tmp_pat
     assert [h[1] for h in hits(await search(root, query="ÜNÏCODE"))] == [2]  # an upper-case letter: sensitive
     assert [h[1] for h in hits(await search(root, query="ÜNÏCODE", case_sensitive=False))] == [1, 2, 3]
     assert [h[1] for h in hits(await search(root, query="ünï.ode", regex=True))] == [1, 2, 3]
+
+
+def test_a_refused_path_with_dot_dot_reads_no_nested_rules(tmp_path: Path) -> None:
+    # A call naming sub/../.. (refused: outside the workspace) was given the root AGENTS.md
+    # again as a nested "sub/../AGENTS.md" (the session passes a refused path unresolved).
+    root = tmp_path.resolve()
+    (root / "sub").mkdir()
+    (root / "AGENTS.md").write_text("ROOT\n")
+    (root / "sub" / "AGENTS.md").write_text("SUB\n")
+    rules = ProjectRules()
+    rules.read_root(RulesSource(root))
+    assert rules.nested_for(RulesSource(root), [root / "sub" / ".." / ".."]) is None
+    assert rules.nested_for(RulesSource(root), [root / "sub" / ".." / ".." / "outside" / "x"]) is None
+    assert [f.path for f in rules.listing()] == ["AGENTS.md"]
+    assert rules.nested_for(RulesSource(root), [root / "sub" / "f.txt"]) == (
+        "Instructions from sub/AGENTS.md (apply to files under sub/):\nSUB")

@@ -203,8 +203,8 @@ class ProjectRules:
         real = Path(source.root).resolve()
         blocks: list[str] = []
         for path in paths:
-            if not is_inside(path, real) or path == real:
-                continue
+            if not is_inside(path, real) or path == real or ".." in path.parts:
+                continue  # outside, the root, or a path the tools refuse (left unresolved: sub/../..)
             parts = path.relative_to(real).parts
             folders = [parts[:n] for n in range(1, len(parts))]
             if path.is_dir():
