@@ -19,8 +19,9 @@ def named_tools(text: str) -> set[str]:
 
 
 def test_every_tool_the_prompt_can_name_exists() -> None:
-    registry = default_registry()
-    known = set(registry.names())
+    from toolwire.tools import every_tool
+
+    known = {tool.name for tool in every_tool()}
     missing = [name for name in PROMPT_TOOLS if name not in known]
     assert missing == []
     assert named_tools(SYSTEM_PROMPT) == set(PROMPT_TOOLS)

@@ -169,5 +169,20 @@ export const SessionUpdateNotification = notification("toolwire/session/update")
 /** server→client: ask the user before a tool changes the workspace. */
 export const RequestPermission = request("toolwire/session/requestPermission");
 
+/** server→client: the editor's problems of some documents (`uris` null: of every document with problems). */
+export const EditorDiagnostics = request("toolwire/editor/diagnostics");
+
+/** server→client: workspace symbols matching a query. */
+export const EditorSymbols = request("toolwire/editor/symbols");
+
+/** server→client: the definition locations of the symbol at a position. */
+export const EditorDefinition = request("toolwire/editor/definition");
+
+/** server→client: the reference locations of the symbol at a position. */
+export const EditorReferences = request("toolwire/editor/references");
+
+/** client→server: the documents whose problems changed (debounced, about 100 ms). */
+export const EditorDiagnosticsChanged = notification("toolwire/editor/diagnosticsChanged");
+
 /** The command every Toolwire code action carries. */
 export const RUN_ACTION_COMMAND = "toolwire.runAction";

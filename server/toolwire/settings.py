@@ -43,6 +43,10 @@ class Settings(BaseModel):
         "OpenAI's limit of tools per request."))
     tool_timeout: float = Field(60.0, gt=0, description="Seconds a tool call may run.")
     git_timeout: float = Field(30.0, gt=0, description="Seconds a git subprocess may run.")
+    editor_timeout: float = Field(10.0, gt=0, le=600, description=(
+        "Seconds the editor has to answer one question of the editor tools (get_diagnostics, search_symbols, "
+        "find_symbol: toolwire/editor/* requests); a client that does not answer in time gives the call an "
+        "editor_timeout error."))
     max_parallel_tools: int = Field(4, ge=1, le=64, description="Tool calls running at once.")
     result_limit: int = Field(5000, ge=200, description="Characters of a tool result sent to the model.")
     context_window: int = Field(128_000, ge=1000, description="The model's context window, in tokens.")
@@ -132,11 +136,11 @@ GROUPS = ("edits", "git", "read", "other")
 def permission_keys() -> set[str]:
     """Every valid ``permissions`` key: tool names, ``<tool>.<action>`` for tools with an
     ``action`` argument (e.g. ``git_branch.switch``), and the :data:`GROUPS`."""
-    from toolwire.tools import default_registry  # lazily: settings sit below every layer
+    from toolwire.tools import every_tool  # lazily: settings sit below every layer
 
     keys = set(GROUPS)
-    for definition in default_registry().definitions():
-        function = definition["function"]
+    for tool in every_tool():
+        function = tool.definition()["function"]
         keys.add(function["name"])
         action = function.get("parameters", {}).get("properties", {}).get("action", {})
         for value in action.get("enum", []):

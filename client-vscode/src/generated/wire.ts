@@ -5,7 +5,7 @@
  */
 
 /**
- * The toolwire/ JSON-RPC methods: params and results (generated from server/toolwire/lsp/protocol.py and messages.py by `make schema`; do not edit).
+ * The toolwire/ JSON-RPC methods: params and results (generated from server/toolwire/lsp/protocol.py, messages.py and editor_messages.py by `make schema`; do not edit).
  */
 export interface ToolwireProtocol {
   "toolwire/session/new": {
@@ -65,6 +65,25 @@ export interface ToolwireProtocol {
   "toolwire/session/requestPermission": {
     params: RequestPermissionParams;
     result: RequestPermissionResult;
+  };
+  "toolwire/editor/diagnostics": {
+    params: EditorDiagnosticsParams;
+    result: EditorDiagnosticsResult;
+  };
+  "toolwire/editor/symbols": {
+    params: EditorSymbolsParams;
+    result: EditorSymbolsResult;
+  };
+  "toolwire/editor/definition": {
+    params: EditorDefinitionParams;
+    result: EditorLocationsResult;
+  };
+  "toolwire/editor/references": {
+    params: EditorReferencesParams;
+    result: EditorLocationsResult;
+  };
+  "toolwire/editor/diagnosticsChanged": {
+    params: DiagnosticsChangedParams;
   };
 }
 /**
@@ -821,6 +840,200 @@ export interface PermissionOutcome {
   reason?: string | null;
 }
 /**
+ * ``toolwire/editor/diagnostics`` params: ``uris`` null asks for every document the editor has
+ * problems for (sent explicitly as ``null``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorDiagnosticsParams".
+ */
+export interface EditorDiagnosticsParams {
+  uris: string[] | null;
+}
+/**
+ * ``toolwire/editor/diagnostics`` result.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorDiagnosticsResult".
+ */
+export interface EditorDiagnosticsResult {
+  items: DocumentDiagnostics[];
+}
+/**
+ * One document's problems.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "DocumentDiagnostics".
+ */
+export interface DocumentDiagnostics {
+  uri: string;
+  diagnostics: LspDiagnostic[];
+}
+/**
+ * LSP ``Diagnostic`` (the fields the server reads; ``relatedInformation``, ``tags``,
+ * ``data`` and the rest are ignored).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "LspDiagnostic".
+ */
+export interface LspDiagnostic {
+  range: LspRange;
+  /**
+   * 1 error, 2 warning, 3 information, 4 hint; absent: read as an error.
+   */
+  severity?: number | null;
+  code?: number | string | null;
+  source?: string | null;
+  message: string;
+}
+/**
+ * LSP ``Range``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "LspRange".
+ */
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+/**
+ * LSP ``Position``: 0-based line, character in units of the negotiated encoding.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "LspPosition".
+ */
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+/**
+ * ``toolwire/editor/symbols`` params (LSP ``WorkspaceSymbolParams``' query).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorSymbolsParams".
+ */
+export interface EditorSymbolsParams {
+  query: string;
+}
+/**
+ * ``toolwire/editor/symbols`` result.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorSymbolsResult".
+ */
+export interface EditorSymbolsResult {
+  symbols: EditorSymbol[];
+}
+/**
+ * LSP ``SymbolInformation`` or ``WorkspaceSymbol``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorSymbol".
+ */
+export interface EditorSymbol {
+  name: string;
+  /**
+   * LSP SymbolKind (1 File … 26 TypeParameter).
+   */
+  kind: number;
+  containerName?: string | null;
+  location: SymbolLocation;
+}
+/**
+ * A symbol's location: a ``Location``, or a ``WorkspaceSymbol``'s ``{uri}`` without a range
+ * (dropped by the server: the client resolves it, or it is not used).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SymbolLocation".
+ */
+export interface SymbolLocation {
+  uri: string;
+  range?: LspRange | null;
+}
+/**
+ * ``toolwire/editor/definition`` params.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorDefinitionParams".
+ */
+export interface EditorDefinitionParams {
+  textDocument: DocumentRef;
+  position: LspPosition;
+}
+/**
+ * LSP ``TextDocumentIdentifier``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "DocumentRef".
+ */
+export interface DocumentRef {
+  uri: string;
+}
+/**
+ * ``toolwire/editor/definition`` and ``toolwire/editor/references`` result.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorLocationsResult".
+ */
+export interface EditorLocationsResult {
+  locations: LspLocation[];
+}
+/**
+ * LSP ``Location`` (a ``LocationLink`` is read as ``{uri: targetUri, range: targetSelectionRange}``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "LspLocation".
+ */
+export interface LspLocation {
+  uri: string;
+  range: LspRange;
+}
+/**
+ * ``toolwire/editor/references`` params (the server sends ``includeDeclaration: false``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorReferencesParams".
+ */
+export interface EditorReferencesParams {
+  textDocument: DocumentRef;
+  position: LspPosition;
+  includeDeclaration?: boolean;
+}
+/**
+ * ``toolwire/editor/diagnosticsChanged`` params: each URI whose problems changed (debounced
+ * by the client, about 100 ms).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "DiagnosticsChangedParams".
+ */
+export interface DiagnosticsChangedParams {
+  uris: string[];
+}
+/**
+ * ``initialize`` ``capabilities.experimental.toolwireEditor``: what the client can answer
+ * (any subset; a key counts only when ``true``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "EditorCapability".
+ */
+export interface EditorCapability {
+  /**
+   * Answers toolwire/editor/diagnostics and sends diagnosticsChanged.
+   */
+  diagnostics?: boolean | null;
+  /**
+   * Answers toolwire/editor/symbols.
+   */
+  symbols?: boolean | null;
+  /**
+   * Answers toolwire/editor/definition.
+   */
+  definition?: boolean | null;
+  /**
+   * Answers toolwire/editor/references.
+   */
+  references?: boolean | null;
+}
+/**
  * An LSP position (zero-based line, character in the negotiated encoding).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -915,6 +1128,10 @@ export interface Settings {
    * Seconds a git subprocess may run.
    */
   gitTimeout?: number;
+  /**
+   * Seconds the editor has to answer one question of the editor tools (get_diagnostics, search_symbols, find_symbol: toolwire/editor/* requests); a client that does not answer in time gives the call an editor_timeout error.
+   */
+  editorTimeout?: number;
   /**
    * Tool calls running at once.
    */

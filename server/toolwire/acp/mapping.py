@@ -74,6 +74,10 @@ KIND = {
     "git_restore": "execute",
     "git_commit": "execute",
     "git_branch": "execute",
+    # the editor tools: never offered over ACP (its clients have no toolwire/editor/* methods); kinds kept
+    "get_diagnostics": "read",
+    "search_symbols": "search",
+    "find_symbol": "search",
 }
 
 #: Toolwire stop reasons ACP has too (schema ``StopReason``); the others are mapped

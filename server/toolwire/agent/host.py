@@ -49,6 +49,7 @@ from toolwire.agent.watching import WatchHub
 from toolwire.redaction import Redactor, shared
 from toolwire.settings import Settings
 from toolwire.streaming.state import CancelReason, ToolCallState
+from toolwire.tools.editor_intel import EditorLink
 from toolwire.workspace.documents import Documents
 
 __all__ = [
@@ -98,7 +99,8 @@ class SessionHost:
         return hosted
 
     async def open(self, cwd: str | Path, model_spec: str | None, overrides: dict[str, Any] | None,
-                   documents: Documents, outlet_for: Callable[[Session], Sink]) -> Hosted:
+                   documents: Documents, outlet_for: Callable[[Session], Sink],
+                   editor: EditorLink | None = None) -> Hosted:
         """Open a session on the folder ``cwd`` and start watching it.
 
         Args:
@@ -107,6 +109,8 @@ class SessionHost:
             overrides: Settings of this session over the server's.
             documents: The front-end's view of the editor's buffers.
             outlet_for: Given the new session, the sink of its events outside a turn.
+            editor: The front-end's link to the editor's intelligence (:mod:`toolwire.tools.editor_intel`),
+                or None: the editor tools are then not offered.
 
         Raises:
             SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable.
@@ -116,7 +120,7 @@ class SessionHost:
         if problems:
             raise SessionSpecError("settings", "; ".join(problems))
         spec = model_spec or settings.model
-        session = open_session(Path(cwd), spec, settings, documents)
+        session = open_session(Path(cwd), spec, settings, documents, editor)
         session.compose_prompt()  # the project rules: the list is the answer's ``instructions``
         origin = Origin(model_spec, dict(overrides or {}), model_key(spec, settings))
         hosted = Hosted(session, outlet_for(session), origin)

@@ -9,7 +9,8 @@ from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.session import Session
 from toolwire.agent.host_settings import MODEL_ERRORS, model_for
 from toolwire.settings import Settings
-from toolwire.tools import default_registry
+from toolwire.tools import session_tools
+from toolwire.tools.editor_intel import EditorLink
 from toolwire.tools.selection import select_tools
 from toolwire.workspace.documents import Documents
 from toolwire.workspace.paths import GIT_DIR_NAME
@@ -94,7 +95,8 @@ def git_dir_holding(folder: Path) -> Path | None:
     return None
 
 
-def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Documents) -> Session:
+def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Documents,
+                 editor: EditorLink | None = None) -> Session:
     """Build a session on ``cwd`` with the model ``spec`` (default ``settings.model``).
 
     Args:
@@ -102,6 +104,8 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
         spec: A model spec (``replay``, ``replay:SCRIPT``, ``openai:MODEL``), or None.
         settings: Settings in force for the session.
         documents: The editor's buffers (the front-end's adapter).
+        editor: The front-end's link to the editor's intelligence, or None (ACP, ``toolwire run``):
+            the editor tools its client declared are offered after the built-in ones.
 
     Raises:
         SessionSpecError: ``cwd`` is not an absolute existing folder, or the model
@@ -112,7 +116,7 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
         model = model_for(spec or settings.model, settings, root)
     except MODEL_ERRORS as exc:
         raise SessionSpecError("model", str(exc)) from None
-    tools = select_tools(default_registry().tools(), settings.max_tools)
+    tools = select_tools(session_tools(editor.features if editor is not None else None), settings.max_tools)
     return Session(
         root=root.resolve(),
         model=model,
@@ -121,4 +125,5 @@ def open_session(cwd: Path, spec: str | None, settings: Settings, documents: Doc
         policy=PermissionPolicy(dict(settings.permissions)),
         settings=settings,
         documents=documents,
+        editor=editor,
     )

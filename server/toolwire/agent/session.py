@@ -23,6 +23,7 @@ from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile, Ru
 from toolwire.llm.base import Model
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
+from toolwire.tools.editor_intel import EditorIntel, EditorLink
 from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.tools.selection import ToolSelection
@@ -99,6 +100,9 @@ class Session:
         carried_notes: Turn id → the notes its user message carried, put back in
             :attr:`history_notes` when that turn is rewound (its message dropped).
         rules: The project rules given to the model (:mod:`toolwire.agent.project_rules`).
+        editor: The front-end's link to the editor's intelligence (problems, symbols,
+            definitions, references: :mod:`toolwire.tools.editor_intel`); None when it has
+            none (ACP, ``toolwire run``). The tools get it bounded by ``editorTimeout``.
     """
 
     root: Path
@@ -126,6 +130,7 @@ class Session:
     rules: ProjectRules = field(default_factory=ProjectRules)
     tool_selection: ToolSelection | None = None
     tools_warning: SessionWarning | None = None
+    editor: EditorLink | None = None
 
     def __post_init__(self) -> None:
         if not self.conversation.messages:  # the base prompt, naming only tools this session offers
@@ -178,7 +183,15 @@ class Session:
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
                            write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo,
                            model_exclude=self.model_exclude(), ripgrep=self.settings.ripgrep_path,
-                           extra={"result_limit": self.settings.result_limit})
+                           extra={"result_limit": self.settings.result_limit},
+                           editor=self.editor_intel())
+
+    def editor_intel(self) -> EditorIntel | None:
+        """The editor's intelligence bounded by this session's ``editorTimeout``, or None
+        when the front-end has no editor link or its client declared nothing."""
+        if self.editor is None or not self.editor.features.any():
+            return None
+        return EditorIntel(self.editor, self.settings.editor_timeout)
 
     def model_exclude(self) -> ModelExclude:
         """The session's ``modelExclude`` patterns, compiled (once per value of the setting)."""

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from typing import Any
 
 #: Every tool name the prompt can mention (``tests/test_system_prompt.py`` checks
-#: that each is in the default registry).
+#: that each is a tool a session can have: :func:`toolwire.tools.every_tool`).
 PROMPT_TOOLS = ("list_files", "search_files", "read_file", "edit_file", "multi_edit", "create_file",
-                "git_status", "git_diff")
+                "git_status", "git_diff", "get_diagnostics", "search_symbols", "find_symbol")
 
 
 def _named(offered: set[str], *pairs: tuple[str, str]) -> list[str]:
@@ -52,6 +52,17 @@ def _edit(offered: set[str]) -> str:
     if "create_file" in offered:
         line += "; create_file is for new files"
     return line + ". Keep to what the task needs."
+
+
+def _editor(offered: set[str]) -> list[str]:
+    """The editor tools' line (they are offered only when the client can answer them), or none."""
+    tools = _named(offered, ("get_diagnostics", "lists the problems they report, errors first"),
+                   ("search_symbols", "finds declarations by name"),
+                   ("find_symbol", "gives a symbol's definition or references"))
+    if not tools:
+        return []
+    exact = " (exact, unlike a text search)" if {"search_symbols", "find_symbol"} & offered else ""
+    return [f"- The editor's language servers help: {_join(tools)}{exact}."]
 
 
 def _errors() -> str:
@@ -85,6 +96,7 @@ def base_prompt(tool_names: Iterable[str]) -> str:
         "outside the workspace can be reached.",
         _look(offered),
         _edit(offered),
+        *_editor(offered),
         _errors(),
         _git(offered),
         "- You cannot run commands: there is no shell, so no builds, tests or installs. Say what the "

@@ -42,6 +42,7 @@ from toolwire.rpc.protocol import RpcProtocol, make_converter
 
 if TYPE_CHECKING:
     from toolwire.agent.host import SessionHost
+    from toolwire.tools.editor_intel import DiagnosticsFeed
 
 
 class Handlers(Protocol):
@@ -88,9 +89,12 @@ class ToolwireServer(LanguageServer):
             :mod:`toolwire.lsp.buffers`), in the negotiated position encoding.
         link: Whether a client is connected (clients come and go over ``--socket``,
             see :mod:`toolwire.lsp.persist`).
+        editor_feed: The files whose problems the client reported changed
+            (``toolwire/editor/diagnosticsChanged``, :mod:`toolwire.lsp.editor_link`; set with the host).
     """
 
     host: "SessionHost"
+    editor_feed: "DiagnosticsFeed"
 
     def __init__(self, loader: Callable[[], Handlers] | None = None) -> None:
         super().__init__(

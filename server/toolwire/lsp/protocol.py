@@ -34,6 +34,12 @@ TOOL_CALLS_RUN = "toolwire/toolCalls/run"
 TOOL_CALL_PREVIEW = "toolwire/toolCall/preview"
 SESSION_UNDO_TURN = "toolwire/session/undoTurn"
 SESSION_REDO_TURN = "toolwire/session/redoTurn"
+# the editor's intelligence (models in toolwire.lsp.editor_messages)
+EDITOR_DIAGNOSTICS = "toolwire/editor/diagnostics"
+EDITOR_SYMBOLS = "toolwire/editor/symbols"
+EDITOR_DEFINITION = "toolwire/editor/definition"
+EDITOR_REFERENCES = "toolwire/editor/references"
+EDITOR_DIAGNOSTICS_CHANGED = "toolwire/editor/diagnosticsChanged"
 
 #: Every custom method, with its direction and kind (documented in protocol.md).
 METHODS: dict[str, tuple[str, str]] = {
@@ -52,6 +58,11 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_REDO_TURN: ("client→server", "request"),
     SESSION_UPDATE: ("server→client", "notification"),
     REQUEST_PERMISSION: ("server→client", "request"),
+    EDITOR_DIAGNOSTICS: ("server→client", "request"),
+    EDITOR_SYMBOLS: ("server→client", "request"),
+    EDITOR_DEFINITION: ("server→client", "request"),
+    EDITOR_REFERENCES: ("server→client", "request"),
+    EDITOR_DIAGNOSTICS_CHANGED: ("client→server", "notification"),
 }
 
 

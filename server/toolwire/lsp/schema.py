@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from toolwire.lsp import editor_messages as E
 from toolwire.lsp import messages as M
 from toolwire.lsp import protocol as P
 from toolwire.settings import Settings
@@ -45,6 +46,11 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_REDO_TURN: (P.UndoTurnParams, P.UndoTurnResult),
     P.SESSION_UPDATE: (M.SessionUpdateParams, None),
     P.REQUEST_PERMISSION: (M.RequestPermissionParams, P.RequestPermissionResult),
+    P.EDITOR_DIAGNOSTICS: (E.EditorDiagnosticsParams, E.EditorDiagnosticsResult),
+    P.EDITOR_SYMBOLS: (E.EditorSymbolsParams, E.EditorSymbolsResult),
+    P.EDITOR_DEFINITION: (E.EditorDefinitionParams, E.EditorLocationsResult),
+    P.EDITOR_REFERENCES: (E.EditorReferencesParams, E.EditorLocationsResult),
+    P.EDITOR_DIAGNOSTICS_CHANGED: (E.DiagnosticsChangedParams, None),
 }
 
 #: Models that are not a method's params or result but are part of the wire.
@@ -52,8 +58,9 @@ EXTRA_MODELS: tuple[type[BaseModel], ...] = (P.ToolCallWire, P.RunActionArgs, P.
 
 #: Models the server accepts outside the ``toolwire/`` methods (validation mode): the
 #: settings, as ``initialize``'s ``initializationOptions`` and ``settings`` of
-#: ``toolwire/session/new`` and ``workspace/didChangeConfiguration`` carry them.
-ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (Settings,)
+#: ``toolwire/session/new`` and ``workspace/didChangeConfiguration`` carry them; the
+#: ``toolwireEditor`` client capability of ``initialize``.
+ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (Settings, E.EditorCapability)
 
 
 class _NoFieldTitles(GenerateJsonSchema):
@@ -96,7 +103,7 @@ def build_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "ToolwireProtocol",
         "description": ("The toolwire/ JSON-RPC methods: params and results (generated from "
-                        "server/toolwire/lsp/protocol.py and messages.py by `make schema`; do not edit)."),
+                        "server/toolwire/lsp/protocol.py, messages.py and editor_messages.py by `make schema`; do not edit)."),
         "type": "object",
         "additionalProperties": False,
         "properties": properties,

@@ -38,7 +38,9 @@ from toolwire.settings import Settings, parse_settings
 from toolwire.streaming.state import CancelReason
 from toolwire.lsp.call_wire import brief_form, snapshot_form
 from toolwire.streaming.formats.registry import UnknownFormat
-from toolwire.tools import default_registry
+from toolwire.lsp.editor_link import LspEditorLink, declared_features, diagnostics_changed
+from toolwire.tools import session_tools
+from toolwire.tools.editor_intel import DiagnosticsFeed
 from toolwire.tools.selection import select_tools
 from toolwire.lsp import actions
 from toolwire.lsp.progress import LongTools
@@ -72,6 +74,7 @@ def load(ls: ToolwireServer) -> None:
     """What the server needs once its handlers are loaded: the session host (its
     warnings are ``window/showMessage``; the idle rule of ``--socket`` follows its activity)."""
     ls.host = SessionHost(Settings(), warn=lambda text: warn(ls, text), redactor=ls.redactor)
+    ls.editor_feed = DiagnosticsFeed()
     ls.host.on_activity(ls.link.poke)
 
 
@@ -84,7 +87,8 @@ async def open_session(ls: ToolwireServer, method: str, cwd: str, model: str | N
     """
     documents = LspDocuments(ls)
     try:
-        hosted = await ls.host.open(cwd, model, overrides, documents, lambda session: LspSink(ls, session.id))
+        hosted = await ls.host.open(cwd, model, overrides, documents, lambda session: LspSink(ls, session.id),
+                                    LspEditorLink(ls, documents))
     except SessionSpecError as exc:
         raise JsonRpcInvalidParams(f"{method}: invalid params: {exc.field}: {exc}") from None
     documents.session_id = hosted.id
@@ -141,6 +145,12 @@ def on_shutdown(ls: ToolwireServer, params: None) -> None:
 async def did_change_configuration(ls: ToolwireServer, params: types.DidChangeConfigurationParams) -> None:
     """``workspace/didChangeConfiguration``: new settings for each session's next turn (see protocol.md)."""
     await apply_configuration(ls, getattr(params, "settings", None))
+
+
+@server.feature(P.EDITOR_DIAGNOSTICS_CHANGED)
+def editor_diagnostics_changed(ls: ToolwireServer, params: Any) -> None:
+    """``toolwire/editor/diagnosticsChanged``: the files whose problems changed (see protocol.md)."""
+    diagnostics_changed(ls, params)
 
 
 @server.feature(P.SESSION_NEW)
@@ -232,7 +242,7 @@ def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     if req.session_id is not None:
         selection = session_of(ls, req.session_id).session.tool_selection
     else:
-        selection = select_tools(default_registry().tools(), ls.host.settings.max_tools)
+        selection = select_tools(session_tools(declared_features(ls)), ls.host.settings.max_tools)
     assert selection is not None
     return ToolsListResult.model_validate({
         "tools": selection.registry.definitions(), "count": selection.count, "maxTools": selection.max_tools,

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from toolwire.tools.descriptions import offered_description
+from toolwire.tools.editor_intel import EditorIntel
 from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
 from toolwire.workspace.documents import Documents, NoOpenDocuments
@@ -95,6 +96,9 @@ class ToolContext:
         allowed_excluded: The excluded files (resolved absolute paths) the user allowed
             for this call: the approval named them (:mod:`toolwire.agent.exclusion`);
             empty otherwise.
+        editor: The editor's intelligence (problems, symbols, definitions, references:
+            :mod:`toolwire.tools.editor_intel`), bounded by ``editorTimeout``; None when the
+            front-end has none (ACP, ``toolwire run``) or the client declared none of it.
     """
 
     root: Path
@@ -107,6 +111,7 @@ class ToolContext:
     model_exclude: ModelExclude = field(default_factory=ModelExclude)
     ripgrep: str | None = None
     allowed_excluded: frozenset[Path] = frozenset()
+    editor: EditorIntel | None = None
 
     def excluded(self, target: WorkspacePath) -> str | None:
         """The ``modelExclude`` pattern that keeps ``target`` from the model in this call, or
