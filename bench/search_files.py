@@ -32,6 +32,9 @@ Figures:
   ``--sort path`` (single-threaded; the tool's order), and its ratio to the unsorted run.
 * ``list_files_glob``: ``**/*.py`` (about 4,700 files), the tool at its default limit
   (500) against the engine's own listing of every match.
+* with ``engine: "walk"`` (the last fallback, no rg and no git: a walk and a search in
+  Python in a worker thread), ``search_files_literal`` and ``list_files_glob`` once more,
+  3 rounds, against rg run directly (informative).
 * ``*_e2e`` (``search_files_literal``, ``list_files_glob``): the same calls through
   ``toolwire serve`` over stdio, ``calling`` → ``done`` (``bench/search_e2e.py``).
 * ``search_files_memory``: the tool's peak of Python allocations (``tracemalloc``) and
@@ -210,7 +213,9 @@ def _ms(seconds: float) -> float:
 
 
 async def time_case(case: Case, root: Path, engine: str, rounds: int, with_tool: bool) -> dict[str, Any]:
-    argv = direct_argv(engine, case.kind, case.query, case.regex, root)
+    """The tool on ``engine`` against that engine run directly (the walk, which has no
+    command of its own, against rg)."""
+    argv = direct_argv("rg" if engine == "walk" else engine, case.kind, case.query, case.regex, root)
     sorted_argv = [*argv[:-4], "--sort", "path", *argv[-4:]] if engine == "rg" and case.kind == "search" else None
     direct, tool, paired, in_order = [], [], [], []
     cpu: dict[int, list[float]] = {0: [], 1: []}
@@ -249,7 +254,9 @@ async def time_case(case: Case, root: Path, engine: str, rounds: int, with_tool:
     if in_order:  # what ripgrep's single-threaded --sort path (the tool's order) costs by itself
         out.update(engine_sorted_ms=_ms(statistics.median(in_order)),
                    sorted_over_unsorted=round(statistics.median(in_order) / statistics.median(direct), 3))
-    out.update(rounds=rounds, engine_argv=" ".join(argv[1:] if engine == "rg" else argv))
+    if engine == "walk":
+        out.update(target="informative: the walk in Python against rg run directly")
+    out.update(rounds=rounds, engine_argv=" ".join(argv[1:] if engine in ("rg", "walk") else argv))
     return out
 
 
@@ -332,13 +339,17 @@ async def main(opts: argparse.Namespace) -> None:
                       "build_or_cache_s": round(time.perf_counter() - start, 1),
                       "rg": rg_binary(), "load_average": os.getloadavg()[0]}), flush=True)
     rounds = opts.rounds or (3 if opts.quick else 9)
-    only = opts.only.split(",") if opts.only else [*CASES, "memory", "engines", "e2e"]
+    only = opts.only.split(",") if opts.only else [*CASES, "memory", "walk", "engines", "e2e"]
     for engine in engines_to_measure(opts.engine):
         for key in (k for k in CASES if k in only):
             case = CASES[key]
             print(json.dumps(await time_case(case, tree.root, engine, rounds, tool_available(case.tool))), flush=True)
         if "memory" in only and tool_available("search_files"):
             print(json.dumps(await memory_figure(tree.root, engine)), flush=True)
+    if "walk" in only and rg_binary() is not None:  # the last fallback: no rg, no git
+        for key in ("literal", "list"):
+            if tool_available(CASES[key].tool):
+                print(json.dumps(await time_case(CASES[key], tree.root, "walk", min(rounds, 3), True)), flush=True)
     if "engines" in only and len(engines_to_measure("all")) == 2:
         for line in engines_side_by_side(tree.root, rounds):
             print(json.dumps(line), flush=True)
@@ -357,7 +368,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="a 2,000-file tree, 3 rounds (smoke run)")
     parser.add_argument("--rounds", type=int, default=0, help="rounds per figure (default 9, --quick 3)")
     parser.add_argument("--engine", choices=("rg", "git", "all"), default="all")
-    parser.add_argument("--only", default="", help="comma-separated: literal,regex,counted,common,list,memory,engines,e2e")
+    parser.add_argument("--only", default="", help="comma-separated: literal,regex,counted,common,list,memory,walk,engines,e2e")
     parser.add_argument("--child-memory", default="", help=argparse.SUPPRESS)
     parser.add_argument("--root", default="", help=argparse.SUPPRESS)
     opts = parser.parse_args()
