@@ -54,3 +54,15 @@ def test_a_refused_path_with_dot_dot_reads_no_nested_rules(tmp_path: Path) -> No
     assert [f.path for f in rules.listing()] == ["AGENTS.md"]
     assert rules.nested_for(RulesSource(root), [root / "sub" / "f.txt"]) == (
         "Instructions from sub/AGENTS.md (apply to files under sub/):\nSUB")
+
+
+async def test_an_include_under_dot_git_searches_nothing_on_every_engine(engine: str, tmp_path: Path) -> None:
+    # rg was given .git as its path (the glob's literal folder) and searched it: include
+    # '.git/**' returned .git/HEAD's line (and .git/config may hold a remote's credentials).
+    root = tree(tmp_path / "ws", {"a.txt": "main\n"})
+    (root / ".git" / "config").write_text("[remote]\n\turl = https://user:main-token@example.invalid/r\n")
+    for include in (".git/**", ".git/*", ".git/HEAD", ".git/config"):
+        for ignored in (False, True):
+            result = await search(root, query="main", include=include, ignored=ignored)
+            assert result.content == "[]", (include, ignored)
+    assert hits(await search(root, query="main")) == [("a.txt", 1, "main")]

@@ -73,8 +73,8 @@ class Feed:
 
     def wanted(self, name: str) -> bool:
         """True when the engine's file ``name`` (workspace-relative) is one to report."""
-        if name in self.shadowed:
-            return False
+        if name in self.shadowed or name.startswith(".git/") or "/.git/" in name:
+            return False  # .git never (rg searches a .git it is given as its path whatever --glob !.git says)
         if self.glob is None:
             return True
         if self.base and name.startswith(self.base):
