@@ -400,3 +400,71 @@ async def test_an_editor_that_never_answers_errs_the_call_within_editor_timeout(
     assert len(full.cancelled) == cancelled_before + 1  # the question was withdrawn
     listed = await full.call("toolwire/tools/list", {})  # the server runs on
     assert "search_symbols" in {tool["function"]["name"] for tool in listed["tools"]}
+
+
+async def test_cancelling_a_call_that_waits_for_the_editor_withdraws_its_question(full, repo, tmp_path):
+    workspace_files(repo)
+    full.hold = asyncio.Event()
+    full.question.clear()
+    cancelled_before = len(full.cancelled)
+    sid = await new_session(full, repo, one_call(tmp_path, "get_diagnostics", {}), editorTimeout=600)
+    turn = asyncio.ensure_future(prompt(full, sid))
+    try:
+        await asyncio.wait_for(full.question.wait(), 30)
+        assert full.tool_calls(sid)["c"][-1]["status"] == "calling"
+        assert (await full.call("toolwire/toolCall/cancel", {"sessionId": sid, "toolCallId": "c"}))["cancelled"]
+        result = await asyncio.wait_for(turn, 30)
+    finally:
+        full.hold.set()
+        full.hold = None
+    final = full.tool_calls(sid)["c"][-1]
+    assert result["stopReason"] == "end_turn"
+    assert final["status"] == "canceled" and final["cancelReason"] == "call_cancelled"
+    assert len(full.cancelled) == cancelled_before + 1
+
+
+async def test_the_editor_tools_run_without_asking(full, repo, tmp_path):
+    workspace_files(repo)
+    full.answers["diagnostics"] = lambda params: {"items": []}
+    full.answers["symbols"] = lambda params: {"symbols": []}
+    full.answers["references"] = lambda params: {"locations": None}  # null: nothing
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "get_diagnostics", "arguments": {"paths": ["src"]}, "id": "d"},
+                        {"name": "search_symbols", "arguments": {"query": "greet"}, "id": "s"},
+                        {"name": "find_symbol", "arguments": {"path": "src/app.ts", "line": 1, "symbol": "greet",
+                                                              "find": "references"}, "id": "f"}]},
+        {"text": "ok"}])
+    sid = await new_session(full, repo, script)
+    await prompt(full, sid)
+    calls = full.tool_calls(sid)
+    assert {cid: calls[cid][-1]["status"] for cid in "dsf"} == {"d": "done", "s": "done", "f": "done"}
+    assert full.permission_requests[sid] == []
+    assert calls["d"][-1]["result"]["content"] == "No problems reported in src."
+    assert calls["s"][-1]["result"]["content"] == "No symbols match 'greet'."
+    assert calls["f"][-1]["result"]["content"] == "No references found for greet at src/app.ts:1:15."
+
+
+async def test_a_file_kept_from_the_model_shows_its_places_but_not_its_text(full, repo, tmp_path):
+    workspace_files(repo)
+    (repo / ".env").write_text("TOKEN=greet-sk-123\n")
+    env = (repo / ".env").as_uri()
+    full.answers["references"] = lambda params: {"locations": [
+        {"uri": env, "range": {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 11}}}]}
+    full.answers["diagnostics"] = lambda params: {"items": [
+        {"uri": env, "diagnostics": [diagnostic(0, 1, "unknown key TOKEN=greet-sk-123")]}]}
+    final = await run_one(full, repo, tmp_path, "find_symbol",
+                          {"path": "src/app.ts", "line": 1, "symbol": "greet", "find": "references"})
+    assert final["status"] == "done", final
+    assert final["result"]["content"].splitlines()[-1] == ".env:1: [kept from the model (modelExclude '.env')]"
+    final = await run_one(full, repo, tmp_path, "get_diagnostics", {})
+    assert "sk-123" not in json.dumps(final["result"])
+    assert final["result"]["content"].splitlines()[-1] == (
+        ".env:1:1: error (ts): [message not shown: the file is kept from the model (modelExclude '.env')]")
+
+
+async def test_get_diagnostics_of_a_path_that_does_not_exist_is_an_error(full, repo, tmp_path):
+    asked = len(full.asked)
+    final = await run_one(full, repo, tmp_path, "get_diagnostics", {"paths": ["nope.ts"]})
+    assert final["status"] == "errored"
+    assert final["result"]["content"] == "Error (not_found): nope.ts does not exist (nor is it open in the editor)"
+    assert len(full.asked) == asked

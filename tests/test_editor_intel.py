@@ -119,3 +119,26 @@ async def test_a_question_the_client_did_not_declare_is_refused_before_it_is_sen
     with pytest.raises(ToolError) as caught:
         await EditorIntel(link).definition("file:///a", (0, 0))  # type: ignore[arg-type]
     assert caught.value.code == "editor_unsupported" and caught.value.data == {"missing": ["definition"]}
+
+
+def test_a_session_without_an_editor_link_has_no_editor_tools_and_one_with_gets_them_last(tmp_path):
+    from toolwire.agent.opening import open_session
+    from toolwire.settings import Settings
+    from toolwire.tools import default_registry
+    from toolwire.workspace.documents import NoOpenDocuments
+
+    built_in = default_registry().names()
+    plain = open_session(tmp_path, "replay", Settings(), NoOpenDocuments())  # ACP, toolwire run
+    assert plain.registry.names() == built_in and plain.tool_context().editor is None
+    link = SilentLink()
+    link.features = EditorFeatures(diagnostics=True, definition=True)  # type: ignore[misc]
+    session = open_session(tmp_path, "replay", Settings(), NoOpenDocuments(), link)  # type: ignore[arg-type]
+    assert session.registry.names() == [*built_in, "get_diagnostics", "find_symbol"]
+    intel = session.tool_context().editor
+    assert intel is not None and intel.timeout == 10.0
+    tight = open_session(tmp_path, "replay", Settings(max_tools=len(built_in) + 1, editor_timeout=2.5),
+                         NoOpenDocuments(), link)  # type: ignore[arg-type]
+    assert tight.registry.names()[-1] == "get_diagnostics" and tight.tool_selection.left_out == ("find_symbol",)
+    assert tight.tool_context().editor.timeout == 2.5
+    link.features = EditorFeatures()  # type: ignore[misc]  # a client that declares nothing
+    assert open_session(tmp_path, "replay", Settings(), NoOpenDocuments(), link).tool_context().editor is None  # type: ignore[arg-type]

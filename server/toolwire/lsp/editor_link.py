@@ -95,8 +95,6 @@ def _items(raw: Any, key: str, model: type[BaseModel], method: str) -> list[Base
     Raises:
         ToolError: ``editor_failed`` when the answer is not an object holding such a list.
     """
-    if hasattr(raw, "__attrs_attrs__") or (raw is not None and not isinstance(raw, dict)):
-        raw = getattr(raw, "__dict__", raw)
     values = raw.get(key) if isinstance(raw, dict) else None
     if not isinstance(values, list):
         if isinstance(raw, dict) and values is None and key in raw:

@@ -70,6 +70,9 @@ class GetDiagnostics(Tool):
     async def run(self, args: GetDiagnosticsArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         editor = _editor(ctx)
         scopes = [resolve_path(ctx.root, path) for path in args.paths or []]
+        for wp in scopes:
+            if not wp.resolved.exists() and ctx.documents.get(wp.resolved) is None:
+                raise ToolError("not_found", f"{clip_quote(wp.rel)} does not exist (nor is it open in the editor)")
         files = [wp for wp in scopes if not wp.resolved.is_dir()]
         ask = None if not scopes or len(files) < len(scopes) else [editor.uri_for(wp.resolved) for wp in files]
         answer = await editor.diagnostics(ask)
