@@ -18,6 +18,7 @@ from toolwire.tools import default_registry
 from toolwire.tools import searchrun
 from toolwire.tools.base import ToolContext, ToolError, ToolResult, validate_arguments
 from toolwire.tools.engine import ENGINE_ENV, Outcome, find_engine
+from toolwire.tools.searchparse import PyMatcher
 from toolwire.tools.searchresult import COUNT_CAP
 from toolwire.workspace.documents import MemoryDocuments
 from toolwire.workspace.fs import MAX_FILE_BYTES
@@ -540,3 +541,18 @@ async def test_outside_a_repository_nothing_is_ignored_and_links_stay_unfollowed
     result = await search(root, query="needle")
     assert [h[0] for h in hits(result)] == [".hid/h.txt", "a.txt"]
     assert result.data is not None and result.data["binary"] == ["b.bin"]
+
+
+def test_walk_matcher_case_insensitive_literal() -> None:
+    """The walk engine's matcher: a case-insensitive literal (smart case) finds its lines in any
+    case, with their context, and nothing in a text without it (one scan of the whole text
+    decides there before any line is split: bench/search_files.py)."""
+    matcher = PyMatcher("needle", regex=False, ignore_case=True)
+    text = "a\nNeedle one\nb\r\nx NEEDLE\r\nc\n"
+    assert [(ln.number, ln.text, ln.column) for ln in matcher.lines(text, 0)] == [(2, "Needle one", 0),
+                                                                                  (4, "x NEEDLE", 2)]
+    assert [(ln.number, ln.match) for ln in matcher.lines(text, 1)] == [(1, False), (2, True), (3, False),
+                                                                       (4, True), (5, False)]
+    assert list(matcher.lines("no match here\nnor here\n", 1)) == []
+    assert list(PyMatcher("needle", regex=False, ignore_case=False).lines(text, 0)) == []
+    assert [ln.number for ln in PyMatcher("e{2}d", regex=True, ignore_case=True).lines(text, 0)] == [2, 4]

@@ -197,21 +197,26 @@ class PyMatcher:
         re.error: an invalid expression.
     """
 
-    __slots__ = ("_pattern", "_literal", "_ignore_case")
+    __slots__ = ("_pattern", "_literal", "_ignore_case", "_whole")
 
     def __init__(self, query: str, *, regex: bool, ignore_case: bool) -> None:
         self._literal = None if regex or ignore_case else query
         flags = re.IGNORECASE if ignore_case else 0
         self._pattern = re.compile(query if regex else re.escape(query), flags)
         self._ignore_case = ignore_case
+        # A literal without a line break matches a line exactly when it is found in the
+        # whole text: one scan decides for most files (bench/search_files.py, walk engine)
+        self._whole = None if regex or "\n" in query else self._pattern
 
     def lines(self, text: str, context: int) -> Iterator[Line]:
         """The matching lines of ``text`` and ``context`` lines around each, in order."""
+        if self._literal is not None and self._literal not in text and "\n" not in self._literal:
+            return
+        if self._whole is not None and self._whole.search(text) is None:
+            return
         rows = text.split("\n")
         if rows and rows[-1] == "":
             rows.pop()
-        if self._literal is not None and self._literal not in text and "\n" not in self._literal:
-            return
         last_shown = 0  # number of the last line yielded
         pending_after = 0
         search = self._pattern.search
