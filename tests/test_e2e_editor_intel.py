@@ -346,7 +346,7 @@ async def test_get_diagnostics_lists_errors_first_and_bounds_with_a_marker(full,
     full.answers["diagnostics"] = lambda params: {"items": [
         {"uri": app, "diagnostics": [*warnings, diagnostic(0, 4, "a hint")]},
         {"uri": util, "diagnostics": [diagnostic(1, 1, "Type 'string' is not\nassignable", 2322),
-                                      diagnostic(0, None, "no severity")]},
+                                      diagnostic(0, None, "no severity", {"value": 7, "target": "x"})]},
     ]}
     final = await run_one(full, repo, tmp_path, "get_diagnostics", {})
     assert final["status"] == "done", final
@@ -468,3 +468,16 @@ async def test_get_diagnostics_of_a_path_that_does_not_exist_is_an_error(full, r
     assert final["status"] == "errored"
     assert final["result"]["content"] == "Error (not_found): nope.ts does not exist (nor is it open in the editor)"
     assert len(full.asked) == asked
+
+
+async def test_lines_follow_the_lsp_rule_in_the_line_the_model_names_and_in_the_locations(full, repo, tmp_path):
+    # U+2028 and a form feed are ordinary characters (not line ends); \r\n and a lone \r end lines
+    (repo / "r.ts").write_bytes("a = '\u2028\x0c';\r\nb\rgreet(1);\n".encode())
+    uri = (repo / "r.ts").as_uri()
+    full.answers["definition"] = lambda params: {"locations": [
+        {"uri": uri, "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 5}}}]}
+    final = await run_one(full, repo, tmp_path, "find_symbol",
+                          {"path": "r.ts", "line": 3, "symbol": "greet", "find": "definition"})
+    assert final["status"] == "done", final
+    assert full.asked[-1][1]["position"] == {"line": 2, "character": 0}
+    assert final["result"]["content"].splitlines()[-1] == "r.ts:3: greet(1);"

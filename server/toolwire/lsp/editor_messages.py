@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from toolwire.lsp.protocol import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DIAGNOSTICS_CHANGED, EDITOR_REFERENCES,
                                    EDITOR_SYMBOLS, Wire)
@@ -74,6 +74,13 @@ class LspDiagnostic(Wire):
     code: int | str | None = None
     source: str | None = None
     message: str
+
+    @field_validator("code", "source", mode="before")
+    @classmethod
+    def _plain(cls, value: Any) -> Any:
+        """A code or source of another type (a ``{value, target}`` object) is read as none: the
+        problem is kept."""
+        return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
 
 
 class EditorDiagnosticsParams(Wire):
