@@ -66,3 +66,12 @@ async def test_an_include_under_dot_git_searches_nothing_on_every_engine(engine:
             result = await search(root, query="main", include=include, ignored=ignored)
             assert result.content == "[]", (include, ignored)
     assert hits(await search(root, query="main")) == [("a.txt", 1, "main")]
+
+
+async def test_utf16_is_binary_and_a_bom_is_not_shown_on_every_engine(engine: str, tmp_path: Path) -> None:
+    # rg transcoded a UTF-16 file (BOM sniffing) and showed its lines, which read_file
+    # refuses as binary and git and the walk do not match; git showed the UTF-8 BOM.
+    root = tree(tmp_path / "ws", {"bom.txt": b"\xef\xbb\xbfneedle bom\nneedle 2\n",
+                                  "utf16.txt": "needle utf16\n".encode("utf-16"), "z.txt": "needle\n"})
+    result = await search(root, query="needle")
+    assert hits(result) == [("bom.txt", 1, "needle bom"), ("bom.txt", 2, "needle 2"), ("z.txt", 1, "needle")]

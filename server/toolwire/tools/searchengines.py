@@ -11,7 +11,8 @@ options are the same on each (each has a test):
   ``git grep --untracked --no-exclude-standard``); ``.ignore``/``.rgignore`` files are
   not git's and are not read (``rg --no-ignore-dot``); no user config (``--no-config``);
 * binary files that match reported as such (``rg --binary``; git prints "Binary file
-  x matches"); symbolic links not followed (both engines' default);
+  x matches"); symbolic links not followed (both engines' default); files read as bytes
+  (``rg -E none``: a UTF-16 file is binary, as git and read_file take it, not transcoded);
 * files in path order (``rg --sort path``; git's index order), so a bounded result is
   the same on every run.
 """
@@ -80,7 +81,7 @@ def _target(search: Search, glob: Glob | None) -> str:
 def rg_argv(rg: str, search: Search, glob: Glob | None, exclude_globs: Iterable[str], *,
             stdin: bool = False) -> list[str]:
     """The ripgrep command line (run from the root; ``stdin``: search the text fed on stdin)."""
-    argv = [rg, "--json", "--no-config", "--no-messages", "--binary", "--hidden", "--no-ignore-dot",
+    argv = [rg, "--json", "--no-config", "--no-messages", "--binary", "--hidden", "--no-ignore-dot", "-E", "none",
             "-i" if search.ignore_case else "-s"]
     if not search.regex:
         argv.append("--fixed-strings")

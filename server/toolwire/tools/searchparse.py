@@ -85,6 +85,14 @@ def _char_offset(text: str, byte_offset: int) -> int:
     return len(text.encode("utf-8", "surrogateescape")[:byte_offset].decode("utf-8", "ignore"))
 
 
+def _line(number: int, text: str, match: bool, column: int = 0) -> Line:
+    """A :class:`Line` without the UTF-8 byte order mark a file's first line may start with
+    (engines given ``-E none`` keep it; read_file and the walk drop it)."""
+    if number == 1 and text.startswith("\ufeff"):
+        return Line(1, text[1:], match, max(0, column - 1))
+    return Line(number, text, match, column)
+
+
 def _rg_text(obj: dict) -> str:
     if "text" in obj:
         return obj["text"]
@@ -115,7 +123,7 @@ class RgParser:
             column = 0
             if kind == "match" and data.get("submatches"):
                 column = _char_offset(text, data["submatches"][0]["start"])
-            yield Line(data["line_number"] or 0, text, kind == "match", column)
+            yield _line(data["line_number"] or 0, text, kind == "match", column)
         elif kind == "begin":
             yield Begin(_rg_path(data["path"]))
         elif kind == "end":
@@ -171,10 +179,10 @@ class GitGrepParser:
         yield from self._switch(path)
         if len(parts) == 4 and parts[2].isdigit():
             text = valid_text(parts[3].removesuffix("\r"))
-            yield Line(int(parts[1]), text, True, _char_offset(text, int(parts[2]) - 1))
+            yield _line(int(parts[1]), text, True, _char_offset(text, int(parts[2]) - 1))
         else:
             text = valid_text("\0".join(parts[2:]).removesuffix("\r"))
-            yield Line(int(parts[1]), text, False)
+            yield _line(int(parts[1]), text, False)
 
     def close(self) -> Iterator[Event]:
         """The :class:`End` of the last file."""
