@@ -142,3 +142,25 @@ def test_a_session_without_an_editor_link_has_no_editor_tools_and_one_with_gets_
     assert tight.tool_context().editor.timeout == 2.5
     link.features = EditorFeatures()  # type: ignore[misc]  # a client that declares nothing
     assert open_session(tmp_path, "replay", Settings(), NoOpenDocuments(), link).tool_context().editor is None  # type: ignore[arg-type]
+
+
+def test_a_closed_file_is_named_under_the_workspace_folder_as_the_editor_spells_it(tmp_path):
+    from toolwire.lsp.editor_link import LspEditorLink
+
+    real = tmp_path / "real"
+    (real / "src").mkdir(parents=True)
+    (real / "src" / "a.ts").write_text("x\n")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    no_buffers = SimpleNamespace(matches=lambda path: [])
+    folders = [SimpleNamespace(uri=link.as_uri())]  # the editor opened the folder through the link
+    server = SimpleNamespace(initialize_params=SimpleNamespace(workspace_folders=folders, root_uri=None))
+    editor = LspEditorLink(server, no_buffers)  # type: ignore[arg-type]
+    target = (real / "src" / "a.ts").resolve()
+    assert editor.uri_for(target) == (link / "src" / "a.ts").as_uri()
+    assert editor.path_of(editor.uri_for(target)) == target
+    outside = (tmp_path / "elsewhere.ts").resolve()
+    assert editor.uri_for(outside) == outside.as_uri()
+    server.initialize_params = SimpleNamespace(workspace_folders=None, root_uri=link.as_uri())
+    assert editor.uri_for(target) == (link / "src" / "a.ts").as_uri()
+    assert editor.file_text(target) == "x\n"
