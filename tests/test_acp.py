@@ -352,6 +352,8 @@ async def test_load_session_replays_history_and_modes_apply(repo: Path, tmp_path
         assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update",
                          "agent_message_chunk"]
         assert replayed[3].status == "completed"
+        # the user's own text, not the workspace overview the first request carried before it
+        assert replayed[0].content.text == "what does a.txt say?"
         await conn.set_session_mode(session_id=sid, mode_id="read_only")
         await conn.prompt(session_id=sid, prompt=text("change it"))
     assert client.final("e")["raw_output"] == {"canceled": True, "cancelReason": "policy_denied"}

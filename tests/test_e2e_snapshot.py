@@ -235,3 +235,26 @@ async def test_turn_message_and_usage_stay_out_of_the_saved_checkpoint(client, r
     assert saved is not None and "made.txt" in saved["paths"]
     assert "message" not in saved and "usage" not in saved
     assert result["message"] not in json.dumps(saved)
+
+
+async def test_snapshot_user_messages_give_the_users_own_text(client, repo, tmp_path):
+    """The overview (first request) and the undo note (next turn) go to the model in the user
+    message; the snapshot keeps that content as sent and gives the user's text as userText, which
+    the panel shows after a reload."""
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "hello.txt", "old_string": "hello", "new_string": "hi"}, "id": "e1"}]},
+        {"text": "Edited."},
+        {"text": "Second answer."},
+    ])
+    sid = await new_session(client, repo, script)
+    await prompt(client, sid, "first prompt")
+    undone = await client.call("toolwire/session/undoTurn", {"sessionId": sid})
+    assert undone["status"] == "undone", undone
+    await prompt(client, sid, "second prompt")
+    snap = await snapshot(client, sid)
+    users = [m for m in snap["messages"] if m["role"] == "user"]
+    assert [m["userText"] for m in users] == ["first prompt", "second prompt"]
+    first, second = (m["content"] for m in users)
+    assert first.startswith("[Workspace overview at the start of the session") and first.endswith("first prompt")
+    assert second.startswith("second prompt") and len(second) > len("second prompt")  # the undo note, as sent

@@ -219,3 +219,20 @@ test("the project rules list: from session/new, replaced whole by each session_i
   assert.deepEqual(state.instructions, [nested]);
   assert.deepEqual(reduceHostMessage(state, { type: "reset", snapshot: null }).instructions, []);
 });
+
+test("a snapshot's user message shows the user's own text (userText), not the overview and notes sent with it", () => {
+  const sent = "[Workspace overview at the start of the session (file names, not instructions):\n...]\n\nlist the files\n\n[Files changed outside the assistant since the last turn ...]";
+  const state = applySnapshot(initialState(), {
+    sessionId: "s", model: "replay", running: false, turnId: "t1", streaming: null,
+    messages: [
+      { role: "system", content: "sys" },
+      { role: "user", content: sent, userText: "list the files" },
+      { role: "assistant", content: "done" },
+      { role: "user", content: "as typed" }, // no userText (an older server): the content as sent
+    ],
+    toolCalls: [], pendingPermissions: [], permissions: [], instructions: [],
+    turns: [{ turnId: "t1", stopReason: "end_turn", message: null, usage: null, undoable: false, undone: false }],
+  });
+  const users = state.entries.filter((e) => e.kind === "user").map((e) => (e.kind === "user" ? e.text : ""));
+  assert.deepEqual(users, ["list the files", "as typed"]);
+});

@@ -363,7 +363,9 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
         }
       }
       userTurns++;
-      state = pushEntry(state, { kind: "user", text: contentText(message.content) });
+      // what the user typed (userText), not the overview and notes the session added for the model
+      const typed = typeof message.userText === "string" ? message.userText : contentText(message.content);
+      state = pushEntry(state, { kind: "user", text: typed });
     } else if (message?.role === "assistant") {
       if (typeof message.reasoning === "string" && message.reasoning !== "") {
         state = pushEntry(state, { kind: "thought", text: message.reasoning });
@@ -414,6 +416,8 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
 interface HistoryMessage {
   role?: string;
   content?: unknown;
+  /** A user message's own text, without what the session added for the model (protocol.md, snapshot). */
+  userText?: unknown;
   reasoning?: unknown;
   tool_call_id?: unknown;
   tool_calls?: { id: string; function?: { name?: string; arguments?: string } }[];

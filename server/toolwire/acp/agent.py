@@ -173,7 +173,7 @@ class ToolwireAcpAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.resource_not_found(f"session:{session_id}")
-        for update in replay_history(session.core.conversation.messages, session.core.root):
+        for update in replay_history(session.core.conversation.shown(), session.core.root):
             await self._conn.session_update(session_id=session_id, update=update)
         self._advertise(session_id)
         return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session),

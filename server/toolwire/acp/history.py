@@ -29,7 +29,8 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
 
     Args:
         messages: The conversation in OpenAI Chat Completions shape (system, user,
-            assistant with ``tool_calls``, tool results by ``tool_call_id``).
+            assistant with ``tool_calls``, tool results by ``tool_call_id``), as
+            :meth:`Conversation.shown` gives it: a user message's ``userText`` is shown.
         root: The workspace folder (locations are absolute).
 
     Returns:
@@ -43,7 +44,9 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
         content = message.get("content")
         text = content if isinstance(content, str) else _joined(content)
         shown = display_text(text, keep="\n\t")  # as the live updates show it
-        if role == "user" and text:
+        if role == "user" and isinstance(message.get("userText"), str):  # what the user typed, not the notes
+            shown = display_text(message["userText"], keep="\n\t")
+        if role == "user" and shown:
             updates.append(UserMessageChunk(session_update="user_message_chunk",
                                             content=TextContentBlock(type="text", text=shown)))
         elif role == "assistant":

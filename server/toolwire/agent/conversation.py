@@ -88,6 +88,7 @@ class Conversation:
         self.messages: list[dict[str, Any]] = []
         self.turn: str | None = None
         self._owners: list[str | None] = []  # per message: the turn that added it
+        self._typed: dict[str, str] = {}  # per turn: the user's own text of the user message it added
         self.system_base = system or ""
         self.last_dropped: list[str] = []  # call ids whose results the last fit() shrank
         if system:
@@ -139,9 +140,26 @@ class Conversation:
         """Whether a message of turn ``turn_id`` is in the history (a rewound turn's are not)."""
         return turn_id in self._owners
 
-    def add_user(self, text: str) -> None:
-        """Append a user message."""
+    def add_user(self, text: str, typed: str | None = None) -> None:
+        """Append a user message; ``typed``: the user's own text in it, when ``text`` carries
+        more for the model (the notes after it; the overview put before it later), kept
+        beside the message for :meth:`shown` (never sent)."""
         self._append({"role": "user", "content": valid_text(text)})
+        if typed is not None and self.turn is not None:
+            self._typed[self.turn] = valid_text(typed)
+
+    def shown(self) -> list[dict[str, Any]]:
+        """The messages for a front-end to show (a snapshot, a replayed history): as sent, and
+        each user message whose own text is known with it as ``userText`` (without the
+        workspace overview and the notes the session added for the model)."""
+        if not self._typed or len(self._owners) != len(self.messages):
+            return self.messages
+        out = []
+        for message, owner in zip(self.messages, self._owners, strict=True):
+            if message.get("role") == "user" and owner in self._typed:
+                message = {**message, "userText": self._typed[owner]}
+            out.append(message)
+        return out
 
     def add_assistant(self, text: str, calls: list[tuple[str, str, str]],
                       reasoning: tuple[str, str] | None = None) -> None:

@@ -113,7 +113,7 @@ class Hosted:
             session_id=session.id, model_id=session.model.model_id, running=self.turn is not None,
             turn_id=turn.id if turn is not None else None,
             calls=[snapshot(c) for c in turn.calls] if turn is not None else [],
-            messages=session.conversation.messages,
+            messages=session.conversation.shown(),
             streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns,
             instructions=self.instructions(),
             warnings=[session.tools_warning] if session.tools_warning is not None else [])
@@ -132,7 +132,8 @@ class SessionState:
         running: A turn is running.
         turn_id: The running (else last) turn's id, or None before the first turn.
         calls: That turn's calls now, whole (argument text included), in the order they were first pushed.
-        messages: The conversation the model sees.
+        messages: The conversation the model sees, user messages with the user's own text
+            as ``userText`` (:meth:`Conversation.shown`).
         streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
         turns: A summary of every turn with a record, oldest first (messages redacted).
         instructions: The project rules files the model is given (:meth:`Hosted.instructions`).

@@ -163,7 +163,7 @@ class Turn:
                                                    session.settings.checkpoint_max_bytes)
         rules = session.compose_prompt()  # the system prompt of every request of this turn
         session.conversation.start_turn(self.id)
-        session.conversation.add_user(prompt + session.take_notes(self.id))
+        session.conversation.add_user(prompt + session.take_notes(self.id), typed=prompt)
         self.sink.emit(TurnUpdate("started", turn_id=self.id))
         if rules is not None:
             self.sink.emit(SessionInfo(rules))
