@@ -267,6 +267,18 @@ async def test_files_over_the_read_limit_are_named_and_counted(engine: str, tmp_
     assert "files over the 2 MB read limit that match, lines not shown (1): big.log" in result.content
 
 
+async def test_a_file_over_the_read_limit_past_the_limit_is_named_not_counted(engine: str, tmp_path: Path) -> None:
+    """The limit is reached before the engine comes to the big file: its lines are still not
+    counted as matches, and it is still named (found by bench/search_files.py)."""
+    big = "needle in a big file\n" * (MAX_FILE_BYTES // 21 + 10)
+    root = tree(tmp_path / "ws", {"a.txt": "needle 1\nneedle 2\n", "z_big.log": big})
+    for limit in (1, 100):
+        result = await search(root, query="needle", limit=limit)
+        assert result.data is not None
+        assert (result.data["total"], result.data["too_large"]) == (2, ["z_big.log"]), limit
+        assert [hit[:2] for hit in hits(result)] == [("a.txt", 1), ("a.txt", 2)][:limit]
+
+
 async def test_odd_names_in_display_form(engine: str, tmp_path: Path) -> None:
     root = tree(tmp_path / "ws", {"evil\u202etxt.exe": "needle\n", "tab\tname.txt": "needle\n",
                                   "line\nbreak.txt": "needle\n", "bin\nary.bin": b"\0needle"})

@@ -63,6 +63,7 @@ class Feed:
                  buffers: Iterable[BufferHit], shadowed: frozenset[str]) -> None:
         self.results = results
         self.root = root
+        self._prefix = os.path.join(root, "")  # a str: one stat per matching file, no Path built
         self.base = base
         self.glob = glob
         self.shadowed = shadowed
@@ -108,12 +109,11 @@ class Feed:
         self._large = False
         if self._skip:
             return
-        if not self.results.full:  # past the limit the matches are only counted: no stat
-            try:
-                self._large = os.stat(self.root / name).st_size > MAX_FILE_BYTES
-            except OSError:
-                pass
-            self._skip = self._large
+        try:  # past the limit too: a big file's matches are not counted, and it is named
+            self._large = os.stat(self._prefix + name).st_size > MAX_FILE_BYTES
+        except OSError:
+            pass
+        self._skip = self._large
         self.results.begin(display_name(name), name)
 
     def line(self, line: Line) -> None:
