@@ -416,4 +416,8 @@ async def test_a_folder_holding_only_ignored_files_says_how_many(engine: str, tm
     assert result.data["matches"][3] == {"path": "logs/", "type": "folder", "entries": 0, "ignored_entries": 2}
     assert "ignored_entries" not in result.data["matches"][2]
     assert "logs/ (2 entries)" in await lines(root, ignored=True)
-    assert await lines(root, path="logs") == ["[]"]
+    listed = await run(root, path="logs")  # the folder itself: not an empty list either
+    assert listed.content == "[]\n[2 ignored files not shown; set ignored to true to list them]"
+    assert listed.data["matches"] == [] and listed.data["total"] == 0 and listed.data["ignored_entries"] == 2
+    assert await lines(root, path="logs", ignored=True) == ["logs/a.log (ignored)", "logs/b.log (ignored)"]
+    assert await lines(root, path="empty") == ["[]"]

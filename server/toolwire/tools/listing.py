@@ -99,17 +99,23 @@ class ListFiles(Tool):
             data.update(matches=[], truncated=False, total=0, ignored_path=True)
             return ToolResult(ok=True, content=f"[]\n[{wp.rel}/ is ignored by the repository; set ignored to true "
                                                "to list it]", data=data)
+        left_out = 0  # ignored files of the folder, not listed
         if glob is not None:
             lines, total = await _matching_files(engine, ctx, base, lead, glob, args)
             matches: list[Any] = lines
         else:
-            matches, lines, total = await _folder_entries(engine, ctx, wp, lead, args)
+            matches, lines, total, left_out = await _folder_entries(engine, ctx, wp, lead, args)
         budget = result_budget(ctx)
         fitted = budget is not None and lines_that_fit(lines, budget) < len(lines)
         if fitted:  # whole entries within the session's resultLimit, not a cut in the middle
             del lines[lines_that_fit(lines, budget):]
             del matches[len(lines):]
         data.update(matches=matches, truncated=total > len(lines), total=total)
+        if not lines and left_out:  # not empty: say what is there and how to list it
+            data["ignored_entries"] = left_out
+            what = "1 ignored file" if left_out == 1 else f"{left_out} ignored files"
+            return ToolResult(ok=True, content=f"[]\n[{what} not shown; set ignored to true to list "
+                                               f"{'it' if left_out == 1 else 'them'}]", data=data)
         if not lines:
             return ToolResult(ok=True, content="[]", data=data)
         if total > len(lines):
@@ -225,8 +231,9 @@ def _link_note(ctx: ToolContext, path: Path) -> tuple[str, str | None]:
 
 
 async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, lead: str,
-                          args: ListFilesArgs) -> tuple[list[dict[str, Any]], list[str], int]:
-    """The entries of one folder: structured, as lines, and how many there are in all."""
+                          args: ListFilesArgs) -> tuple[list[dict[str, Any]], list[str], int, int]:
+    """The entries of one folder: structured, as lines, how many there are in all, and how
+    many ignored files were left out."""
     base = wp.resolved
     entries = {entry.name: entry for entry in await _off_loop(_scan, base)}
     new = _unsaved_new(ctx, base)
@@ -239,6 +246,7 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
     names = sorted(set(entries) | new_files | set(new_folders))
     folders = {n for n in names if (n in entries and _is_dir(entries[n])) or (n not in entries and n in new_folders)}
     ignored = await ignored_among(engine, base, [n for n in names if n in entries], folders)
+    everything = len(names)
     if not args.ignored:
         names = [n for n in names if n not in ignored or n in folders]
     total = len(names)
@@ -292,4 +300,4 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
                 line += f" ({', '.join(marks)})"
         matches.append(item)
         lines.append(line)
-    return matches, lines, total
+    return matches, lines, total, everything - total
