@@ -10,15 +10,6 @@ import { ResponseError } from "vscode-jsonrpc";
 /** What the VS Code client declares in `initialize` (`capabilities.experimental.toolwireEditor`). */
 export const EDITOR_CAPABILITY = { diagnostics: true, symbols: true, definition: true, references: true } as const;
 
-/** The server → client requests and the client → server notification. */
-export const EDITOR_METHODS = {
-  diagnostics: "toolwire/editor/diagnostics",
-  symbols: "toolwire/editor/symbols",
-  definition: "toolwire/editor/definition",
-  references: "toolwire/editor/references",
-  diagnosticsChanged: "toolwire/editor/diagnosticsChanged",
-} as const;
-
 /** LSP's `RequestFailed`: the editor could not answer (its provider threw). */
 export const REQUEST_FAILED = -32803;
 /** JSON-RPC's `InvalidParams`. */

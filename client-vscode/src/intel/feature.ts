@@ -12,7 +12,6 @@ import type { ClientCapabilities, FeatureState, LanguageClient, StaticFeature } 
 import { ResponseError, State } from "vscode-languageclient/node";
 import {
   EDITOR_CAPABILITY,
-  EDITOR_METHODS,
   UriBatch,
   diagnosticsAnswer,
   diagnosticsUris,
@@ -23,6 +22,7 @@ import {
   symbolsQuery,
   withoutDeclarations,
 } from "./answers";
+import { EditorDefinition, EditorDiagnostics, EditorDiagnosticsChanged, EditorReferences, EditorSymbols } from "../protocol";
 
 /** Documents whose problems the server hears about: the ones it syncs (`documentSelector`: `file`). */
 const isFile = (uri: vscode.Uri): boolean => uri.scheme === "file";
@@ -65,7 +65,7 @@ export class EditorIntelligence implements StaticFeature {
         }
       });
     this.disposables.push(
-      answer(EDITOR_METHODS.diagnostics, async (params: unknown) => {
+      answer(EditorDiagnostics.method, async (params: unknown) => {
         const uris = diagnosticsUris(params);
         const entries: (readonly [vscode.Uri, readonly vscode.Diagnostic[]])[] =
           uris === null ? vscode.languages.getDiagnostics() : uris.map((uri) => {
@@ -74,17 +74,17 @@ export class EditorIntelligence implements StaticFeature {
           });
         return diagnosticsAnswer(entries, uris !== null, c2p, isFile);
       }),
-      answer(EDITOR_METHODS.symbols, async (params: unknown) => {
+      answer(EditorSymbols.method, async (params: unknown) => {
         const query = symbolsQuery(params);
         const found = await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", query);
         const symbols = await resolveRanges(found ?? []);
         return symbolsAnswer(symbols, (s) => s.location?.range !== undefined, c2p);
       }),
-      answer(EDITOR_METHODS.definition, async (params: unknown) => {
+      answer(EditorDefinition.method, async (params: unknown) => {
         const { uri, position } = documentPosition(params);
         return locationsAnswer(await this.definitions(uri, position), c2p);
       }),
-      answer(EDITOR_METHODS.references, async (params: unknown) => {
+      answer(EditorReferences.method, async (params: unknown) => {
         const { uri, position } = documentPosition(params);
         const found = await vscode.commands.executeCommand<vscode.Location[] | undefined>(
           "vscode.executeReferenceProvider",
@@ -103,7 +103,7 @@ export class EditorIntelligence implements StaticFeature {
 
     const batch = new UriBatch((uris) => {
       if (client.state === State.Running) {
-        void client.sendNotification(EDITOR_METHODS.diagnosticsChanged, { uris }).catch((error: unknown) =>
+        void client.sendNotification(EditorDiagnosticsChanged.method, { uris }).catch((error: unknown) =>
           this.log.warn(`Could not send diagnosticsChanged: ${String(error)}`),
         );
       }
