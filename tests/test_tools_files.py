@@ -90,8 +90,13 @@ async def test_create_makes_parents_and_refuses_existing(ws: Path) -> None:
     assert (ws / "src/pkg/new.py").read_bytes() == b"x = 1\n"
     assert result.content == "Created src/pkg/new.py (1 lines)"
     assert result.data and result.data["diff"] == "--- /dev/null\n+++ b/src/pkg/new.py\n@@ -0,0 +1 @@\n+x = 1\n"
-    await fails(ctx, "create_file", "exists", path="src/pkg/new.py", content="y\n")
+    err = await fails(ctx, "create_file", "exists", path="src/pkg/new.py", content="y\n")
+    assert err.message == "src/pkg/new.py already exists; use edit_file, or set overwrite to replace it"
     assert (ws / "src/pkg/new.py").read_bytes() == b"x = 1\n"
+    # a session whose requests do not offer edit_file (a small maxTools): the text does not name it
+    small = ToolContext(ws, extra={"offered": frozenset({"read_file", "list_files", "search_files", "create_file"})})
+    err = await fails(small, "create_file", "exists", path="src/pkg/new.py", content="y\n")
+    assert err.message == "src/pkg/new.py already exists; set overwrite to replace it"
 
 
 async def test_create_overwrite_keeps_bom_and_crlf(ws: Path) -> None:

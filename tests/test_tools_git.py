@@ -221,7 +221,15 @@ async def test_commit_refused_on_detached_head(repo: Path) -> None:
     git(repo, "checkout", "-q", "--detach")
     (repo / "a.txt").write_text("two\n")
     git(repo, "add", "a.txt")
-    await fails(repo, "git_commit", "detached_head", message="x")
+    err = await fails(repo, "git_commit", "detached_head", message="x")
+    assert err.message == "HEAD is detached; switch to a branch (git_branch) before committing"
+    # a session whose requests do not offer git_branch (a small maxTools): the text does not name it
+    tool = REG.get("git_commit")
+    assert tool is not None
+    offered = frozenset(REG.names()) - {"git_branch"}
+    with pytest.raises(ToolError) as left_out:
+        await tool.run(validate_arguments(tool, {"message": "x"}), ToolContext(repo, extra={"offered": offered}))
+    assert left_out.value.message == "HEAD is detached; switch to a branch before committing"
 
 
 async def test_merge_in_progress(repo: Path) -> None:

@@ -183,7 +183,8 @@ class Session:
         return ToolContext(root=self.root, documents=self.documents, git_timeout=self.settings.git_timeout,
                            write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo,
                            model_exclude=self.model_exclude(), ripgrep=self.settings.ripgrep_path,
-                           extra={"result_limit": self.settings.result_limit},
+                           extra={"result_limit": self.settings.result_limit,
+                                  "offered": frozenset(self.registry.names())},
                            editor=self.editor_intel())
 
     def editor_intel(self) -> EditorIntel | None:

@@ -113,6 +113,12 @@ class ToolContext:
     allowed_excluded: frozenset[Path] = frozenset()
     editor: EditorIntel | None = None
 
+    def offers(self, name: str) -> bool:
+        """Whether the session's requests offer the tool ``name`` (``extra["offered"]``; True when
+        the call has no session), so a result names only tools the model can call."""
+        offered = self.extra.get("offered")
+        return offered is None or name in offered
+
     def excluded(self, target: WorkspacePath) -> str | None:
         """The ``modelExclude`` pattern that keeps ``target`` from the model in this call, or
         None (not excluded, or allowed for this call)."""

@@ -134,7 +134,8 @@ class CreateFile(FileTool):
         target = load_target(ctx, args.path)
         rel = target.path.rel
         if target.exists and not args.overwrite:
-            raise ToolError("exists", f"{clip_quote(rel)} already exists; use edit_file, or set overwrite to replace it")
+            how = "use edit_file, or set overwrite" if ctx.offers("edit_file") else "set overwrite"
+            raise ToolError("exists", f"{clip_quote(rel)} already exists; {how} to replace it")
         check_creatable(ctx, target)
         new_text = match_style(target.text, args.content)
         diff = unified_diff(target.text, new_text, rel)

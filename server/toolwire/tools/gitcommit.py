@@ -154,7 +154,8 @@ class GitCommit(GitTool):
             what = "rebase" if ops.rebase else "git am"
             raise ToolError("rebase_in_progress", f"a {what} is in progress; finish or abort it outside the assistant")
         if status.branch is None:
-            raise ToolError("detached_head", "HEAD is detached; switch to a branch (git_branch) before committing")
+            how = " (git_branch)" if ctx.offers("git_branch") else ""
+            raise ToolError("detached_head", f"HEAD is detached; switch to a branch{how} before committing")
         if status.conflicted:
             names = ", ".join(e["path"] for e in status.conflicted)
             raise ToolError("merge_conflict", f"unresolved conflicts in {names}; resolve and stage them first")
