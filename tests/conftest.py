@@ -188,6 +188,13 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Write each file (a path relative to ``root``: its text), making its folders."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
 def write_script(path: Path, lines: list[dict[str, Any]]) -> Path:
     """Write a replay script (one JSON object per line) and return its path."""
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))

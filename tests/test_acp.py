@@ -179,9 +179,14 @@ async def start(client: RecordingClient, model: str, fs: bool = False, settings:
     return spawn_agent_process(client, sys.executable, *args, observers=[client.observe])
 
 
-async def open_session(conn: Any, root: Path, fs: bool = False) -> str:
+async def initialize(conn: Any, fs: bool = False) -> Any:
+    """``initialize`` as a client that can (fs) or cannot read and write files itself."""
     caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
-    init = await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+    return await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+
+
+async def open_session(conn: Any, root: Path, fs: bool = False) -> str:
+    init = await initialize(conn, fs)
     assert init.agent_capabilities.load_session is True
     session = await conn.new_session(cwd=str(root), mcp_servers=[])
     assert {mode.id for mode in session.modes.available_modes} == {"ask", "accept_edits", "read_only"}

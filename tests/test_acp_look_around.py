@@ -11,15 +11,11 @@ read_file of it would get the buffer."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-
-from acp import PROTOCOL_VERSION, spawn_agent_process
-from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from look_around import (CALLS, FINAL_TEXT, GLOBBED, LISTED, NOT_SEARCHED, READ_UTIL, RECORDED_SEARCH, ROOT_RULE,
                          SCRIPT, SECRET, SUB_BLOCK, TOOLS, UNSAVED, WORKSPACE, make_workspace, tool_messages)
-from test_acp import RecordingClient, text
+from test_acp import RecordingClient, open_session, start, text
 
 KEPT = "Kept from the model (modelExclude): .env (pattern '.env'). Allowing shows it to the model for this call only."
 KINDS = {"list_files": "search", "search_files": "search", "read_file": "read", "edit_file": "edit"}
@@ -35,13 +31,9 @@ async def test_the_look_around_turn_over_acp(tmp_path: Path) -> None:
     greet, util = str(root / "src" / "greet.py"), str(root / "sub" / "util.py")
     log = tmp_path / "requests.jsonl"
     client = RecordingClient(answers=["reject", "allow_once"], buffers={greet: UNSAVED})
-    args = ["-m", "toolwire", "acp", "--model", f"replay:{SCRIPT}", "--log-level", "WARNING",
-            "--settings", json.dumps({"replayLog": str(log)})]
-    async with spawn_agent_process(client, sys.executable, *args, observers=[client.observe]) as (conn, _):
-        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
-        session = await conn.new_session(cwd=str(root), mcp_servers=[])
-        response = await conn.prompt(session_id=session.session_id,
+    async with await start(client, f"replay:{SCRIPT}", settings={"replayLog": str(log)}) as (conn, _):
+        sid = await open_session(conn, root, fs=True)
+        response = await conn.prompt(session_id=sid,
                                      prompt=text("Look around, then make shout() end with an exclamation mark."))
 
     assert response.stop_reason == "end_turn"

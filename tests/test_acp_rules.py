@@ -7,13 +7,9 @@ over stdio, the SDK's client side, the real watcher; the replay model logs the r
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from acp import PROTOCOL_VERSION, spawn_agent_process
-from acp.schema import ClientCapabilities, FileSystemCapabilities
-
-from test_acp import RecordingClient, script, text
+from test_acp import RecordingClient, initialize, script, start, text
 
 
 def infos(client: RecordingClient) -> list[list[dict]]:
@@ -30,11 +26,8 @@ async def test_acp_sessions_get_the_rules_and_their_list(repo: Path, tmp_path: P
     model = script(tmp_path, [{"tool_calls": [{"id": "r", "name": "read_file", "arguments": {"path": "sub/f.txt"}}]},
                               {"text": "read"}, {"text": "again"}])
     client = RecordingClient()
-    args = ["-m", "toolwire", "acp", "--model", f"replay:{model}", "--log-level", "WARNING",
-            "--settings", json.dumps({"replayLog": str(log)})]
-    async with spawn_agent_process(client, sys.executable, *args, observers=[client.observe]) as (conn, _):
-        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=False))
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+    async with await start(client, f"replay:{model}", settings={"replayLog": str(log)}) as (conn, _):
+        await initialize(conn, fs=False)
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])
         sid = session.session_id
         await conn.prompt(session_id=sid, prompt=text("one"))

@@ -5,14 +5,9 @@ on a terminal opens with the file and its pattern, and "y" reads it for that cal
 from __future__ import annotations
 
 import os
-import pty
-import select
-import signal
-import subprocess
-import time
 
+from cli_run import final_calls, on_a_terminal, read_question, run
 from conftest import write_script
-from test_cli_irreversible import TOOLWIRE, final_calls, run
 
 SECRET = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-example"
 NOTICE = "Kept from the model (modelExclude): .env (pattern '.env'). Allowing shows it to the model for this call only."
@@ -42,32 +37,12 @@ def test_approve_yes_reads_it_when_the_setting_is_empty(repo, tmp_path):
 
 def test_the_question_on_a_terminal_opens_with_the_file_and_pattern(repo, tmp_path):
     (repo / ".env").write_text(SECRET + "\n")
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([*TOOLWIRE, "run", "--workspace", str(repo), "--json", "--model",
-                             f"replay:{write_script(tmp_path / 's.jsonl', READ)}", "go"],
-                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    os.close(slave)
-    err = b""
-    try:
-        deadline = time.monotonic() + 60
-        while b"(default: no): " not in err:
-            left = deadline - time.monotonic()
-            assert left > 0, err.decode()
-            ready, _, _ = select.select([proc.stderr.fileno()], [], [], left)
-            if ready:
-                chunk = os.read(proc.stderr.fileno(), 65536)
-                assert chunk, err.decode()
-                err += chunk
-        question = err.decode().strip().splitlines()
+    with on_a_terminal(repo, write_script(tmp_path / "s.jsonl", READ), "--json") as (proc, master):
+        question = read_question(proc)
         assert question[0] == NOTICE, question
         assert question[1] == "Allow read_file? .env"
         os.write(master, b"y\n")
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        os.close(master)
     call = final_calls(out.decode())["r1"]
     assert call["status"] == "done" and call["result"]["content"] == SECRET + "\n"

@@ -6,36 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
+from cli_run import final_calls, on_a_terminal, read_question, run
 from conftest import git, write_script
 
 from toolwire.agent.checkpoint_store import CheckpointStore
 
-TOOLWIRE = [sys.executable, "-m", "toolwire"]
 AUTO = {"permissions": {"edits": "auto", "git": "auto"}}
 BIG = 70 * 1024 * 1024
 WHY_BIG = "This change cannot be undone: big.bin: 70 MiB is over the 64 MiB checkpoint limit (the checkpointMaxBytes setting)"
-
-
-def run(workspace: Path, script: Path, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*TOOLWIRE, "run", "--workspace", str(workspace), "--model", f"replay:{script}", *flags, "go"],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-
-
-def final_calls(stdout: str) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    for line in stdout.splitlines()[:-1]:
-        update = json.loads(line).get("update", {})
-        if update.get("sessionUpdate") == "tool_call":
-            out[update["toolCall"]["toolCallId"]] = update["toolCall"]
-    return out
 
 
 def big_file(root: Path) -> Path:
@@ -87,30 +67,10 @@ def test_approve_yes_rejects_a_commit_when_the_store_cannot_be_written(repo, tmp
 
 def test_the_question_on_a_terminal_opens_with_why(repo, tmp_path):
     big_file(repo)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([*TOOLWIRE, "run", "--workspace", str(repo), "--model",
-                             f"replay:{write_script(tmp_path / 's.jsonl', DELETE_BIG)}", "go"],
-                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    os.close(slave)
-    err = b""
-    try:
-        deadline = time.monotonic() + 60
-        while b"(default: no): " not in err:
-            left = deadline - time.monotonic()
-            assert left > 0, err.decode()
-            ready, _, _ = select.select([proc.stderr.fileno()], [], [], left)
-            if ready:
-                chunk = os.read(proc.stderr.fileno(), 65536)
-                assert chunk, err.decode()
-                err += chunk
-        question = err.decode().strip().splitlines()
+    with on_a_terminal(repo, write_script(tmp_path / "s.jsonl", DELETE_BIG)) as (proc, master):
+        question = read_question(proc)
         assert question[0] == WHY_BIG, question
         assert question[1] == "Allow delete_file? big.bin"
         os.write(master, b"n\n")
         assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        os.close(master)
     assert (repo / "big.bin").stat().st_size == BIG

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import git, new_session, prompt, write_script
+from conftest import git, new_session, prompt, write_files, write_script
 from editor import editor_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -16,11 +16,7 @@ editor = editor_fixture("editor")
 
 
 async def test_a_replayed_turn_lists_an_unsaved_buffer_and_leaves_ignored_files_out(editor, repo, tmp_path):
-    (repo / ".gitignore").write_text("build/\n")
-    (repo / "src").mkdir()
-    (repo / "src" / "app.py").write_text("print('app')\n")
-    (repo / "build").mkdir()
-    (repo / "build" / "gen.py").write_text("")
+    write_files(repo, {".gitignore": "build/\n", "src/app.py": "print('app')\n", "build/gen.py": ""})
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "tree")
     editor.open(repo / "src" / "draft.py", "# created in the editor, never saved\n")

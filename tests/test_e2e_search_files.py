@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import new_session, prompt, write_script
+from conftest import new_session, prompt, write_files, write_script
 from editor import editor_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -18,11 +18,8 @@ editor = editor_fixture("editor")
 
 
 async def test_a_replayed_search_sees_unsaved_text_and_skips_ignored_and_secret_files(editor, repo, tmp_path):
-    (repo / ".gitignore").write_text("build/\n")
-    (repo / "build").mkdir()
-    (repo / "build" / "gen.py").write_text("token = 1\n")
-    (repo / ".env").write_text("token=sk-live-123\n")
-    (repo / "app.py").write_text("x = 1\n")
+    write_files(repo, {".gitignore": "build/\n", "build/gen.py": "token = 1\n", ".env": "token=sk-live-123\n",
+                       "app.py": "x = 1\n"})
     editor.open(repo / "app.py", "x = 1\ntoken = load()  # unsaved\n", version=3)
     editor.open(repo / "new_module.py", "def token():\n    pass\n")  # created in the editor, not saved
     log = tmp_path / "requests.jsonl"

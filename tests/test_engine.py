@@ -17,31 +17,8 @@ from toolwire.tools import engine as eng
 from toolwire.tools.engine import ENGINE_ENV, Outcome, find_engine, find_rg, ignored_among, list_batches, stream_batches
 from toolwire.workspace.globs import compile_glob
 
-ENGINES = ["rg", "git", "walk"]
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No user git config, no user home: the global excludes are the test's own."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return home
-
-
-@pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(ENGINE_ENV, request.param)
-    assert find_engine().kind == request.param, "every engine must be there in the tests (rg comes with the test install)"
-    return request.param
-
+from conftest import write_files
+from engines import engine, git, isolated, write_global_excludes  # noqa: F401 (fixtures)
 
 def make_repo(root: Path, home: Path) -> Path:
     """A repository with ignored files of each source, hidden files, a symlink out and one in."""
@@ -56,8 +33,7 @@ def make_repo(root: Path, home: Path) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     (root / ".git" / "info" / "exclude").write_text("notes/\n")
-    (home / "global-ignore").write_text("*.tmp\n")
-    (home / "gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'global-ignore'}\n")
+    write_global_excludes(home)
     outside = root.parent / "outside"
     outside.mkdir()
     (outside / "secret.py").write_text("")
@@ -118,10 +94,7 @@ async def test_ignored_true_with_a_glob(engine: str, tmp_path: Path, isolated: P
 
 async def test_outside_a_repository_nothing_is_ignored(engine: str, tmp_path: Path) -> None:
     root = tmp_path / "plain"
-    (root / "sub").mkdir(parents=True)
-    (root / ".gitignore").write_text("*.log\n")
-    (root / "x.log").write_text("")
-    (root / "sub" / "b.txt").write_text("")
+    write_files(root, {".gitignore": "*.log\n", "x.log": "", "sub/b.txt": ""})
     assert await listing(root) == [".gitignore", "sub/b.txt", "x.log"]
 
 

@@ -18,33 +18,18 @@ from toolwire.tools.base import ToolContext, ToolError, ToolResult, validate_arg
 from toolwire.tools.engine import ENGINE_ENV, Outcome, find_engine
 from toolwire.workspace.documents import MemoryDocuments
 
+from conftest import write_files
+from engines import engine, git, isolated, write_global_excludes  # noqa: F401 (fixtures)
+
 REG = default_registry()
 TOOL = REG.get("list_files")
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def global_excludes(isolated: Path) -> Path:
     """The global excludes are the test's own (core.excludesFile of a test-local GIT_CONFIG_GLOBAL)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    (home / "global-ignore").write_text("*.tmp\n")
-    (home / "gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'global-ignore'}\n")
-    return home
-
-
-@pytest.fixture(params=["rg", "git", "walk"])
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(ENGINE_ENV, request.param)
-    assert find_engine().kind == request.param
-    return request.param
+    write_global_excludes(isolated)
+    return isolated
 
 
 FILES = {
@@ -215,10 +200,7 @@ async def test_odd_names_in_display_form(engine: str, ws: Path) -> None:
 
 async def test_outside_a_repository(engine: str, tmp_path: Path) -> None:
     root = tmp_path / "plain"
-    (root / "sub").mkdir(parents=True)
-    (root / ".gitignore").write_text("*.log\n")
-    (root / "x.log").write_text("")
-    (root / "sub" / "b.txt").write_text("")
+    write_files(root, {".gitignore": "*.log\n", "x.log": "", "sub/b.txt": ""})
     assert await lines(root) == [".gitignore", "sub/ (1 entry)", "x.log"]
     assert await lines(root, pattern="**") == [".gitignore", "sub/b.txt", "x.log"]
 

@@ -23,31 +23,9 @@ from toolwire.tools.searchresult import COUNT_CAP
 from toolwire.workspace.documents import MemoryDocuments
 from toolwire.workspace.fs import MAX_FILE_BYTES
 
+from engines import engine, git, isolated, write_global_excludes  # noqa: F401 (fixtures)
+
 REG = default_registry()
-ENGINES = ["rg", "git", "walk"]
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
-
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No user git config, no user home: the global excludes are the test's own."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return home
-
-
-@pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(ENGINE_ENV, request.param)
-    assert find_engine().kind == request.param, "every engine must be there in the tests"
-    return request.param
 
 
 def tree(root: Path, files: dict[str, str | bytes], *, repo: bool = True) -> Path:
@@ -219,8 +197,7 @@ async def test_ignored_files_only_when_asked(engine: str, tmp_path: Path, isolat
     root = tree(tmp_path / "ws", {".gitignore": "build/\n*.log\n", "src/a.py": "needle\n", "build/out.py": "needle\n",
                                   "x.log": "needle\n", "notes/n.txt": "needle\n", "c.tmp": "needle\n"})
     (root / ".git" / "info" / "exclude").write_text("notes/\n")
-    (isolated / "global-ignore").write_text("*.tmp\n")
-    (isolated / "gitconfig").write_text(f"[core]\n\texcludesFile = {isolated / 'global-ignore'}\n")
+    write_global_excludes(isolated)
     assert [h[0] for h in hits(await search(root, query="needle"))] == ["src/a.py"]
     everything = [h[0] for h in hits(await search(root, query="needle", ignored=True))]
     assert everything == ["build/out.py", "c.tmp", "notes/n.txt", "src/a.py", "x.log"]
