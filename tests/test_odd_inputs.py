@@ -3,11 +3,17 @@ names with newlines and option-like or pathspec-like names, under each engine.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from test_list_files import run as listing
+import anyio
+import pytest
+
 from toolwire.agent.project_rules import ProjectRules, RulesSource
-from test_search_files import engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
+from toolwire.tools.base import ToolContext, ToolError, validate_arguments
+
+from test_list_files import run as listing
+from test_search_files import REG, engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
 
 
 async def test_a_name_with_a_newline_is_one_file_on_every_engine(engine: str, tmp_path: Path) -> None:
@@ -75,3 +81,16 @@ async def test_utf16_is_binary_and_a_bom_is_not_shown_on_every_engine(engine: st
                                   "utf16.txt": "needle utf16\n".encode("utf-16"), "z.txt": "needle\n"})
     result = await search(root, query="needle")
     assert hits(result) == [("bom.txt", 1, "needle bom"), ("bom.txt", 2, "needle 2"), ("z.txt", 1, "needle")]
+
+
+async def test_a_fifo_as_path_is_refused_on_every_engine(engine: str, tmp_path: Path) -> None:
+    # rg given a FIFO by name opened it and waited for a writer: the call (and turn) hung.
+    root = tree(tmp_path / "ws", {"a.txt": "needle\n"})
+    os.mkfifo(root / "pipe")
+    tool = REG.get("search_files")
+    assert tool is not None
+    with anyio.fail_after(60):
+        with pytest.raises(ToolError) as failed:
+            await tool.run(validate_arguments(tool, {"query": "needle", "path": "pipe"}), ToolContext(root))
+    assert (failed.value.code, failed.value.message) == ("not_a_file", "pipe is not a regular file or a folder")
+    assert hits(await search(root, query="needle")) == [("a.txt", 1, "needle")]  # a FIFO in the tree is skipped

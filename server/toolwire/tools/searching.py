@@ -110,6 +110,9 @@ class SearchFiles(Tool):
         wp = resolve_path(ctx.root, args.path)
         if not os.path.exists(wp.resolved) and not _open_below(ctx, wp.resolved):
             raise ToolError("not_found", f"{clip_quote(wp.rel)} does not exist")
+        if os.path.exists(wp.resolved) and not (os.path.isdir(wp.resolved) or os.path.isfile(wp.resolved)):
+            # a FIFO or a device: rg given one by name reads it and waits for ever
+            raise ToolError("not_a_file", f"{clip_quote(wp.rel)} is not a regular file or a folder")
         sensitive = args.case_sensitive if args.case_sensitive is not None else smart_case_sensitive(
             args.query, args.regex)
         search = Search(
