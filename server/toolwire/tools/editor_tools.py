@@ -96,9 +96,8 @@ class GetDiagnostics(Tool):
         if not found:
             content = f"No problems reported{where}."
         else:
-            content = f"{len(found)} problem{'s' if len(found) != 1 else ''}{where} ({summary}):\n" + "\n".join(lines)
-        if len(found) > MAX_PROBLEMS:
-            content += (f"\n[{len(found) - MAX_PROBLEMS} more problems not shown; give paths to narrow]")
+            content = _listed(f"{_plural(len(found), 'problem')}{where} ({summary})", lines, len(found), MAX_PROBLEMS,
+                              "problems not shown; give paths to narrow")
         unchecked = [wp.rel for wp in files if ctx.documents.get(wp.resolved) is None
                      and not any(place.path == wp.rel for _, place, _ in found)]
         if unchecked:
@@ -173,9 +172,8 @@ class SearchSymbols(Tool):
         if not rows:
             content = f"No symbols match {args.query!r}."
         else:
-            content = f"{len(rows)} symbol{'s' if len(rows) != 1 else ''} match {args.query!r}:\n" + "\n".join(lines)
-        if len(rows) > MAX_PLACES:
-            content += f"\n[{len(rows) - MAX_PLACES} more symbols not shown; give a longer query]"
+            content = _listed(f"{_plural(len(rows), 'symbol')} match {args.query!r}", lines, len(rows), MAX_PLACES,
+                              "symbols not shown; give a longer query")
         data = {"query": args.query, "total": len(rows), "symbols": [
             {"kind": kind, "name": name, "container": container or None, **place.dump()}
             for _, kind, name, container, place in rows[:MAX_PLACES]]}
@@ -273,13 +271,10 @@ class FindSymbol(Tool):
         if not places:
             content = f"No {what} found for {head}."
         else:
-            count = f"{len(places)} " if args.find == "references" or len(places) > 1 else ""
-            noun = {"definition": "definition" if len(places) == 1 else "definitions",
-                    "references": "reference" if len(places) == 1 else "references"}[args.find]
-            content = f"{count}{noun} of {head}:\n" + "\n".join(lines)
-            content = content[0].upper() + content[1:]
-        if len(places) > MAX_PLACES:
-            content += f"\n[{len(places) - MAX_PLACES} more locations not shown]"
+            noun = "definition" if args.find == "definition" else "reference"
+            named = _plural(len(places), noun) if args.find == "references" or len(places) > 1 else noun
+            content = _listed(f"{named[0].upper()}{named[1:]} of {head}", lines, len(places), MAX_PLACES,
+                              "locations not shown")
         if len(found) > 1:
             content += (f"\nused occurrence {args.occurrence} of {len(found)} (columns {_columns(found)}); "
                         "pass occurrence to choose")
@@ -287,6 +282,18 @@ class FindSymbol(Tool):
                 "occurrence": args.occurrence, "occurrences": [c + 1 for c in found], "total": len(places),
                 "locations": [place.dump() for place in places[:MAX_PLACES]]}
         return ToolResult(ok=True, content=content, data=data)
+
+
+def _plural(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1: '1 symbol', '3 symbols'."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def _listed(head: str, lines: list[str], total: int, limit: int, more: str) -> str:
+    """``head``, a colon, one line a place (the first ``limit`` of ``total``), and a marker
+    '[<how many> more <more>]' when there were more."""
+    content = f"{head}:\n" + "\n".join(lines)
+    return content + (f"\n[{total - limit} more {more}]" if total > limit else "")
 
 
 def _columns(found: list[int]) -> str:
