@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from toolwire.agent.project_rules import ProjectRules, RulesSource
-from toolwire.tools.base import ToolContext, ToolError, validate_arguments
+from toolwire.tools.base import ArgumentsInvalid, ToolContext, ToolError, validate_arguments
 
 from test_list_files import run as listing
 from test_search_files import REG, engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
@@ -94,3 +94,13 @@ async def test_a_fifo_as_path_is_refused_on_every_engine(engine: str, tmp_path: 
             await tool.run(validate_arguments(tool, {"query": "needle", "path": "pipe"}), ToolContext(root))
     assert (failed.value.code, failed.value.message) == ("not_a_file", "pipe is not a regular file or a folder")
     assert hits(await search(root, query="needle")) == [("a.txt", 1, "needle")]  # a FIFO in the tree is skipped
+
+
+async def test_a_query_holding_nul_is_refused_as_an_argument(tmp_path: Path) -> None:
+    # rg and git cannot take a NUL in their arguments: the call failed tool_failed
+    # ('ExceptionGroup: unhandled errors in a TaskGroup'), the walk answered [].
+    tool = REG.get("search_files")
+    assert tool is not None
+    with pytest.raises(ArgumentsInvalid) as failed:
+        validate_arguments(tool, {"query": "a\0b"})
+    assert "query must not hold a NUL character" in str(failed.value)

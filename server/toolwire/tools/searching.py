@@ -58,6 +58,8 @@ class SearchFilesArgs(BaseModel):
     def _one_line(cls, value: str) -> str:
         if "\n" in value or "\r" in value:
             raise ValueError("query must be one line (search for one line's text, or use a regex such as 'a.*b')")
+        if "\0" in value:  # no process takes it in its arguments; a file holding one is binary, named, not shown
+            raise ValueError("query must not hold a NUL character (binary files are named in results, not searched)")
         return value
 
 
