@@ -94,6 +94,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/merge.py
 	$(BIN)/python bench/server.py
 	$(BIN)/python bench/search_files.py
+	$(BIN)/python bench/problems.py
 
 clean:
 	rm -rf $(VENV) client-vscode/node_modules client-vscode/dist client-vscode/bundled dist

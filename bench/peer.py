@@ -3,7 +3,7 @@
 ``Content-Length`` framing (the LSP base protocol); every message the server
 writes is kept with its size in bytes (headers included) and its arrival time
 (``time.perf_counter``). Requests from the server (permission requests) are
-answered ``allow_once`` at once.
+answered ``allow_once`` at once, or by :attr:`Peer.answer` when set.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ class Peer:
         keep: Whether to keep the messages in :attr:`received`.
         bytes_in: Bytes the server wrote so far.
         messages_in: Messages the server wrote so far.
+        answer: When set, the result of each request from the server is ``answer(message)``
+            (an editor's answers: ``workspace/applyEdit``, ``toolwire/editor/*``).
     """
 
     def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
@@ -40,6 +42,7 @@ class Peer:
         self._pending: dict[Any, asyncio.Future] = {}
         self._watchers: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future]] = []
         self._reader: asyncio.Task | None = None
+        self.answer: Callable[[dict[str, Any]], Any] | None = None
 
     async def start(self) -> None:
         """Start the process and the reader."""
@@ -104,8 +107,9 @@ class Peer:
                     if not watcher[1].done():
                         watcher[1].set_result(at)
             if "method" in message and "id" in message:
-                self._write({"jsonrpc": "2.0", "id": message["id"],
-                             "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}})
+                result = (self.answer(message) if self.answer is not None
+                          else {"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+                self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
             elif "id" in message and message["id"] in self._pending:
                 future = self._pending.pop(message["id"])
                 if "error" in message:

@@ -48,6 +48,8 @@ export interface Settings {
   modelExclude: string[];
   /** Give the model the project's AGENTS.md and its cousins (server setting `projectInstructions`). */
   projectInstructions: boolean;
+  /** Seconds an edit's result waits for the editor's problems to settle (server setting `diagnosticsWait`). */
+  diagnosticsWait: number;
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
@@ -66,6 +68,7 @@ export const SERVER_SETTINGS = [
   "toolwire.allowIrreversible",
   "toolwire.modelExclude",
   "toolwire.projectInstructions",
+  "toolwire.diagnosticsWait",
 ] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
@@ -111,6 +114,7 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     allowIrreversible: pick("allowIrreversible", (v): v is boolean => typeof v === "boolean"),
     modelExclude: pick("modelExclude", isPatternList),
     projectInstructions: pick("projectInstructions", (v): v is boolean => typeof v === "boolean"),
+    diagnosticsWait: pick("diagnosticsWait", (v): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 60),
   };
 }
 
@@ -131,6 +135,7 @@ export function initializationOptions(settings: Settings, apiKey?: string, ripgr
     allowIrreversible: settings.allowIrreversible,
     modelExclude: settings.modelExclude,
     projectInstructions: settings.projectInstructions,
+    diagnosticsWait: settings.diagnosticsWait,
   };
   if (settings.baseUrl !== "") {
     options.baseUrl = settings.baseUrl;

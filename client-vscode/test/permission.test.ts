@@ -97,6 +97,19 @@ test("toolwire.projectInstructions (default true, from package.json) is sent to 
   assert.ok(SERVER_SETTINGS.includes("toolwire.projectInstructions"));  // a change goes to the next turn, no restart
 });
 
+test("toolwire.diagnosticsWait (default 1.5, from package.json) is sent to the server as diagnosticsWait", () => {
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.equal(defaults.diagnosticsWait, 1.5);
+  assert.equal(initializationOptions(defaults).diagnosticsWait, 1.5);
+  const off = readSettings(manifestDefaults(manifest, { diagnosticsWait: 0 }), (message) => assert.fail(message));
+  assert.equal(initializationOptions(off).diagnosticsWait, 0);
+  const warned: string[] = [];
+  assert.equal(readSettings(manifestDefaults(manifest, { diagnosticsWait: -1 }), (m) => warned.push(m)).diagnosticsWait, 1.5);
+  assert.equal(readSettings(manifestDefaults(manifest, { diagnosticsWait: "2" }), (m) => warned.push(m)).diagnosticsWait, 1.5);
+  assert.equal(warned.length, 2);
+  assert.ok(SERVER_SETTINGS.includes("toolwire.diagnosticsWait"));  // a change goes to the next turn, no restart
+});
+
 test("the hidden-panel notification of a change that cannot be undone opens with why", () => {
   const subject = { kind: "edit" as const, tool: "delete_file", path: "big.bin", diff: "deleted big.bin\n", irreversible: { reason: "the checkpoint store cannot be written (Not a directory)" } };
   const text = notificationText({ sessionId: "s", toolCall: whole({ name: "delete_file", status: "generated" }), subject, options: OPTIONS });

@@ -79,6 +79,10 @@ class Settings(BaseModel):
     model_exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_PATTERNS), description=(
         "Gitignore-style globs of files kept from the model: listed, never read, searched or shown unless the "
         "user allows it for one call (an approval naming the file); [] excludes nothing."))
+    diagnostics_wait: float = Field(1.5, ge=0, le=60, description=(
+        "Seconds an edit of a file open in the editor waits for the editor's problems to settle (its first "
+        "toolwire/editor/diagnosticsChanged for the file, then 250 ms without another) before its result names "
+        "the new problems; when it runs out the result says 'problems may not be final'. 0: not waited for."))
 
     def __repr_args__(self) -> Any:
         """The repr's fields, ``baseUrl``'s user info and key-like query values masked

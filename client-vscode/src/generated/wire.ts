@@ -1194,4 +1194,8 @@ export interface Settings {
    * Gitignore-style globs of files kept from the model: listed, never read, searched or shown unless the user allows it for one call (an approval naming the file); [] excludes nothing.
    */
   modelExclude?: string[];
+  /**
+   * Seconds an edit of a file open in the editor waits for the editor's problems to settle (its first toolwire/editor/diagnosticsChanged for the file, then 250 ms without another) before its result names the new problems; when it runs out the result says 'problems may not be final'. 0: not waited for.
+   */
+  diagnosticsWait?: number;
 }

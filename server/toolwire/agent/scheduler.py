@@ -48,6 +48,7 @@ from toolwire.agent.events import AgentEvent, Approver, SessionInfo
 from toolwire.agent.exclusion import allowed_files, call_exclusions, not_asked_message as not_allowed_message
 from toolwire.agent.exclusion import rejected_note, subject_entries
 from toolwire.agent.permissions import Decision, build_subject
+from toolwire.agent.problem_watch import Baseline, NotOpen, ProblemWatch
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
 from toolwire.streaming.changes import snapshot
@@ -115,6 +116,7 @@ class Scheduler:
         self._recorded: set[int] = set()
         self._pending: ResponseRun | None = None
         self._allowed: dict[str, frozenset[Path]] = {}  # call id -> excluded files the user allowed for it
+        self._problems = ProblemWatch()  # problems after every edit of an open file
         self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
         self.checkpointer: Checkpointer | None = None  # set by a turn: checkpoints around writing tools
         self.announce: Callable[[AgentEvent], None] | None = None  # set by owners: events other than calls
@@ -380,45 +382,77 @@ class Scheduler:
             self._log(call, tool, started)
 
     async def _run_job(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
-        """The work of :meth:`_run_one`: locks, the ``calling`` status, the tool between its checkpoints."""
+        """The work of :meth:`_run_one`: locks, the ``calling`` status, the tool between its checkpoints.
+
+        An edit of a file open in the editor then waits for the editor's problems to settle
+        (:mod:`toolwire.agent.problem_watch`) after its locks and its slot are released and
+        ``job.done`` is set, so later calls go on meanwhile; the call is finished after that.
+        A call cancelled while it waits is finished with the edit's result as it was.
+        """
         call, tool, args, subject, scope = job.call, job.tool, job.args, job.subject, job.scope
         session = self.session
-        with scope:
-            async with limiter:
-                paths = session.lock_paths(tool.paths(args))
-                async with session.locks.hold(paths):
-                    if call.status.terminal:
-                        return
-                    self._set(call, Status.CALLING)
-                    if tool.writes_tree:
-                        session.tree_write_started()
-                    try:
-                        await session.prepare_documents(tool.paths(args))
-                        allowed = self._allowed.get(call.id, frozenset())
-                        result = (await self._still_approved(tool, args, subject, allowed)
-                                  or await self._checkpointed(tool, args, job.strict, allowed))
-                    finally:
+        result: ToolResult | None = None
+        baseline: Baseline | NotOpen | None = None
+        try:
+            with scope:
+                async with limiter:
+                    paths = session.lock_paths(tool.paths(args))
+                    async with session.locks.hold(paths):
+                        if call.status.terminal:
+                            return
+                        self._set(call, Status.CALLING)
                         if tool.writes_tree:
-                            session.tree_write_finished()
-                    # the first call of the session in a folder with an AGENTS.md carries it
-                    result.instructions = session.nested_rules(tool.paths(args), call.id)
-                    if result.instructions is not None and self.announce is not None:
-                        if (listing := session.rules.take_change()) is not None:
-                            self.announce(SessionInfo(listing))
-                    if result.error_code == "timeout":
-                        message = result.content.removeprefix("Error (timeout): ")
-                        self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))
-                        call.result = result.to_wire()
-                        return
-                    call.result = result.to_wire()
-                    if result.ok:
-                        self._set(call, Status.DONE)
-                    else:
-                        code = result.error_code or "tool_failed"
-                        message = result.content.removeprefix(f"Error ({code}): ")
-                        self._set(call, Status.ERRORED, error=CallError(code, message))
-        if scope.cancelled_caught and not call.status.terminal:
-            self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+                            session.tree_write_started()
+                        try:
+                            await session.prepare_documents(tool.paths(args))
+                            allowed = self._allowed.get(call.id, frozenset())
+                            editor = session.editor_intel()
+                            wait = session.settings.diagnostics_wait
+                            baseline = await self._problems.before(tool, args, session.root, session.documents, editor,
+                                                                   wait)
+                            result = (await self._still_approved(tool, args, subject, allowed)
+                                      or await self._checkpointed(tool, args, job.strict, allowed))
+                        finally:
+                            if tool.writes_tree:
+                                session.tree_write_finished()
+                        # the first call of the session in a folder with an AGENTS.md carries it
+                        result.instructions = session.nested_rules(tool.paths(args), call.id)
+                        if result.instructions is not None and self.announce is not None:
+                            if (listing := session.rules.take_change()) is not None:
+                                self.announce(SessionInfo(listing))
+                        if not isinstance(baseline, Baseline):  # finished under its locks, as every call that does not settle
+                            if baseline is not None:  # a file the editor does not have open: said so, nothing waited for
+                                await self._problems.after(baseline, result, session.documents, editor, wait,
+                                                           session.model_exclude(), session.root, allowed)
+                            self._finish(call, result)
+                            return
+                if baseline is not None:
+                    job.done.set()  # the calls after it on these paths may run while it settles
+                    try:
+                        await self._problems.after(baseline, result, session.documents, editor, wait,
+                                                   session.model_exclude(), session.root, allowed)
+                    except Exception:  # the edit is made: a failure to check it must not undo its result
+                        log.exception("call %s (%s): the problems after the edit could not be checked", call.id, tool.name)
+            if result is not None and not call.status.terminal:
+                self._finish(call, result)
+                return
+            if scope.cancelled_caught and not call.status.terminal:
+                self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
+        finally:  # the next edit of the file may take its baseline once this call is finished
+            self._problems.release(baseline)
+
+    def _finish(self, call: ToolCallState, result: ToolResult) -> None:
+        """End a call that ran with its tool's result: ``done``, or ``errored`` with its code."""
+        call.result = result.to_wire()
+        if result.error_code == "timeout":
+            message = result.content.removeprefix("Error (timeout): ")
+            self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))
+        elif result.ok:
+            self._set(call, Status.DONE)
+        else:
+            code = result.error_code or "tool_failed"
+            message = result.content.removeprefix(f"Error ({code}): ")
+            self._set(call, Status.ERRORED, error=CallError(code, message))
 
     async def _still_approved(self, tool: Tool, args: Any, subject: dict[str, Any],
                               allowed: frozenset[Path] = frozenset()) -> ToolResult | None:
