@@ -11,6 +11,7 @@ import pytest
 
 from toolwire.agent.project_rules import ProjectRules, RulesSource
 from toolwire.tools.base import ArgumentsInvalid, ToolContext, ToolError, validate_arguments
+from toolwire.tools.searching import MAX_QUERY
 
 from test_list_files import run as listing
 from test_search_files import REG, engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
@@ -104,3 +105,15 @@ async def test_a_query_holding_nul_is_refused_as_an_argument(tmp_path: Path) -> 
     with pytest.raises(ArgumentsInvalid) as failed:
         validate_arguments(tool, {"query": "a\0b"})
     assert "query must not hold a NUL character" in str(failed.value)
+
+
+async def test_a_query_over_the_length_limit_is_refused_and_one_at_it_runs(engine: str, tmp_path: Path) -> None:
+    # A query of 140,000 characters was over what one process argument may hold (E2BIG):
+    # the call failed tool_failed under rg and git.
+    tool = REG.get("search_files")
+    assert tool is not None
+    with pytest.raises(ArgumentsInvalid) as failed:
+        validate_arguments(tool, {"query": "x" * (MAX_QUERY + 1)})
+    assert f"query is over {MAX_QUERY} characters" in str(failed.value)
+    root = tree(tmp_path / "ws", {"a.txt": "é" * MAX_QUERY + "\n"})
+    assert hits(await search(root, query="é" * MAX_QUERY))[0][:2] == ("a.txt", 1)

@@ -35,6 +35,10 @@ from toolwire.workspace.paths import resolve_path
 __all__ = ["SearchFiles", "SearchFilesArgs", "smart_case_sensitive"]
 
 
+#: Longest query (characters; 4 bytes each at most stays well under an argument's 128 KiB).
+MAX_QUERY = 8192
+
+
 class SearchFilesArgs(BaseModel):
     """Arguments of search_files."""
 
@@ -60,6 +64,8 @@ class SearchFilesArgs(BaseModel):
             raise ValueError("query must be one line (search for one line's text, or use a regex such as 'a.*b')")
         if "\0" in value:  # no process takes it in its arguments; a file holding one is binary, named, not shown
             raise ValueError("query must not hold a NUL character (binary files are named in results, not searched)")
+        if len(value) > MAX_QUERY:  # an engine's argument is at most 128 KiB (Linux), or E2BIG
+            raise ValueError(f"query is over {MAX_QUERY} characters (search for a shorter part of the line)")
         return value
 
 
