@@ -47,6 +47,8 @@ def test_json_output_and_a_real_commit_with_approve_yes(repo, tmp_path):
     assert all(set(p) == {"sessionId", "update"} for p in lines[:-1])
     calls = final_calls(lines[:-1])
     assert {cid: c["status"] for cid, c in calls.items()} == {"e1": "done", "c1": "done", "g1": "done"}
+    for cid in ("e1", "c1"):  # no editor to ask: an edit's result names no problems, not even "not checked"
+        assert "diagnostics" not in calls[cid]["result"]["data"] and "problem" not in calls[cid]["result"]["content"]
     assert (repo / "hello.txt").read_text() == "goodbye\n"
     assert git(repo, "log", "-1", "--format=%s").strip() == "Say goodbye"
     assert git(repo, "show", "--name-only", "--format=", "-z", "HEAD").split("\0")[:2] == ["docs/new file é.md", "hello.txt"]
