@@ -344,3 +344,33 @@ async def test_create_file_over_an_open_file_is_checked(editor, tmp_path):
         "checked": True, "resolved": 1, "final": True,
         "new": [{"path": "a.ts", "line": 1, "column": 1, "severity": "error", "source": "ts", "code": 2304,
                  "message": "in the new text"}]}
+
+
+async def test_a_call_cancelled_while_it_waits_ends_done_with_its_edit_and_no_problems(editor, tmp_path):
+    root = workspace(tmp_path, "a.ts")
+    uri = editor.open(root / "a.ts", SOURCE)
+    editor.problems[uri] = [diag(8, 0, "old one")]
+    editor.after_edit[uri] = [diag(8, 0, "old one"), diag(1, 0, "new one")]
+    editor.report = False  # never settles: the edit's call waits its 30 s bound unless cancelled
+    script = write_script(tmp_path / "s.jsonl", [{"tool_calls": [
+        edit("a.ts", "line1\n", "x\n", "c1"),
+        {"name": "read_file", "id": "r1", "arguments": {"path": "a.ts"}}]}, {"text": "ok"}])
+    sid = await new_session(editor, root, script, permissions={"edits": "auto"}, diagnosticsWait=30)
+
+    def read_done(params: dict[str, Any]) -> bool:  # the read ran: c1 released a.ts, it is waiting now
+        call = params["update"].get("toolCall") or {}
+        return call.get("toolCallId") == "r1" and call.get("status") == "done"
+
+    read = asyncio.get_running_loop().create_task(editor.wait_for(read_done, timeout=60))
+    turn = asyncio.get_running_loop().create_task(prompt(editor, sid))
+    try:
+        await read
+        assert (await editor.call("toolwire/toolCall/cancel", {"sessionId": sid, "toolCallId": "c1"}))["cancelled"]
+        await asyncio.wait_for(turn, 60)
+    finally:
+        editor.report = True
+    call = editor.tool_calls(sid)["c1"][-1]
+    assert call["status"] == "done"
+    assert call["result"]["content"] == "Edited a.ts: 1 replacement at line 2"
+    assert "diagnostics" not in call["result"]["data"]
+    assert editor.buffers[uri][0].startswith("line0\nx\n")
