@@ -597,3 +597,38 @@ async def test_a_failure_around_a_tool_ends_that_call_only(tmp_path, monkeypatch
     assert "checkpoint bug" in final["w1"]["error"]["message"] and writing.ran == []
     assert turn.outcome.stop_reason == "end_turn"
     assert_invariants(session, sink)
+
+
+class NamingTool(Tool):
+    """A read-only tool that names a path and succeeds at once."""
+
+    name = "naming"
+    description = "names a path"
+    Args = GateArgs
+    read_only = True
+
+    def paths(self, args: BaseModel) -> list[str]:
+        return [args.name]  # type: ignore[attr-defined]
+
+    async def run(self, args: GateArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(ok=True, content=f"named {args.name}")
+
+
+async def test_a_failure_reading_nested_rules_after_a_tool_ran_keeps_its_result(tmp_path, monkeypatch):
+    """The tool has run (it may have changed the tree): its result stands even when reading
+    the folder's AGENTS.md afterwards fails; the call ends done, not errored."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "AGENTS.md").write_text("sub rules\n")
+    calls = [{"name": "naming", "arguments": {"name": "sub/x.txt"}, "id": "c1"}]
+    session = make_session(tmp_path, [{"tool_calls": calls}, {"text": "ok"}], [NamingTool()])
+
+    def broken(*_args: Any) -> None:
+        raise OSError(36, "File name too long")
+
+    monkeypatch.setattr(type(session.rules), "nested_for", broken)
+    sink = RecordingSink()
+    with anyio.fail_after(30):
+        await Turn(session, sink, ScriptedApprover()).run("go")
+    assert call_updates(sink)["c1"][-1]["status"] == "done"
+    assert [m["content"] for m in tool_messages(session)] == ["named sub/x.txt"]
+    assert_invariants(session, sink)

@@ -140,6 +140,15 @@ def _read(source: RulesSource, rel: str) -> tuple[str, int] | None:
     return text, size if len(data) > LIMIT else len(text.encode("utf-8"))
 
 
+def _is_folder(path: Path) -> bool:
+    """True when ``path`` is a folder; False for anything the system refuses to look at
+    (a name over the file system's limit, a folder it may not read)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 @dataclass(slots=True, eq=False)
 class ProjectRules:
     """One session's project rules: the root file in force, the nested files given so far.
@@ -207,7 +216,7 @@ class ProjectRules:
                 continue  # outside, the root, or a path the tools refuse (left unresolved: sub/../..)
             parts = path.relative_to(real).parts
             folders = [parts[:n] for n in range(1, len(parts))]
-            if path.is_dir():
+            if _is_folder(path):
                 folders.append(parts)
             for folder in folders:
                 name = "/".join(folder) + "/"

@@ -415,8 +415,13 @@ class Scheduler:
                         finally:
                             if tool.writes_tree:
                                 session.tree_write_finished()
-                        # the first call of the session in a folder with an AGENTS.md carries it
-                        result.instructions = session.nested_rules(tool.paths(args), call.id)
+                        # the first call of the session in a folder with an AGENTS.md carries it;
+                        # the tool has run, so a failure to read the rules never turns its result
+                        # into an error (the rules are given with a later call instead)
+                        try:
+                            result.instructions = session.nested_rules(tool.paths(args), call.id)
+                        except Exception:
+                            log.exception("call %s (%s): nested project rules not read", call.id, tool.name)
                         if result.instructions is not None and self.announce is not None:
                             if (listing := session.rules.take_change()) is not None:
                                 self.announce(SessionInfo(listing))
