@@ -155,3 +155,19 @@ def test_the_matcher_is_wcmatchs_translation(segments: list[str], paths: list[li
     for parts in paths:
         path = "/".join(parts)
         assert glob.match(path) == bool(reference.match(path)), (pattern, path)
+
+
+_ODD = ["a.py", ".py", "..py", "a/.py", "x.PY", "a.py/b", "a.pyc", "d/e/f.py", "a.py\n", "b\n.py", "a/..py",
+        "pyy", ".p y", "a\udcff.py", "t.ts", "t.tsx", "t.tsx/x", "s.ts.bak", "n.d.ts"]
+
+
+@pytest.mark.parametrize(("pattern", "suffixes"), [("**/*.py", (".py",)), ("**/*.{ts,tsx}", (".ts", ".tsx")),
+                                                   ("*.py", None), ("**/a*.py", None), (r"**/*\*.py", None),
+                                                   ("**/*", None), ("src/**/*.py", None), ("**/*.[ch]", None)])
+def test_suffix_globs_filter_without_the_expression(pattern: str, suffixes: tuple[str, ...] | None) -> None:
+    """``**/*<literal>`` globs filter a listing with ``str.endswith``: the same paths as the
+    expression, a name ending in a newline included (it matches neither)."""
+    glob = compile_glob(pattern)
+    assert glob.suffixes == suffixes
+    assert list(glob.filter(_ODD)) == [path for path in _ODD if glob.match(path)]
+    assert not compile_glob("**/*.py").match("a.py\n") and not compile_glob("*.py").match("a.py\n")

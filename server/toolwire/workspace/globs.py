@@ -24,6 +24,7 @@ dialects differ in the corners, so every engine's candidates go through :meth:`G
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -140,6 +141,9 @@ class Glob:
         max_depth: Most path segments a match has, or None when some alternative holds ``**``.
         names: Globs the last segment (the file name) must match, one per alternative, or None
             when some alternative ends in ``**``.
+        suffixes: When every alternative is ``**/*<literal>`` (``**/*.py``, ``**/*.{ts,tsx}``):
+            the literals; a path matches exactly when it ends with one of them, which
+            :meth:`filter` tests without the expression. Else None.
     """
 
     pattern: str
@@ -148,14 +152,18 @@ class Glob:
     prefix: str
     max_depth: int | None
     names: tuple[str, ...] | None
+    suffixes: tuple[str, ...] | None = None
 
     def match(self, rel: str) -> bool:
         """True when ``rel`` (a path relative to the tool's ``path``) matches."""
-        return self.regex.match(rel) is not None
+        return self.regex.fullmatch(rel) is not None  # fullmatch: a name ending in a newline is no `*.py`
 
     def filter(self, paths: Iterable[str]) -> Iterator[str]:
-        """The paths of ``paths`` that match, in their order (one C-level scan per path)."""
-        return filter(self.regex.match, paths)
+        """The paths of ``paths`` that match, in their order (one C-level test per path: a
+        ``str.endswith`` for :attr:`suffixes`, else the expression)."""
+        if self.suffixes is not None:
+            return filter(operator.methodcaller("endswith", self.suffixes), paths)
+        return filter(self.regex.fullmatch, paths)
 
     def rg_args(self) -> list[str]:
         """ripgrep arguments that narrow a listing or search to a superset of the matches
@@ -233,4 +241,19 @@ def compile_glob(pattern: str) -> Glob:
     if not any(parts[-1] == "**" for parts in segments):  # ** inside a name is *; rg refuses it there
         names = tuple(dict.fromkeys(re.sub(r"\*\*+", "*", parts[-1]) for parts in segments))
     return Glob(pattern=pattern, alternatives=alternatives, regex=regex, prefix=_unescape(prefix),
-                max_depth=max_depth, names=names)
+                max_depth=max_depth, names=names, suffixes=_suffixes(alternatives))
+
+
+def _suffixes(alternatives: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The literals ``L`` when every alternative is ``**/*L`` with a non-empty ``L`` free of
+    wildcards, brackets, escapes and ``/``: ``**/`` takes any folders and ``*`` the rest of the
+    name, so such a glob matches a path exactly when the path ends with some ``L``."""
+    out = []
+    for alt in alternatives:
+        if not alt.startswith("**/*"):
+            return None
+        literal = alt[4:]
+        if not literal or "/" in literal or _META.search(literal):
+            return None
+        out.append(literal)
+    return tuple(out)
