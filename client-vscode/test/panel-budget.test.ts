@@ -7,49 +7,23 @@
  * script whose model requests are logged (`replayLog`).
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import * as os from "node:os";
-import * as path from "node:path";
-import { after, before, test, type TestContext } from "node:test";
-import type { Browser } from "playwright-core";
-import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
-import { startServer } from "./panel/server";
+import { readFile } from "node:fs/promises";
+import { test, type TestContext } from "node:test";
+import { openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
 
 const TIMEOUT_MS = 90_000;
 
-let browser: Browser;
-let site: { url: string; close(): Promise<void> };
-
-before(async () => {
-  browser = await launchChromium();
-  site = await servePanel();
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const site = usePanelSite();
 
 interface Logged {
   messages: Array<{ role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
   tools: string[];
 }
 
+/** A folder (no repository) with a.txt and b.txt, a server playing `lines`, the panel, and the request log. */
 async function setup(t: TestContext, lines: unknown[], settings: Record<string, unknown>): Promise<{ panel: Panel; log: string }> {
-  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-budget-")));
-  await writeFile(path.join(workspace, "a.txt"), "alpha\n");
-  await writeFile(path.join(workspace, "b.txt"), "beta\n");
-  const script = path.join(os.tmpdir(), `${path.basename(workspace)}-script.jsonl`);
-  const log = path.join(os.tmpdir(), `${path.basename(workspace)}-requests.jsonl`);
-  await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
-  const server = await startServer(workspace, { replayLog: log, ...settings });
-  const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
-  t.after(async () => {
-    await panel.page.close();
-    await server.stop();
-    await rm(workspace, { recursive: true, force: true });
-    await rm(script, { force: true });
-    await rm(log, { force: true });
+  const { panel, log } = await openWorkspacePanel(t, site, {
+    name: "budget", files: { "a.txt": "alpha\n", "b.txt": "beta\n" }, script: lines, settings,
   });
   return { panel, log };
 }

@@ -9,14 +9,12 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import * as os from "node:os";
+import { readFile } from "node:fs/promises";
 import * as path from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { pathToFileURL } from "node:url";
-import type { Browser } from "playwright-core";
-import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
-import { git, PACKAGE_ROOT, startServer } from "./panel/server";
+import { openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
+import { PACKAGE_ROOT } from "./panel/server";
 
 const TIMEOUT_MS = 120_000;
 const DATA = path.resolve(PACKAGE_ROOT, "../tests/data/look_around");
@@ -32,25 +30,7 @@ const READS = WORKSPACE.model_reads;
 const SEARCH = "call_4XzlGBLtUe9dy3GVNV4jhq7h"; // the recorded stream's call id
 const FINAL_TEXT = "Done: shout() now ends with an exclamation mark. The TODO in src/greet.py is still open.";
 
-let browser: Browser;
-let site: { url: string; close(): Promise<void> };
-
-before(async () => {
-  browser = await launchChromium();
-  site = await servePanel();
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
-
-async function writeAll(root: string, files: Record<string, string>): Promise<void> {
-  for (const [rel, text] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(root, rel)), { recursive: true });
-    await writeFile(path.join(root, rel), text);
-  }
-}
+const site = usePanelSite();
 
 function card(panel: Panel, name: string, nth: number) {
   return panel.page.locator("article.card", { has: panel.page.locator(".tool-name", { hasText: new RegExp(`^${name}$`) }) }).nth(nth);
@@ -64,19 +44,8 @@ async function resultText(panel: Panel, name: string, nth: number): Promise<stri
 }
 
 test("the look-around turn: list, search (unsaved buffer, ignored folder, excluded .env), read, edit", { timeout: TIMEOUT_MS }, async (t) => {
-  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-look-")));
-  git(workspace, "init", "-q", "-b", "main");
-  await writeAll(workspace, WORKSPACE.committed);
-  git(workspace, "add", "-A");
-  git(workspace, "commit", "-q", "-m", "the look-around workspace");
-  await writeAll(workspace, WORKSPACE.untracked);
-  const log = path.join(workspace, ".git", "requests.jsonl");
-  const server = await startServer(workspace, { replayLog: log });
-  const panel = await openPanel(browser, site.url, server, { model: `replay:${SCRIPT}`, cwd: workspace });
-  t.after(async () => {
-    await panel.page.close();
-    await server.stop();
-    await rm(workspace, { recursive: true, force: true });
+  const { panel, server, workspace, log } = await openWorkspacePanel(t, site, {
+    name: "look", gitInit: ["-q", "-b", "main"], files: WORKSPACE.committed, untracked: WORKSPACE.untracked, script: SCRIPT,
   });
   const { page } = panel;
   page.setDefaultTimeout(60_000); // each wait is for the server's next step: generous on a loaded machine

@@ -9,29 +9,13 @@
  * are the server's wire form.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
-import * as os from "node:os";
-import * as path from "node:path";
-import { after, before, test } from "node:test";
-import type { Browser } from "playwright-core";
+import { test } from "node:test";
 import type { ToolCallWire } from "../src/protocol";
-import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
-import { git, startServer } from "./panel/server";
+import { openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
 
 const TIMEOUT_MS = 90_000;
 
-let browser: Browser;
-let site: { url: string; close(): Promise<void> };
-
-before(async () => {
-  browser = await launchChromium();
-  site = await servePanel();
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const site = usePanelSite();
 
 /** A finished edit call whose result carries `diagnostics` (the wire's `tool_call` snapshot). */
 function editCall(id: string, index: number, name: string, file: string, diagnostics: unknown): ToolCallWire {
@@ -48,16 +32,8 @@ function card(panel: Panel, id: string) {
 }
 
 test("new problems under an edit's card: listed, clickable to their place, untrusted text as text", { timeout: TIMEOUT_MS }, async (t) => {
-  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-problems-")));
-  git(workspace, "init", "-q");
-  const script = path.join(workspace, ".git", "script.jsonl");
-  await writeFile(script, JSON.stringify({ text: "Hello." }) + "\n");
-  const server = await startServer(workspace, {});
-  const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
-  t.after(async () => {
-    await panel.page.close();
-    await server.stop();
-    await rm(workspace, { recursive: true, force: true });
+  const { panel } = await openWorkspacePanel(t, site, {
+    name: "problems", gitInit: ["-q"], script: [{ text: "Hello." }], log: false,
   });
   const { page, host } = panel;
   // A turn makes the panel's session; the edits' updates below are that session's.

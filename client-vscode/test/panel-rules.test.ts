@@ -7,50 +7,18 @@
  * in a real git repository, with its real watcher; the replay model logs its requests.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import * as os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { after, before, test, type TestContext } from "node:test";
-import type { Browser } from "playwright-core";
-import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
-import { git, startServer } from "./panel/server";
+import { test, type TestContext } from "node:test";
+import { openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
 
 const TIMEOUT_MS = 90_000;
 
-let browser: Browser;
-let site: { url: string; close(): Promise<void> };
-
-before(async () => {
-  browser = await launchChromium();
-  site = await servePanel();
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const site = usePanelSite();
 
 /** A git workspace holding `files`, a server playing `lines`, the panel, and the request log. */
 async function setup(t: TestContext, files: Record<string, string>, lines: unknown[], settings: Record<string, unknown> = {}) {
-  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-rules-")));
-  git(workspace, "init", "-q");
-  for (const [name, text] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(workspace, name)), { recursive: true });
-    await writeFile(path.join(workspace, name), text);
-  }
-  git(workspace, "add", "-A");
-  git(workspace, "commit", "-q", "-m", "files");
-  const script = path.join(workspace, ".git", "script.jsonl");
-  const log = path.join(workspace, ".git", "requests.jsonl");
-  await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
-  const server = await startServer(workspace, { replayLog: log, ...settings });
-  const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
-  t.after(async () => {
-    await panel.page.close();
-    await server.stop();
-    await rm(workspace, { recursive: true, force: true });
-  });
-  return { panel, workspace, log };
+  return openWorkspacePanel(t, site, { name: "rules", gitInit: ["-q"], files, script: lines, settings });
 }
 
 async function ask(panel: Panel, text: string): Promise<void> {

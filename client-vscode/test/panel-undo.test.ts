@@ -7,48 +7,21 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import * as os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { after, before, test, type TestContext } from "node:test";
-import type { Browser } from "playwright-core";
-import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
-import { git, startServer } from "./panel/server";
+import { test, type TestContext } from "node:test";
+import { openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
 
 const TIMEOUT_MS = 90_000;
 const AUTO = { create_file: "auto", edit_file: "auto" };
 
-let browser: Browser;
-let site: { url: string; close(): Promise<void> };
-
-before(async () => {
-  browser = await launchChromium();
-  site = await servePanel();
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const site = usePanelSite();
 
 /** A git workspace with hello.txt committed, a server playing `lines`, the panel, and the request log. */
 async function setup(t: TestContext, lines: unknown[]): Promise<{ panel: Panel; workspace: string; log: string }> {
-  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-undo-")));
-  git(workspace, "init", "-q", "-b", "main");
-  await writeFile(path.join(workspace, "hello.txt"), "hello\n");
-  git(workspace, "add", "hello.txt");
-  git(workspace, "commit", "-q", "-m", "hello");
-  const script = path.join(workspace, ".git", "script.jsonl");
-  const log = path.join(workspace, ".git", "requests.jsonl");
-  await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
-  const server = await startServer(workspace, { permissions: AUTO, replayLog: log });
-  const panel = await openPanel(browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
-  t.after(async () => {
-    await panel.page.close();
-    await server.stop();
-    await rm(workspace, { recursive: true, force: true });
+  return openWorkspacePanel(t, site, {
+    name: "undo", gitInit: ["-q", "-b", "main"], files: { "hello.txt": "hello\n" }, script: lines, settings: { permissions: AUTO },
   });
-  return { panel, workspace, log };
 }
 
 async function ask(panel: Panel, text: string): Promise<void> {

@@ -4,16 +4,18 @@
  * real host-side panel logic (PanelHost) connected to a real `toolwire serve`.
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
+import { after, before, type TestContext } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { PanelHost, type PanelUi, type PreviewResult, type SessionMemory } from "../../src/panel/host";
 import { makeNonce, panelHtml } from "../../src/panel/html";
 import type { HostMessage, WebviewMessage } from "../../src/panel/messages";
 import { RequestPermission, SessionUpdateNotification, type RequestPermissionParams } from "../../src/protocol";
-import { PACKAGE_ROOT, type Server } from "./server";
+import { git, PACKAGE_ROOT, startServer, type Server } from "./server";
 
 /** Where Debian installs Chromium. */
 export const CHROMIUM = process.env.TOOLWIRE_CHROMIUM ?? "/usr/bin/chromium";
@@ -243,4 +245,98 @@ export async function openPanel(
       await page.reload();
     },
   };
+}
+
+/** The browser and the panel's page site that a test file's panels open in. */
+export interface PanelSite {
+  browser: Browser;
+  url: string;
+}
+
+/**
+ * Launches Chromium and serves the panel page once for the calling test file (node:test
+ * `before`), closing both after its last test (`after`). The fields are set once `before` ran.
+ */
+export function usePanelSite(): PanelSite {
+  const site = {} as PanelSite;
+  let served: { url: string; close(): Promise<void> } | undefined;
+  before(async () => {
+    site.browser = await launchChromium();
+    served = await servePanel();
+    site.url = served.url;
+  });
+  after(async () => {
+    await site.browser?.close();
+    await served?.close();
+  });
+  return site;
+}
+
+/** What {@link openWorkspacePanel} makes. */
+export interface WorkspaceSpec {
+  /** The temporary workspace folder's name starts with `toolwire-panel-<name>-`. */
+  name: string;
+  /** The arguments of `git init` (e.g. `["-q", "-b", "main"]`); left out: the folder is no repository. */
+  gitInit?: string[];
+  /** Files written first (workspace-relative path: text); in a repository they are committed. */
+  files?: Record<string, string>;
+  /** Files written after that commit (untracked). */
+  untracked?: Record<string, string>;
+  /** The replay script: its lines (written beside the workspace), or the path of one. */
+  script: unknown[] | string;
+  /** Settings of the server (initializationOptions) besides `replayLog`. */
+  settings?: Record<string, unknown>;
+  /** Whether the model requests are logged (`replayLog`, beside the workspace); default true. */
+  log?: boolean;
+}
+
+async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
+  for (const [rel, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(root, rel)), { recursive: true });
+    await writeFile(path.join(root, rel), text);
+  }
+}
+
+/**
+ * A temporary workspace as `spec` says, a real `toolwire serve` in it playing the replay
+ * script, and the panel open on it; all of it stopped and removed after the test `t`.
+ *
+ * @returns the panel, its server, the workspace's real path, and the request log's path (`replayLog`).
+ */
+export async function openWorkspacePanel(
+  t: TestContext,
+  site: PanelSite,
+  spec: WorkspaceSpec,
+): Promise<{ panel: Panel; server: Server; workspace: string; log: string }> {
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), `toolwire-panel-${spec.name}-`)));
+  const made: string[] = [workspace];
+  if (spec.gitInit) {
+    git(workspace, "init", ...spec.gitInit);
+  }
+  await writeFiles(workspace, spec.files ?? {});
+  if (spec.gitInit && spec.files) {
+    git(workspace, "add", "-A");
+    git(workspace, "commit", "-q", "-m", "files");
+  }
+  await writeFiles(workspace, spec.untracked ?? {});
+  let script = spec.script;
+  if (typeof script !== "string") {
+    const lines = script;
+    script = `${workspace}-script.jsonl`;
+    made.push(script);
+    await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+  }
+  const log = `${workspace}-requests.jsonl`;
+  const settings = spec.log === false ? { ...spec.settings } : { replayLog: log, ...spec.settings };
+  made.push(log);
+  const server = await startServer(workspace, settings);
+  const panel = await openPanel(site.browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
+  t.after(async () => {
+    await panel.page.close();
+    await server.stop();
+    for (const file of made) {
+      await rm(file, { recursive: true, force: true });
+    }
+  });
+  return { panel, server, workspace, log };
 }
