@@ -4,6 +4,7 @@ names with newlines and option-like or pathspec-like names, under each engine.""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import anyio
@@ -11,7 +12,10 @@ import pytest
 
 from toolwire.agent.project_rules import ProjectRules, RulesSource
 from toolwire.tools.base import ArgumentsInvalid, ToolContext, ToolError, validate_arguments
+from toolwire.tools import searchrun
+from toolwire.tools.engine import ENGINE_ENV
 from toolwire.tools.searching import MAX_QUERY
+from toolwire.workspace.documents import MemoryDocuments
 
 from test_list_files import run as listing
 from test_search_files import REG, engine, hits, isolated, search, tree  # noqa: F401 - engine, isolated: fixtures
@@ -117,3 +121,32 @@ async def test_a_query_over_the_length_limit_is_refused_and_one_at_it_runs(engin
     assert f"query is over {MAX_QUERY} characters" in str(failed.value)
     root = tree(tmp_path / "ws", {"a.txt": "é" * MAX_QUERY + "\n"})
     assert hits(await search(root, query="é" * MAX_QUERY))[0][:2] == ("a.txt", 1)
+
+
+async def test_open_buffers_are_searched_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Under git (and the walk) open buffers were searched in Python on the event loop: a
+    # catastrophic expression such as (a+)+$ on an open buffer froze the whole server.
+    monkeypatch.setenv(ENGINE_ENV, "git")
+    root = tree(tmp_path / "ws", {"a.txt": "needle\n"})
+    docs = MemoryDocuments()
+    docs.open(root / "b.txt", "needle in a buffer\n")
+    started, loop_free = threading.Event(), threading.Event()
+    waited: list[bool] = []
+    real = searchrun.search_text
+
+    def slow_search_text(*args: object, **kwargs: object):
+        started.set()
+        waited.append(loop_free.wait(60))  # the loop answers unless this runs on it
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(searchrun, "search_text", slow_search_text)
+
+    async def beat() -> None:
+        await anyio.to_thread.run_sync(started.wait, 120)
+        loop_free.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(beat)
+        result = await search(ToolContext(root, docs), query="needle")
+    assert waited == [True]
+    assert hits(result) == [("a.txt", 1, "needle"), ("b.txt", 1, "needle in a buffer")]

@@ -249,9 +249,10 @@ def _walk_disk(search: Search, glob: Glob | None, ctx: ToolContext, feed: Feed, 
 async def _buffer_hits(engine: Engine, search: Search, buffers: list[Buffer]) -> list[BufferHit]:
     """Each buffer searched: by ripgrep on stdin (the same expression syntax as the disk
     search), else in Python."""
-    if engine.kind != "rg":
+    if engine.kind != "rg":  # in a worker thread: a large buffer or a slow expression never holds the loop
         matcher = _matcher(search)
-        return [search_text(matcher, b.name, b.text, search.context) for b in buffers]
+        return await anyio.to_thread.run_sync(
+            lambda: [search_text(matcher, b.name, b.text, search.context) for b in buffers], abandon_on_cancel=True)
     out = []
     argv = rg_argv(engine.rg or "rg", search, None, (), stdin=True)
     for buffer in buffers:
