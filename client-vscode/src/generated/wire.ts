@@ -5,7 +5,7 @@
  */
 
 /**
- * The toolwire/ JSON-RPC methods: params and results (generated from server/toolwire/lsp/protocol.py, messages.py and editor_messages.py by `make schema`; do not edit).
+ * The toolwire/ JSON-RPC methods: params and results (generated from server/toolwire/lsp/protocol.py, messages.py, editor_messages.py, action_messages.py and undo_messages.py by `make schema`; do not edit).
  */
 export interface ToolwireProtocol {
   "toolwire/session/new": {

@@ -28,7 +28,7 @@ from toolwire.agent.host import Hosted, Session, Turn, TurnOutcome
 from toolwire.lsp import boot
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
-from toolwire.lsp.protocol import RunActionArgs
+from toolwire.lsp.action_messages import RunActionArgs
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.positions import PositionError
 

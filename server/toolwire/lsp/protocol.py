@@ -4,7 +4,10 @@ This module is the single source of truth for the custom protocol; protocol.md a
 the VS Code client's TypeScript types follow it (a test checks protocol.md names
 every method here). Payload shapes follow Zed's Agent Client Protocol (session,
 prompt, update, request-permission) so an ACP front-end can be added later.
-Fields are camelCase on the wire.
+Fields are camelCase on the wire. The models of some areas live beside this module:
+:mod:`toolwire.lsp.messages` (results and notifications), ``editor_messages`` (the
+editor's intelligence), ``undo_messages`` (undoTurn / redoTurn), ``action_messages``
+(the ``toolwire.runAction`` command).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ TOOLS_LIST = "toolwire/tools/list"
 TOOL_CALLS_MERGE = "toolwire/toolCalls/merge"
 TOOL_CALLS_RUN = "toolwire/toolCalls/run"
 TOOL_CALL_PREVIEW = "toolwire/toolCall/preview"
-SESSION_UNDO_TURN = "toolwire/session/undoTurn"
+SESSION_UNDO_TURN = "toolwire/session/undoTurn"  # models in toolwire.lsp.undo_messages
 SESSION_REDO_TURN = "toolwire/session/redoTurn"
 # the editor's intelligence (models in toolwire.lsp.editor_messages)
 EDITOR_DIAGNOSTICS = "toolwire/editor/diagnostics"
@@ -295,45 +298,6 @@ class ToolCallPreviewResult(Wire):
     new_path: str | None = None
 
 
-class PositionModel(Wire):
-    """An LSP position (zero-based line, character in the negotiated encoding)."""
-
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class RangeModel(Wire):
-    """An LSP range."""
-
-    start: PositionModel
-    end: PositionModel
-
-
-class RunActionArgs(Wire):
-    """The one argument of the ``toolwire.runAction`` command (``workspace/executeCommand``).
-
-    ``kind`` says what to do; ``uri`` and ``range`` (in the negotiated position
-    encoding) where; ``text`` overrides the text read from the range; ``diagnostic``
-    is the LSP diagnostic a fix is about; ``instruction`` is the user's request for
-    ``edit``; ``sessionId`` runs the turn in that session instead of a new one.
-    """
-
-    kind: Literal["edit", "explain", "fix"]
-    uri: str = Field(min_length=1)
-    range: RangeModel
-    text: str | None = None
-    diagnostic: dict[str, Any] | None = None
-    instruction: str | None = None
-    session_id: str | None = None
-
-
-class RunActionResult(Wire):
-    """``toolwire.runAction`` result, sent as soon as the turn is started."""
-
-    session_id: str
-    turn_id: str
-
-
 class ToolCallsMergeParams(Wire):
     """``toolwire/toolCalls/merge`` params: a batch of raw provider chunks of one stream."""
 
@@ -350,61 +314,6 @@ class ToolCallsRunParams(Wire):
     session_id: str = Field(min_length=1)
     stream_id: str = Field(min_length=1)
     tool_call_ids: list[str] | None = None
-
-
-class UndoTurnParams(Wire):
-    """``toolwire/session/undoTurn`` / ``redoTurn`` params.
-
-    ``turn_id`` defaults to the last turn with something to undo (for redo: the
-    turn undone most recently); ``force`` names workspace-relative paths to
-    restore even though they changed since the turn. Every path and git action is
-    checked first: when one would be ``kept`` or ``not_undoable`` nothing is
-    changed (status ``blocked``), unless ``partial`` (do everything else and report
-    the blockers). ``rewind`` (undoTurn only) also drops the turn from the
-    conversation the model sees.
-    """
-
-    session_id: str = Field(min_length=1)
-    turn_id: str | None = Field(None, min_length=1)
-    force: list[str] = Field(default_factory=list)
-    partial: bool = False
-    rewind: bool = False
-
-
-class UndoPathOutcome(Wire):
-    """What an undo or redo did to one path (``diff``: what a ``kept`` path's restore would change)."""
-
-    path: str
-    outcome: Literal["restored", "kept", "not_undoable"]
-    reason: str | None = None
-    diff: str | None = None
-
-
-class UndoGitOutcome(Wire):
-    """What an undo or redo did to one git action of the turn."""
-
-    action: str
-    outcome: Literal["restored", "kept", "not_undoable"]
-    reason: str | None = None
-
-
-class UndoTurnResult(Wire):
-    """``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on).
-
-    ``status`` ``blocked``: nothing was changed; ``paths`` and ``git`` list only
-    the blockers (``kept`` or ``not_undoable``, with reason and diff).
-    ``unmatched_force``: the params' ``force`` entries (as sent, duplicates once)
-    that name no path and no index entry of the turn; nothing was forced for them.
-    """
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    turn_id: str | None
-    status: Literal["undone", "redone", "partial", "blocked", "nothing_to_do"]
-    message: str
-    paths: list[UndoPathOutcome]
-    git: list[UndoGitOutcome]
-    unmatched_force: list[str] = Field(default_factory=list)
 
 
 class PermissionOptionModel(Wire):

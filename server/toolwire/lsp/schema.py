@@ -24,9 +24,11 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from toolwire.lsp import action_messages as A
 from toolwire.lsp import editor_messages as E
 from toolwire.lsp import messages as M
 from toolwire.lsp import protocol as P
+from toolwire.lsp import undo_messages as U
 from toolwire.settings import Settings
 
 #: method → (params model, result model or None for notifications).
@@ -42,8 +44,8 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.TOOL_CALLS_MERGE: (P.ToolCallsMergeParams, M.ToolCallsMergeResult),
     P.TOOL_CALLS_RUN: (P.ToolCallsRunParams, M.ToolCallsRunResult),
     P.TOOL_CALL_PREVIEW: (P.ToolCallPreviewParams, P.ToolCallPreviewResult),
-    P.SESSION_UNDO_TURN: (P.UndoTurnParams, P.UndoTurnResult),
-    P.SESSION_REDO_TURN: (P.UndoTurnParams, P.UndoTurnResult),
+    P.SESSION_UNDO_TURN: (U.UndoTurnParams, U.UndoTurnResult),
+    P.SESSION_REDO_TURN: (U.UndoTurnParams, U.UndoTurnResult),
     P.SESSION_UPDATE: (M.SessionUpdateParams, None),
     P.REQUEST_PERMISSION: (M.RequestPermissionParams, P.RequestPermissionResult),
     P.EDITOR_DIAGNOSTICS: (E.EditorDiagnosticsParams, E.EditorDiagnosticsResult),
@@ -54,7 +56,7 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
 }
 
 #: Models that are not a method's params or result but are part of the wire.
-EXTRA_MODELS: tuple[type[BaseModel], ...] = (P.ToolCallWire, P.RunActionArgs, P.RunActionResult)
+EXTRA_MODELS: tuple[type[BaseModel], ...] = (P.ToolCallWire, A.RunActionArgs, A.RunActionResult)
 
 #: Models the server accepts outside the ``toolwire/`` methods (validation mode): the
 #: settings, as ``initialize``'s ``initializationOptions`` and ``settings`` of
@@ -103,7 +105,7 @@ def build_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "ToolwireProtocol",
         "description": ("The toolwire/ JSON-RPC methods: params and results (generated from "
-                        "server/toolwire/lsp/protocol.py, messages.py and editor_messages.py by `make schema`; do not edit)."),
+                        "server/toolwire/lsp/protocol.py, messages.py, editor_messages.py, action_messages.py and undo_messages.py by `make schema`; do not edit)."),
         "type": "object",
         "additionalProperties": False,
         "properties": properties,

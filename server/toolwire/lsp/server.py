@@ -28,7 +28,9 @@ from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp.messages import ToolsListParams, ToolsListResult
+from toolwire.lsp import action_messages as A
 from toolwire.lsp import protocol as P
+from toolwire.lsp import undo_messages as U
 from toolwire.lsp.boot import ToolwireServer, server
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.config import apply_configuration, warn
@@ -305,7 +307,7 @@ async def tool_calls_run(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 
 async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: bool) -> dict[str, Any]:
-    req = parse(method, P.UndoTurnParams, params)
+    req = parse(method, U.UndoTurnParams, params)
     if redo and req.rewind:
         raise JsonRpcInvalidParams(f"{method}: invalid params: rewind: only toolwire/session/undoTurn takes it")
     hosted = session_of(ls, req.session_id)
@@ -316,7 +318,7 @@ async def _undo_or_redo(ls: ToolwireServer, method: str, params: Any, *, redo: b
         raise TurnInProgress(f"{method}: {exc}") from None
     except HostError as exc:
         raise JsonRpcInvalidParams(f"{method}: invalid params: {exc.field}: {exc}") from None
-    return P.UndoTurnResult.model_validate(result).dump() | {"turnId": result["turnId"]}
+    return U.UndoTurnResult.model_validate(result).dump() | {"turnId": result["turnId"]}
 
 
 @server.feature(P.SESSION_UNDO_TURN)
@@ -339,7 +341,7 @@ async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
     """``workspace/executeCommand`` ``toolwire.runAction`` → ``{sessionId, turnId}``; the turn runs on."""
     if len(arguments) != 1:
         raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: expected one argument object, got {len(arguments)}")
-    args = parse(actions.RUN_ACTION, P.RunActionArgs, arguments[0])
+    args = parse(actions.RUN_ACTION, A.RunActionArgs, arguments[0])
     fs_path = to_fs_path(args.uri) if args.uri.startswith("file:") else None
     if not fs_path:
         raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: invalid params: uri: {args.uri[:200]!r} is not a file: URI")
