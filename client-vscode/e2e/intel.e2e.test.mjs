@@ -3,6 +3,8 @@
 // broken .ts and a broken .json file open, a turn's get_diagnostics names their problems at
 // the right lines, search_symbols finds the TypeScript function, find_symbol gives its
 // definition and its references (the declaration left out) with the right files and lines.
+// An edit's result names the problems it introduced in a file that is open (the chat panel lists
+// them under the card, each a link to its place) and says "not checked" for one that is not.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
@@ -15,6 +17,7 @@ const FILES = {
   "src/utils.ts": 'export function greet(name: string): string {\n  return "Hello, " + name;\n}\n',
   "src/app.ts": 'import { greet } from "./utils";\n\nconst count: number = greet("world");\nconsole.log(count, greet("again"));\n',
   "data/config.json": '{\n  "name": "sample"\n  "version": 1\n}\n',
+  "src/closed.ts": "export const closed = 1;\n",
 };
 
 /** The whole result text of the `nth` card of `tool` (expanding it first). */
@@ -56,5 +59,43 @@ test("editor intelligence: get_diagnostics, search_symbols and find_symbol answe
       '3 references of greet at src/app.ts:3:23:\nsrc/app.ts:1: import { greet } from "./utils";\n' +
         'src/app.ts:3: const count: number = greet("world");\nsrc/app.ts:4: console.log(count, greet("again"));',
     );
+
+    // followAlong is off and src/closed.ts was never opened: its problems are not checked.
+    const closed = await resultText(chat, "edit_file");
+    assert.match(closed, /^problems not checked: src\/closed\.ts is not open in the editor$/m, closed);
+    const card = chat.getByRole("group", { name: /^Tool call edit_file on src\/closed\.ts: done/ });
+    assert.equal((await card.locator(".problems-head").innerText()).trim(), "Problems not checked: the file is not open in the editor");
+  });
+});
+
+test("problems after an edit: each edit of an open file (followAlong on) names the problem it introduced, not the ones already there; the card's link opens its place", async (t) => {
+  const workspace = makeWorkspace({
+    "tsconfig.json": FILES["tsconfig.json"],
+    // One problem each already: the editor has checked them, and they are not repeated.
+    "src/a.ts": 'export const unused: number = "x";\n\nexport function twice(n: number): number {\n  return n * 2;\n}\n',
+    "data/a.json": '{\n  "name": "a",\n  "name": "again",\n  "version": 1\n}\n',
+  });
+  const settings = { "toolwire.model": `replay:${path.join(data, "problems-open.jsonl")}`, "toolwire.approval": "auto" };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    await vscode.openFile("src/a.ts");
+    await vscode.openFile("data/a.json");
+    await vscode.page.locator("#status\\.problems", { hasText: /[1-9]\D+[1-9]/ }).waitFor({ timeout: 3 * STEP_MS });
+    const chat = await vscode.chat();
+    await vscode.ask(chat, "Break both files");
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: 3 * STEP_MS });
+    await vscode.screenshot("problems-after-edit");
+
+    const json = await resultText(chat, "edit_file", 0);
+    assert.match(json, /^1 new problem:\ndata\/a\.json:4:15: error \(json[^)]*\): Trailing comma$/m, json);
+    const ts = await resultText(chat, "edit_file", 1);
+    // A syntax error: TypeScript reports syntax before types, and a type error can come later
+    // than the server's 250 ms of quiet on a loaded machine (then "no new problems").
+    assert.match(ts, /^1 new problem:\nsrc\/a\.ts:4:14: error \(ts 1109\): Expression expected\.$/m, ts);
+    assert.doesNotMatch(ts, /a\.ts:1:/, "the problem that was already there is not repeated");
+
+    const card = chat.getByRole("group", { name: /^Tool call edit_file on data\/a\.json: done/ });
+    assert.equal((await card.locator(".problems-head").innerText()).trim(), "1 new problem");
+    await card.getByRole("button", { name: "data/a.json:4:15" }).click();
+    await vscode.page.locator(".statusbar-item", { hasText: "Ln 4, Col 15" }).first().waitFor({ timeout: STEP_MS });
   });
 });
