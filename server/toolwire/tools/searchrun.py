@@ -23,14 +23,13 @@ import anyio
 from toolwire.tools.base import ToolContext
 from toolwire.tools.engine import (
     Engine,
-    Outcome,
     find_engine,
     ignored_among,
     list_batches,
-    stream_batches,
     walk_files,
 )
 from toolwire.tools.gitrun import git_argv, git_env
+from toolwire.tools.proc_stream import Outcome, stream_batches
 from toolwire.tools.searchengines import (
     Search,
     feed_git_grep,
