@@ -150,3 +150,16 @@ async def test_open_buffers_are_searched_off_the_event_loop(tmp_path: Path, monk
         result = await search(ToolContext(root, docs), query="needle")
     assert waited == [True]
     assert hits(result) == [("a.txt", 1, "needle"), ("b.txt", 1, "needle in a buffer")]
+
+
+async def test_a_repository_inside_is_walked_with_its_own_ignore_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The walk applied the outer repository's .gitignore inside a clone in a sub-folder
+    # (inner/a.log left out by the outer '*.log'), where rg, like git, applies the inner one's.
+    root = tree(tmp_path / "ws", {".gitignore": "*.log\n", "top.log": "x\n"})
+    inner = tree(root / "inner", {".gitignore": "*.tmp\n", "a.log": "x\n", "b.tmp": "x\n", "c.txt": "x\n"})
+    assert inner.is_dir()
+    for kind in ("rg", "walk"):
+        monkeypatch.setenv(ENGINE_ENV, kind)
+        listed = await listing(root, pattern="**")
+        assert listed.content == ".gitignore\ninner/.gitignore\ninner/a.log\ninner/c.txt", kind
+        assert [h[0] for h in hits(await search(root, query="x"))] == ["inner/a.log", "inner/c.txt"], kind

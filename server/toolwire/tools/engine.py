@@ -175,9 +175,12 @@ def walk_files(base: Path, *, ignored: bool, rules: IgnoreRules | None, stop: th
         rel = base.relative_to(rules.top).as_posix()
         top_rel = "" if rel == "." else rel + "/"
     check = rules if (rules is not None and not ignored) else None
-    pending = [""]
+    # (folder, the rules deciding in it, how many leading characters of a path below it to drop
+    # and what to put in front to make it relative to those rules' repository): a repository
+    # inside the walked one (a submodule, a clone in a sub-folder) has its own rules, not these.
+    pending: list[tuple[str, IgnoreRules | None, int, str]] = [("", check, 0, top_rel)]
     while pending and not stop.is_set():
-        folder = pending.pop()
+        folder, check, strip, prefix = pending.pop()
         depth = folder.count("/") + 1 if folder else 1
         try:
             with os.scandir(base / folder if folder else base) as it:
@@ -197,11 +200,14 @@ def walk_files(base: Path, *, ignored: bool, rules: IgnoreRules | None, stop: th
                 continue
             if not (is_dir or is_file):
                 continue
-            if check is not None and check.ignored_here(top_rel + rel, is_dir):
+            if check is not None and check.ignored_here(prefix + rel[strip:], is_dir):
                 continue
             if is_dir:
                 if max_depth is None or depth < max_depth:
-                    pending.append(rel + "/")
+                    if check is not None and os.path.lexists(os.path.join(entry.path, ".git")):
+                        pending.append((rel + "/", IgnoreRules(Path(entry.path)), len(rel) + 1, ""))
+                    else:
+                        pending.append((rel + "/", check, strip, prefix))
             else:
                 out.append(rel)
         if out:
