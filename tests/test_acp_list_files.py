@@ -24,6 +24,6 @@ async def test_list_files_is_a_search_of_the_disk(repo: Path, tmp_path: Path) ->
     final = client.final("l")
     assert final["kind"] == "search" and final["status"] == "completed"
     assert final["content"][-1]["content"]["text"] == "src/app.py"
-    assert final["raw_output"]["data"]["matches"] == ["src/app.py"]
+    assert final["raw_output"]["data"]["matches"] == [{"path": "src/app.py", "type": "file"}]
     assert client.permissions == []
     assert not client.invalid, client.invalid

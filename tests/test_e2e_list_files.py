@@ -35,7 +35,8 @@ async def test_a_replayed_turn_lists_an_unsaved_buffer_and_leaves_ignored_files_
     assert editor.permission_requests[sid] == []  # read-only: never asked
     finals = {cid: snaps[-1]["result"] for cid, snaps in editor.tool_calls(sid).items()}
     assert finals["g"]["content"] == "src/app.py\nsrc/draft.py"
-    assert finals["g"]["data"]["matches"] == ["src/app.py", "src/draft.py"]
+    assert finals["g"]["data"]["matches"] == [
+        {"path": "src/app.py", "type": "file"}, {"path": "src/draft.py", "type": "file", "unsaved": True}]
     assert finals["g"]["data"]["engine"] == "rg"  # the test install's own rg
     assert finals["d"]["content"].split("\n") == [
         ".gitignore", "build/ (ignored)", "hello.txt", "src/ (2 entries)"]

@@ -131,7 +131,7 @@ async def test_entries_of_a_subfolder_with_ignored_true(engine: str, ws: Path) -
 )
 async def test_pattern_lists_exactly(engine: str, ws: Path, pattern: str, expected: list[str]) -> None:
     result = await run(ws, pattern=pattern)
-    assert result.data["matches"] == expected
+    assert [m["path"] for m in result.data["matches"]] == expected
     assert result.content == ("\n".join(expected) if expected else "[]")
     assert result.data["total"] == len(expected) and result.data["truncated"] is False
 
@@ -188,6 +188,22 @@ async def test_unsaved_buffers_are_listed(engine: str, ws: Path) -> None:
     sub = await run(ws, docs, path="src")
     assert "src/fresh.py (not saved yet)" in sub.content.split("\n")
     assert {"path": "src/fresh.py", "type": "file", "unsaved": True} in sub.data["matches"]
+
+
+async def test_matches_have_one_shape_for_a_folder_and_a_glob(engine: str, ws: Path) -> None:
+    """data.matches holds one object per entry in both modes (a glob listing held plain strings):
+    the same object for the same file, a buffer not saved yet marked unsaved in both."""
+    docs = MemoryDocuments()
+    docs.open(ws / "src" / "fresh.py", "created in the editor, not saved\n")
+    globbed = await run(ws, docs, path="src", pattern="*.py")
+    assert globbed.data["matches"] == [
+        {"path": "src/app.py", "type": "file"}, {"path": "src/fresh.py", "type": "file", "unsaved": True}]
+    folder = await run(ws, docs, path="src")
+    for item in globbed.data["matches"]:
+        assert item in folder.data["matches"]
+    deep = await run(ws, pattern="**/*.py", limit=2)
+    assert deep.data["matches"] == [{"path": "a.py", "type": "file"}, {"path": "src/app.py", "type": "file"}]
+    assert deep.content.split("\n")[:2] == ["a.py", "src/app.py"]
 
 
 async def test_odd_names_in_display_form(engine: str, ws: Path) -> None:
@@ -309,8 +325,9 @@ async def test_the_editors_rg_is_used_when_the_server_has_none(ws: Path, tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     result = await TOOL.run(validate_arguments(TOOL, {"pattern": "**/*.py"}), ctx)
     assert result.data["engine"] == "rg"
-    assert result.data["matches"] == ["a.py", "src/app.py", "src/pkg/__init__.py", "src/pkg/deep/mod.py",
-                                      "src/pkg/t1.py", "src/pkg/t10.py", "tests/test_app.py"]
+    assert [m["path"] for m in result.data["matches"]] == [
+        "a.py", "src/app.py", "src/pkg/__init__.py", "src/pkg/deep/mod.py", "src/pkg/t1.py", "src/pkg/t10.py",
+        "tests/test_app.py"]
     assert "notes/ (ignored)" in (await TOOL.run(validate_arguments(TOOL, {}), ctx)).content.split("\n")
 
 
@@ -374,7 +391,7 @@ async def test_the_text_fits_the_result_limit_in_whole_entries(engine: str, tmp_
         assert 0 < len(shown) < total and result.data["total"] == total and result.data["truncated"] is True
         assert note == f"[{total - len(shown)} more not shown; give {how}]"  # raising limit would not help
         matches = result.data["matches"]
-        assert [m if isinstance(m, str) else m["path"] for m in matches] == [s.split(" (")[0] for s in shown]
+        assert [m["path"] for m in matches] == [s.split(" (")[0] for s in shown]
         whole = await run(root, **arguments)  # no session limit: limit alone bounds
         assert whole.content.split("\n")[: len(shown)] == shown and len(whole.content.split("\n")) == total
     narrow = await tool.run(validate_arguments(tool, {"pattern": "**/*.py", "limit": 5}), ctx)

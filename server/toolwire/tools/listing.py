@@ -101,8 +101,7 @@ class ListFiles(Tool):
                                                "to list it]", data=data)
         left_out = 0  # ignored files of the folder, not listed
         if glob is not None:
-            lines, total = await _matching_files(engine, ctx, base, lead, glob, args)
-            matches: list[Any] = lines
+            matches, lines, total = await _matching_files(engine, ctx, base, lead, glob, args)
         else:
             matches, lines, total, left_out = await _folder_entries(engine, ctx, wp, lead, args)
         budget = result_budget(ctx)
@@ -156,8 +155,9 @@ def _regulars(folder: str, rels: list[str]) -> list[str]:
 
 
 async def _matching_files(engine: Engine, ctx: ToolContext, base: Path, lead: str, glob: Glob,
-                          args: ListFilesArgs) -> tuple[list[str], int]:
-    """The first ``limit`` matching files in sorted order, in display form, and how many match.
+                          args: ListFilesArgs) -> tuple[list[dict[str, Any]], list[str], int]:
+    """The first ``limit`` matching files in sorted order: structured (the same objects as a
+    folder listing's, ``type: "file"``), in display form, and how many match.
 
     Streams the engine's output: keeps at most a few times ``limit`` names, sorted and cut
     back as batches come (no per-path work but the glob test)."""
@@ -180,12 +180,17 @@ async def _matching_files(engine: Engine, ctx: ToolContext, base: Path, lead: st
     new = [rel for rel in _unsaved_new(ctx, base) if glob.match(rel)]
     if new and not args.ignored:
         new = await _not_ignored(engine, base, new)
+    fresh: set[str] = set()
     if new:
         known = set(kept)
-        fresh = [rel for rel in new if rel not in known]
+        fresh = {rel for rel in new if rel not in known}
         total += len(fresh)
-        kept = sorted(kept + fresh)
-    return [display_name(lead + rel) for rel in kept[: args.limit]], total
+        kept = sorted([*kept, *fresh])
+    lines = [display_name(lead + rel) for rel in kept[: args.limit]]
+    matches: list[dict[str, Any]] = [
+        {"path": line, "type": "file", **({"unsaved": True} if rel in fresh else {})}
+        for rel, line in zip(kept, lines)]
+    return matches, lines, total
 
 
 def _scan(folder: Path) -> list[os.DirEntry[str]]:
