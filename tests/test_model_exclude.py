@@ -214,3 +214,24 @@ async def test_search_files_scoped_to_an_excluded_file_searches_nothing(tmp_path
     assert "hunter2secret" not in result.content
     assert result.content == f"[]\n\nnot searched (modelExclude): {shown} — read_file asks the user"
     assert result.data["excluded"] == [{"path": shown, "pattern": ".env"}] and result.data["engine"] == "none"
+
+
+@pytest.mark.parametrize("untracked", [False, True])
+def test_git_listing_pathspecs_name_every_excluded_file(tmp_path, untracked):
+    """The one-per-pattern wildcard pathspecs that name the excluded files for search_files
+    under git (``*<body>*``, ``*`` crossing ``/``) list a superset of them, tracked or not; the
+    names are then tested with ``match``, which keeps exactly the excluded ones."""
+    _tree(tmp_path)
+    (tmp_path / "config" / "a.env.bak").write_text("needle\n")  # listed by the superset, not excluded
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    if not untracked:
+        subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    rules = ModelExclude(PATTERNS)
+    specs = rules.git_listing_pathspecs()
+    assert len(specs) == len(PATTERNS) and all(spec.startswith(":(icase)") for spec in specs)
+    listed = subprocess.run(["git", "-C", str(tmp_path), "ls-files", "-z", "--cached", "--others", "--", *specs],
+                            check=True, capture_output=True, text=True).stdout.split("\0")[:-1]
+    assert "config/a.env.bak" in listed
+    assert sorted(rel for rel in listed if rules.match(rel) is not None) == sorted(set(TREE) - set(KEPT))
+    braces = ModelExclude(["*.{pem,key}"]).git_listing_pathspecs()  # not git's syntax: the glob pairs
+    assert braces == [s.replace("exclude,", "", 1) for s in ModelExclude(["*.{pem,key}"]).git_pathspecs()]

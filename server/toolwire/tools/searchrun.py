@@ -374,7 +374,7 @@ async def _list_excluded(engine: Engine, search: Search, glob: Glob | None, ctx:
     if rg is not None:
         source = stream_batches(rg, search.root)
     elif engine.kind == "git" and repo_top(search.root) is not None:
-        specs = [spec.replace("exclude,", "", 1) for spec in exclude.git_pathspecs()]
+        specs = exclude.git_listing_pathspecs()  # a superset: take() tests each name
         args = ["ls-files", "-z", "--cached", "--others", *([] if search.ignored else ["--exclude-standard"]),
                 "--", *specs]
         source = stream_batches(git_argv(args, read_only=True, literal_pathspecs=False), search.root,

@@ -204,6 +204,18 @@ class ModelExclude:
             out.append(f":(exclude,glob,icase){base}/**")
         return out
 
+    def git_listing_pathspecs(self) -> list[str]:
+        """git pathspecs for ``git ls-files`` run from the workspace root that name a superset of
+        the excluded files (test each name with :meth:`match`): one ``:(icase)`` wildcard
+        pathspec per pattern, ``*<body>*`` (``<body>*`` anchored), in which ``*`` crosses ``/``,
+        so a file at any depth, and everything below a folder, is named. git matches these
+        with plain ``fnmatch``, about half the CPU of the ``:(glob)`` pairs of
+        :meth:`git_pathspecs` on a large index. A pattern with ``{a,b}`` (not git's syntax)
+        makes it fall back to those pairs without ``exclude``."""
+        if any("{" in rule.body for rule in self._rules):
+            return [spec.replace("exclude,", "", 1) for spec in self.git_pathspecs()]
+        return [f":(icase){'' if rule.anchored else '*'}{rule.body}*" for rule in self._rules]
+
     def match_target(self, root: Path, target: WorkspacePath, *, is_dir: bool = False) -> str | None:
         """The pattern that excludes a checked path (:func:`toolwire.workspace.paths.resolve_path`),
         or None: the path as written (its file-system spelling) and, for a symbolic link,
