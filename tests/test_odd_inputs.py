@@ -163,3 +163,12 @@ async def test_a_repository_inside_is_walked_with_its_own_ignore_rules(tmp_path:
         listed = await listing(root, pattern="**")
         assert listed.content == ".gitignore\ninner/.gitignore\ninner/a.log\ninner/c.txt", kind
         assert [h[0] for h in hits(await search(root, query="x"))] == ["inner/a.log", "inner/c.txt"], kind
+
+
+async def test_a_repository_inside_counts_its_entries_as_listing_it_shows(engine: str, tmp_path: Path) -> None:
+    # The root listing counted inner/'s entries with the outer .gitignore ('inner/ (1 entry)',
+    # a.log left out) while list_files of inner/ lists a.log and c.txt under its own rules.
+    root = tree(tmp_path / "ws", {".gitignore": "*.log\n"})
+    tree(root / "inner", {".gitignore": "*.tmp\n", "a.log": "x\n", "b.tmp": "x\n"})
+    assert (await listing(root, path="inner")).content == "inner/.gitignore\ninner/a.log"
+    assert (await listing(root)).content == ".gitignore\ninner/ (2 entries)"

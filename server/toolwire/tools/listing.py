@@ -213,10 +213,12 @@ def _children(base: Path, names: list[str]) -> dict[str, set[str]]:
     return {name: {e.name for e in _scan(base / name)} for name in names}
 
 
-def _grandchildren(base: Path, grand: list[str]) -> tuple[list[str], set[str]]:
-    """Of ``grand`` (paths below ``base``): those on the disk, and the folders (not symlinks) among them."""
+def _grandchildren(base: Path, grand: list[str]) -> tuple[list[str], set[str], set[str]]:
+    """Of ``grand`` (paths below ``base``): those on the disk, the folders (not symlinks) among
+    them, and the children of ``base`` that are repositories of their own (hold a ``.git``)."""
     present = [path for path in grand if os.path.lexists(base / path)]
-    return present, {path for path in present if (base / path).is_dir() and not (base / path).is_symlink()}
+    repos = {name for name in {path.partition("/")[0] for path in present} if os.path.lexists(base / name / ".git")}
+    return present, {path for path in present if (base / path).is_dir() and not (base / path).is_symlink()}, repos
 
 
 def _link_notes(ctx: ToolContext, base: Path, names: list[str]) -> dict[str, tuple[str, str | None]]:
@@ -263,8 +265,13 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
     left_out: dict[str, int] = {}  # per folder, the ignored files not counted
     if not args.ignored:
         grand = [f"{name}/{child}" for name, kids in children.items() for child in kids]
-        present, dirs = await _off_loop(_grandchildren, base, grand)
-        hidden = await ignored_among(engine, base, present, dirs)
+        present, dirs, repos = await _off_loop(_grandchildren, base, grand)
+        hidden = await ignored_among(engine, base, [p for p in present if p.partition("/")[0] not in repos], dirs)
+        for repo in repos:  # a repository inside (a clone, a submodule): its own rules, as listing it shows
+            cut = len(repo) + 1
+            own = [p[cut:] for p in present if p.partition("/")[0] == repo]
+            own_dirs = {d[cut:] for d in dirs if d.partition("/")[0] == repo}
+            hidden |= {f"{repo}/{n}" for n in await ignored_among(engine, base / repo, own, own_dirs)}
         for name, kids in children.items():
             children[name] = [k for k in kids if f"{name}/{k}" not in hidden or f"{name}/{k}" in dirs]
             left_out[name] = len(kids) - len(children[name])
