@@ -17,7 +17,8 @@ import anyio
 
 from toolwire.agent.call_ids import fed_call_id
 from toolwire.agent.events import Approver, MessageChunk, Sink, call_changed
-from toolwire.agent.scheduler import Scheduler, model_result_text
+from toolwire.agent.scheduler import Scheduler
+from toolwire.agent.tool_runs import model_result_text
 from toolwire.agent.session import Session
 from toolwire.streaming.delta import TextDelta
 from toolwire.streaming.decoding import PayloadDecoder

@@ -25,12 +25,13 @@ Policy, in call order:
    Each call runs under ``tool_timeout``.
 5. Results are appended to the conversation in call order, whatever order the
    tools finished in.
+
+One tool's run itself (checkpoints, timeout, the tool-call log) and the text the model gets
+for a finished call are in :mod:`toolwire.agent.tool_runs`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import time
@@ -43,7 +44,6 @@ import anyio
 
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer
-from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
 from toolwire.agent.events import AgentEvent, Approver, SessionInfo
 from toolwire.agent.exclusion import allowed_files, call_exclusions, not_asked_message as not_allowed_message
 from toolwire.agent.exclusion import rejected_note, subject_entries
@@ -51,51 +51,15 @@ from toolwire.agent.permissions import Decision, build_subject
 from toolwire.agent.problem_watch import Baseline, NotOpen, ProblemWatch
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
+from toolwire.agent.tool_runs import checkpointed, log_call, model_result_text
 from toolwire.streaming.changes import snapshot
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
-from toolwire.tools.base import ArgumentsInvalid, Tool, ToolError, ToolResult, validate_arguments
+from toolwire.tools.base import ArgumentsInvalid, Tool, ToolResult, validate_arguments
 from toolwire.workspace.errors import tool_error_in
-from toolwire.tools.target import EDITOR_WAIT
 from toolwire.workspace.locks import overlaps
 
 log = logging.getLogger(__name__)
-
-_CANCEL_TEXT = {
-    CancelReason.REJECTED: "The user rejected this tool call.",
-    CancelReason.TURN_CANCELLED: "Canceled by the user: the turn was stopped before this call finished.",
-    CancelReason.CALL_CANCELLED: "Canceled by the user.",
-    CancelReason.POLICY_DENIED: "Denied by the permission policy: this tool may not run here.",
-    CancelReason.TIMEOUT: "Canceled: the tool call timed out.",
-    CancelReason.SHUTDOWN: "Canceled: the server stopped.",
-}
-
-
-def model_result_text(call: ToolCallState, limit: int) -> str:
-    """The tool message the model receives for ``call`` (exactly one per call).
-
-    Args:
-        call: A call in a terminal status.
-        limit: Maximum characters (see :func:`truncate_for_model`).
-    """
-    if call.status is Status.CANCELED:
-        text = _CANCEL_TEXT.get(call.cancel_reason or CancelReason.CALL_CANCELLED, "Canceled.")
-        reason = (call.result or {}).get("reason") if isinstance(call.result, dict) else None
-        if reason:
-            text += f" Reason: {reason}"
-        note = (call.result or {}).get("withheld") if isinstance(call.result, dict) else None
-        if note:
-            text += f" {note}"
-        return text
-    result = call.result if isinstance(call.result, dict) else None
-    if result is not None and "content" in result:
-        text = truncate_for_model(str(result["content"]), limit)
-        rules = result.get("instructions")  # project rules: bounded on their own, never cut here
-        return f"{text}\n\n{rules}" if rules else text
-    if call.error is not None:
-        return f"Error ({call.error.code}): {call.error.message}"
-    return MISSING_RESULT
-
 
 class Scheduler:
     """Runs the tool calls of each response of one turn.
@@ -379,7 +343,7 @@ class Scheduler:
             self._scopes.pop(call.id, None)
             self._allowed.pop(call.id, None)
             job.done.set()
-            self._log(call, tool, started)
+            log_call(self.session, call, tool, started)
 
     async def _run_job(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
         """The work of :meth:`_run_one`: locks, the ``calling`` status, the tool between its checkpoints.
@@ -411,7 +375,7 @@ class Scheduler:
                             baseline = await self._problems.before(tool, args, session.root, session.documents, editor,
                                                                    wait)
                             result = (await self._still_approved(tool, args, subject, allowed)
-                                      or await self._checkpointed(tool, args, job.strict, allowed))
+                                      or await checkpointed(session, self.checkpointer, tool, args, job.strict, allowed))
                         finally:
                             if tool.writes_tree:
                                 session.tree_write_finished()
@@ -472,67 +436,6 @@ class Scheduler:
             return None
         return ToolResult.failure(
             "stale", f"{subject.get('path')} changed after you approved the edit; nothing was written (read it again)")
-
-    async def _checkpointed(self, tool: Tool, args: Any, strict: bool = True,
-                            allowed: frozenset[Path] = frozenset()) -> ToolResult:
-        """Run the tool; a writing tool of a turn runs between its checkpoints
-        (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation.
-        ``strict``: a prior state that cannot be recorded stops the call before the tool
-        runs (``not_undoable``, raised to :meth:`_run_one`). ``allowed``: the excluded files
-        the user allowed this call to show (:mod:`toolwire.agent.exclusion`)."""
-        checkpointer = self.checkpointer
-        if checkpointer is None or tool.read_only:
-            return await self._invoke(tool, args, allowed)
-        step = await checkpointer.before(tool, args, strict=strict)
-        result: ToolResult | None = None
-        try:
-            result = await self._invoke(tool, args, allowed)
-            return result
-        finally:
-            with anyio.CancelScope(shield=True):
-                await checkpointer.after(step, result)
-
-    async def _invoke(self, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
-        """Run the tool under its timeout; every failure becomes a result."""
-        session = self.session
-        ctx = session.tool_context()
-        ctx.allowed_excluded = allowed
-        try:
-            with anyio.fail_after(session.settings.tool_timeout):
-                return await tool.run(args, ctx)
-        except ToolError as exc:
-            return ToolResult.failure(exc.code, exc.message, exc.data)
-        except TimeoutError:
-            message = f"{tool.name} did not finish within {session.settings.tool_timeout:g} s"
-            if unanswered := ctx.extra.get(EDITOR_WAIT):
-                message += (f": the editor never answered the edit of {unanswered} (workspace/applyEdit); the request "
-                            "was withdrawn but the editor may still apply it, so read the file before changing it again")
-            return ToolResult.failure("timeout", message)
-        except Exception as exc:  # a tool bug must not escape the loop
-            error = tool_error_in(exc)  # a tool's task group failing with tool errors
-            if error is not None:
-                return ToolResult.failure(error.code, error.message, error.data)
-            log.exception("tool %s failed", tool.name)
-            return ToolResult.failure("tool_failed", f"{type(exc).__name__}: {exc}")
-
-    def _log(self, call: ToolCallState, tool: Tool, started: float) -> None:
-        """Append to the opt-in tool-call log (``Settings.tool_call_log``)."""
-        path = self.session.settings.tool_call_log
-        if not path:
-            return
-        entry = {
-            "callId": call.id,
-            "tool": tool.name,
-            "argumentsSha256": hashlib.sha256(json.dumps(call.arguments, sort_keys=True).encode()).hexdigest(),
-            "outcome": call.status.value,
-            "durationMs": int((time.monotonic() - started) * 1000),
-        }
-        try:
-            with Path(path).open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(entry) + "\n")
-        except OSError as exc:
-            log.warning("cannot write the tool-call log %s: %s", path, exc)
-
 
 @dataclass(slots=True, eq=False)
 class _Job:

@@ -29,7 +29,8 @@ from toolwire.agent.overview import add_overview
 from toolwire.agent.events import Approver, MessageChunk, SessionInfo, Sink, TurnUpdate, UsageUpdate, call_changed
 from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
                                           lowered_window, retry_delay, too_large_message)
-from toolwire.agent.scheduler import ResponseRun, Scheduler, model_result_text
+from toolwire.agent.scheduler import ResponseRun, Scheduler
+from toolwire.agent.tool_runs import model_result_text
 from toolwire.agent.session import Session
 from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
 from toolwire.llm import endpoints
