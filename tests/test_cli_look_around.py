@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from look_around import (FINAL_TEXT, READ_UTIL, RECORDED_SEARCH, SCRIPT, SECRET, WORKSPACE, make_workspace)
+from look_around import (FINAL_TEXT, NOT_SEARCHED, READ_UTIL, RECORDED_SEARCH, SCRIPT, SECRET, WORKSPACE, make_workspace)
 
 KEPT = "Kept from the model (modelExclude): .env (pattern '.env'). Allowing shows it to the model for this call only."
 
@@ -24,10 +24,12 @@ def test_the_look_around_turn_through_toolwire_run(tmp_path):
     expected = [  # in this order, among the status lines
         "[rules] AGENTS.md (55 B)",
         "Let me look around first.",
-        "[done] list_files list — .env",
-        "[done] list_files glob — src/greet.py",
+        "[done] list_files list — .env (8 entries)",
+        "[done] list_files glob — src/greet.py (2 entries)",
         f"[done] search_files {RECORDED_SEARCH} — []",  # the disk copy of src/greet.py has no TODO
+        f"    {NOT_SEARCHED}",  # what the [] leaves out, under its line
         '[done] search_files ignored — build/gen.py:1: # TODO regenerate <img src=x onerror="window.__pwned=1">',
+        f"    {NOT_SEARCHED}",
         "[approval] read_file secret rejected",
         "[canceled] read_file secret .env — rejected",
         "[rules] sub/AGENTS.md (53 B)",

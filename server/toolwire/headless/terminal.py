@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from toolwire.headless.result_notes import count_summary, note_lines
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 
@@ -65,6 +66,7 @@ class Printer:
             self.status[key] = seen
             self._newline()
             line = f"[{call['status']}] {call.get('name') or '?'} {key}"
+            notes: list[str] = []
             if call.get("path"):
                 line += f" {self.shown_path(key, call['path'])}"
             if call.get("error"):
@@ -72,8 +74,12 @@ class Printer:
             elif call.get("cancelReason"):
                 line += f" — {call['cancelReason']}"
             elif call["status"] == "done" and call.get("result"):
-                line += first_line(str(call["result"].get("content", "")))
+                content, data = str(call["result"].get("content", "")), call["result"].get("data")
+                line += first_line(content) + count_summary(data)
+                notes = note_lines(content, data)
             self.out.write(display_text(line) + "\n")  # the path's display form has nothing to escape
+            for note in notes:  # what a list or search left out, under its line
+                self.out.write(f"    {display_text(note)}\n")
         elif kind == "session_info":
             self.rules(update.get("instructions") or [])
         elif kind == "turn" and update.get("state") == "ended":
