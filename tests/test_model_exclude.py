@@ -235,3 +235,19 @@ def test_git_listing_pathspecs_name_every_excluded_file(tmp_path, untracked):
     assert sorted(rel for rel in listed if rules.match(rel) is not None) == sorted(set(TREE) - set(KEPT))
     braces = ModelExclude(["*.{pem,key}"]).git_listing_pathspecs()  # not git's syntax: the glob pairs
     assert braces == [s.replace("exclude,", "", 1) for s in ModelExclude(["*.{pem,key}"]).git_pathspecs()]
+
+
+def test_a_brace_pattern_is_left_out_by_git_grep_too(tmp_path):
+    """``*.{pem,key}``: git's pathspecs have no braces; each alternative is a pathspec pair
+    (git grep searched a.pem and b.key and showed their lines)."""
+    for name in ("a.pem", "k/b.KEY", "c.txt", "d.pem/inner.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("needle\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    specs = ModelExclude(["*.{pem,key}"]).git_pathspecs()
+    for mode in (["--untracked"], ["--no-index"], []):
+        if not mode:
+            subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+        grep = subprocess.run(["git", "-C", str(tmp_path), "grep", *mode, "-l", "needle", "--", ".", *specs],
+                              check=True, capture_output=True, text=True).stdout.split()
+        assert grep == ["c.txt"], mode

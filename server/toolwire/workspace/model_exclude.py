@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import bracex
 from wcmatch import glob
 
 from toolwire.workspace.paths import WorkspacePath
@@ -197,11 +198,12 @@ class ModelExclude:
         a folder of that name; anchored patterns without the ``**/``). Add them after the
         pathspecs that include (git needs at least one positive pathspec, e.g. ``.``)."""
         out: list[str] = []
-        for rule in self._rules:
-            base = rule.body if rule.anchored else "**/" + rule.body
-            if not rule.folders_only:
-                out.append(f":(exclude,glob,icase){base}")
-            out.append(f":(exclude,glob,icase){base}/**")
+        for rule in self._rules:  # git has no {a,b}: one pair per alternative
+            for body in dict.fromkeys(bracex.expand(rule.body, keep_escapes=True, limit=_EXPANSION_LIMIT)):
+                base = body if rule.anchored else "**/" + body
+                if not rule.folders_only:
+                    out.append(f":(exclude,glob,icase){base}")
+                out.append(f":(exclude,glob,icase){base}/**")
         return out
 
     def git_listing_pathspecs(self) -> list[str]:
@@ -211,8 +213,8 @@ class ModelExclude:
         so a file at any depth, and everything below a folder, is named. git matches these
         with plain ``fnmatch``, about half the CPU of the ``:(glob)`` pairs of
         :meth:`git_pathspecs` on a large index. A pattern with ``{a,b}`` (not git's syntax)
-        makes it fall back to those pairs without ``exclude``."""
-        if any("{" in rule.body for rule in self._rules):
+        makes it fall back to those pairs (braces expanded) without ``exclude``."""
+        if any("{" in rule.body for rule in self._rules):  # expanded there
             return [spec.replace("exclude,", "", 1) for spec in self.git_pathspecs()]
         return [f":(icase){'' if rule.anchored else '*'}{rule.body}*" for rule in self._rules]
 
