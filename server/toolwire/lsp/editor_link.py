@@ -76,7 +76,9 @@ def declared_features(server: EditorPeer) -> EditorFeatures:
 def file_path(uri: str) -> Path | None:
     """The local file a ``file:`` URI names, links resolved; None for any other URI."""
     fs_path = to_fs_path(uri) if uri.startswith("file:") else None
-    return Path(os.path.realpath(fs_path)) if fs_path else None
+    if not fs_path or "\x00" in fs_path:  # a %00 names no file (realpath raises ValueError)
+        return None
+    return Path(os.path.realpath(fs_path))
 
 
 def diagnostics_changed(server: EditorPeer, params: Any) -> None:
