@@ -460,6 +460,21 @@ async def test_a_file_kept_from_the_model_shows_its_places_but_not_its_text(full
     assert "sk-123" not in json.dumps(final["result"])
     assert final["result"]["content"].splitlines()[-1] == (
         ".env:1:1: error (ts): [message not shown: the file is kept from the model (modelExclude '.env')]")
+    # a symbol's name in such a file is its text too (a key of .env): left out and counted
+    full.answers["symbols"] = lambda params: {"symbols": [
+        {"name": "TOKEN_greet_sk_123", "kind": 13,
+         "location": {"uri": env, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}}},
+        {"name": "greet", "kind": 12, "location": {"uri": (repo / "src" / "util.ts").as_uri(),
+                                                   "range": {"start": {"line": 1, "character": 16},
+                                                             "end": {"line": 1, "character": 21}}}}]}
+    final = await run_one(full, repo, tmp_path, "search_symbols", {"query": "greet"})
+    assert "sk_123" not in json.dumps(final["result"])
+    assert final["result"]["content"].splitlines() == [
+        "1 symbol match 'greet':",
+        "function greet src/util.ts:2",
+        "[1 symbol in files kept from the model (modelExclude) not shown]",
+    ]
+    assert final["result"]["data"]["kept_from_model"] == 1
 
 
 async def test_get_diagnostics_of_a_path_that_does_not_exist_is_an_error(full, repo, tmp_path):

@@ -30,6 +30,7 @@ from toolwire.lsp import editor_messages as E
 from toolwire.rpc.errors import ClientGone
 from toolwire.tools.editor_intel import DiagnosticsFeed, EditorFeatures, FileDiagnostics
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.fs import read_bytes
 
 if TYPE_CHECKING:
     from lsprotocol import types
@@ -160,11 +161,9 @@ class LspEditorLink:
         matches = self._documents.matches(path)
         if matches:
             return sorted(matches, key=lambda buf: buf.uri)[0].text
-        try:
-            if path.stat().st_size > MAX_FILE_TEXT:
-                return None
-            return path.read_bytes().decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+        try:  # a regular file only: a fifo would block the server, /dev/zero never end
+            return read_bytes(path, limit=MAX_FILE_TEXT).decode("utf-8-sig")
+        except (ToolError, UnicodeDecodeError):
             return None
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:

@@ -159,9 +159,13 @@ class SearchSymbols(Tool):
         symbols = await editor.symbols(args.query)
         reader = PlaceReader(ctx, editor)
         rows = []
+        kept_from_model = 0
         for symbol in symbols:
             location = symbol["location"]
             place = reader.place(location["uri"], location["range"]["start"])
+            if place.excluded is not None:  # a symbol's name is the file's text (a key of .env)
+                kept_from_model += 1
+                continue
             kind = symbol.get("kind")
             kind_name = SYMBOL_KINDS[kind - 1] if isinstance(kind, int) and 1 <= kind <= len(SYMBOL_KINDS) else "symbol"
             rows.append((place.outside, kind_name, display_text(clip_quote(str(symbol.get("name", "")), 120)),
@@ -174,7 +178,10 @@ class SearchSymbols(Tool):
         else:
             content = _listed(f"{_plural(len(rows), 'symbol')} match {args.query!r}", lines, len(rows), MAX_PLACES,
                               "symbols not shown; give a longer query")
-        data = {"query": args.query, "total": len(rows), "symbols": [
+        if kept_from_model:
+            content += (f"\n[{_plural(kept_from_model, 'symbol')} in files kept from the model (modelExclude) "
+                        "not shown]")
+        data = {"query": args.query, "total": len(rows), "kept_from_model": kept_from_model, "symbols": [
             {"kind": kind, "name": name, "container": container or None, **place.dump()}
             for _, kind, name, container, place in rows[:MAX_PLACES]]}
         return ToolResult(ok=True, content=content, data=data)
