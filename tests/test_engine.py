@@ -243,7 +243,8 @@ async def test_a_reader_that_stopped_with_the_pipe_paused_still_ends(tmp_path: P
     leaves stdout paused with unread data, so the killed process was never reaped and the
     cancelled call hung (a search cancelled under load, one run in a few). The child fills
     the pipe until writes have failed for a second: the reader is paused then."""
-    marker = tmp_path / "paused"
+    signal = tmp_path / "paused"
+    os.mkfifo(signal)  # the child's word that the pipe is paused: the reader blocks on it, no polling
     child = (
         "import os, sys, time, fcntl\n"
         "fd = sys.stdout.fileno()\n"
@@ -257,7 +258,7 @@ async def test_a_reader_that_stopped_with_the_pipe_paused_still_ends(tmp_path: P
         "    except BlockingIOError:\n"
         "        since = since or time.monotonic()\n"
         "        if time.monotonic() - since > 1.0:\n"
-        f"            open({str(marker)!r}, 'w').close()\n"
+        f"            open({str(signal)!r}, 'wb').close()\n"
         "            time.sleep(3600)\n"
         "        time.sleep(0.01)\n"
     )
@@ -266,13 +267,13 @@ async def test_a_reader_that_stopped_with_the_pipe_paused_still_ends(tmp_path: P
         async with aclosing(stream_batches([sys.executable, "-c", child], tmp_path, sep="\n",
                                            outcome=outcome)) as batches:
             async for _batch in batches:
-                await anyio.to_thread.run_sync(_wait_for_file, marker)
+                await anyio.to_thread.run_sync(_wait_for_signal, signal)
                 break
     assert outcome.pid is not None and process_gone(outcome.pid)
 
 
-def _wait_for_file(path: Path) -> None:
-    import time
-
-    while not path.exists():
-        time.sleep(0.05)
+def _wait_for_signal(fifo: Path) -> None:
+    """Blocks until the child has opened and closed ``fifo`` (opening a fifo for reading waits
+    for its writer; reading then ends at the writer's close)."""
+    with open(fifo, "rb") as reader:
+        reader.read()

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ToolCallWire } from "../src/protocol";
-import { openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
+import { openedAtReaches, openWorkspacePanel, usePanelSite, type Panel } from "./panel/harness";
 
 const TIMEOUT_MS = 90_000;
 
@@ -80,10 +80,7 @@ test("new problems under an edit's card: listed, clickable to their place, untru
   // A problem's place opens the file there (the panel's openFile message, with line and column).
   await first.getByRole("button", { name: "src/app.ts:9:1" }).click();
   await first.getByRole("button", { name: "src/app.ts:4:7" }).click();
-  const deadline = Date.now() + 30_000;
-  while (panel.ui.openedAt.length < 2 && Date.now() < deadline) {
-    await page.waitForTimeout(50);
-  }
+  await openedAtReaches(panel.ui, 2);
   assert.deepEqual(panel.ui.openedAt, [
     { path: "src/app.ts", line: 9, column: 1 },
     { path: "src/app.ts", line: 4, column: 7 },

@@ -118,6 +118,8 @@ export interface UiLog {
   opened: string[];
   /** Each file opened at a place (a problem's link): path, 1-based line and column. */
   openedAt: { path: string; line: number; column: number }[];
+  /** Told after each entry of `openedAt` (see `openedAtReaches`). */
+  openedAtListeners: Set<() => void>;
   links: string[];
   copied: string[];
   errors: string[];
@@ -152,6 +154,20 @@ export interface Panel {
  * @param options.memory The host's session memory (VS Code's workspaceState), e.g. the
  *   session id an earlier window remembered before a window reload.
  */
+/** Resolves once the stand-in editor has opened `count` files at a place (an event, not a poll). */
+export function openedAtReaches(ui: UiLog, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (ui.openedAt.length >= count) {
+        ui.openedAtListeners.delete(check);
+        resolve();
+      }
+    };
+    ui.openedAtListeners.add(check);
+    check();
+  });
+}
+
 export async function openPanel(
   browser: Browser,
   url: string,
@@ -159,7 +175,7 @@ export async function openPanel(
   options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny" },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], openedAt: [], links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
+  const ui: UiLog = { diffs: [], opened: [], openedAt: [], openedAtListeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
   const panelUi: PanelUi = {
     settings: () => ({ model: options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
     notifyPermission: async (message, params) => {
@@ -174,6 +190,7 @@ export async function openPanel(
       ui.opened.push(file);
       if (at !== undefined) {
         ui.openedAt.push({ path: file, ...at });
+        for (const listener of ui.openedAtListeners) listener();
       }
     },
     openLink: (href) => ui.links.push(href),
