@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, Union
 
 from toolwire.agent.project_rules import RulesFile
+from toolwire.mcp.status import ServerState
 from toolwire.streaming.changes import ArgumentsPiece, CallChange, CallSnapshot, observe
 from toolwire.streaming.state import ToolCallState
 
@@ -74,16 +75,30 @@ class SessionInfo:
 @dataclass(slots=True, frozen=True)
 class SessionWarning:
     """Something the user must know about the session, told once: ``code`` says what
-    (``tools_left_out``: the ``maxTools`` budget leaves tools out of the requests),
-    ``message`` says it in words, ``names`` lists what it is about (the tools left out)."""
+    (``tools_left_out``: the ``maxTools`` budget leaves tools out of the requests;
+    ``mcp_config``: an MCP server entry was skipped, or an allowlist name or a ``permissions``
+    key names no server or tool of the session; ``mcp_server_failed``: an MCP server did not
+    start or exited), ``message`` says it in words, ``names`` lists what it is about (the
+    tools left out, the servers or keys)."""
 
     code: str
     message: str
     names: tuple[str, ...] = ()
 
 
+@dataclass(slots=True, frozen=True)
+class McpServerChanged:
+    """An MCP server of the session changed state (emitted on the session's outlet): ``name`` as
+    configured, ``state`` now (``starting``, ``ready``, ``failed``, ``stopped``), ``error`` why it
+    failed (one sentence, secrets removed), else None."""
+
+    name: str
+    state: ServerState
+    error: str | None = None
+
+
 AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange, SessionInfo,
-                   SessionWarning]
+                   SessionWarning, McpServerChanged]
 
 
 class Sink(Protocol):
@@ -166,6 +181,6 @@ class RecordingSink:
 
 
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "EXCLUDED_PREFIX",
-           "IRREVERSIBLE_PREFIX", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
+           "IRREVERSIBLE_PREFIX", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
            "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
            "WorkspaceChange", "call_changed", "excluded_notice", "offered"]
