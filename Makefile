@@ -10,7 +10,7 @@ NODE_STAMP := client-vscode/node_modules/.installed
 VSCE_TARGET ?= linux-x64
 VSIX := dist/toolwire-$(VSCE_TARGET).vsix
 
-.PHONY: demo schema test test-python test-client test-panel chromium test-package test-e2e package install bench bench-panel clean
+.PHONY: demo schema test test-python mcp-servers test-client test-panel chromium test-package test-e2e package install bench bench-panel clean
 
 install: $(STAMP)
 
@@ -31,8 +31,26 @@ test: test-client test-panel test-python test-package test-e2e
 
 # test-python needs the client's node_modules too: a test checks that the generated
 # TypeScript wire types are current (json-schema-to-typescript, pinned in package-lock.json).
-test-python: $(STAMP) $(NODE_STAMP)
+test-python: $(STAMP) $(NODE_STAMP) mcp-servers
 	$(BIN)/python -m pytest -q
+
+# Real MCP servers from the registries for the MCP tests, in a cache of their own outside the
+# repository (they pin their own `mcp`): venv/ (tests/mcp-servers.txt) and npm/ (tests/mcp-npm,
+# installed by npm ci). The stamp holds the checksums of those pins: a cached install is reused,
+# a changed pin reinstalls. tests/mcp_servers.py finds them in the same folder.
+MCP_CACHE := $${TOOLWIRE_MCP_CACHE:-$$HOME/.cache/toolwire-mcp}
+MCP_PINS  := tests/mcp-servers.txt tests/mcp-npm/package.json tests/mcp-npm/package-lock.json
+
+mcp-servers:
+	@cache="$(MCP_CACHE)"; want=$$(cksum $(MCP_PINS)); \
+	if [ "$$(cat "$$cache/installed" 2>/dev/null)" = "$$want" ]; then exit 0; fi; \
+	echo "Installing the test MCP servers into $$cache"; \
+	rm -rf "$$cache/venv" "$$cache/npm" "$$cache/installed" && mkdir -p "$$cache/npm" && \
+	$(PYTHON) -m venv "$$cache/venv" && \
+	"$$cache/venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/mcp-servers.txt && \
+	cp tests/mcp-npm/package.json tests/mcp-npm/package-lock.json "$$cache/npm/" && \
+	(cd "$$cache/npm" && npm ci --no-audit --no-fund --loglevel=error) && \
+	echo "$$want" > "$$cache/installed"
 
 # The wire's one source of truth: the pydantic models -> protocol.schema.json ->
 # client-vscode/src/generated/wire.ts. Run after changing server/toolwire/lsp/protocol.py
