@@ -51,27 +51,6 @@ def _is_object(text: str) -> bool:
         return False
 
 
-def truncate_for_model(content: str, limit: int) -> str:
-    """Cut a long tool result for the model, with an explicit marker and the full size.
-
-    Args:
-        content: The whole result text.
-        limit: Maximum characters kept (head and tail halves).
-
-    Returns:
-        ``content`` when short enough, else head + marker + tail.
-    """
-    if len(content) <= limit:
-        return content
-    half = max(1, (limit - 80) // 2)
-    omitted = len(content) - 2 * half
-    return (
-        content[:half]
-        + f"\n[... {omitted} characters omitted; the full result is {len(content)} characters ...]\n"
-        + content[-half:]
-    )
-
-
 class Conversation:
     """The message history of one session.
 

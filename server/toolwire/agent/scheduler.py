@@ -55,7 +55,7 @@ from toolwire.agent.tool_runs import checkpointed, log_call, model_result_text
 from toolwire.streaming.changes import snapshot
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
-from toolwire.tools.base import ArgumentsInvalid, Tool, ToolResult, validate_arguments
+from toolwire.tools.base import ArgumentsInvalid, Tool, ToolResult
 from toolwire.workspace.errors import tool_error_in
 from toolwire.workspace.locks import overlaps
 
@@ -193,7 +193,7 @@ class Scheduler:
                 "unknown_tool", f"there is no tool named {call.name!r}; available tools: {known}"))
             return None
         try:
-            args = validate_arguments(tool, call.arguments or {})
+            args = tool.validate(call.arguments or {})
         except ArgumentsInvalid as exc:
             self._set(call, Status.ERRORED, error=CallError("invalid_arguments", str(exc)))
             return None

@@ -15,10 +15,11 @@ from typing import Any
 import anyio
 
 from toolwire.agent.checkpoints import Checkpointer
-from toolwire.agent.conversation import MISSING_RESULT, truncate_for_model
+from toolwire.agent.conversation import MISSING_RESULT
 from toolwire.agent.session import Session
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
 from toolwire.tools.base import Tool, ToolError, ToolResult
+from toolwire.tools.fitting import truncate_for_model
 from toolwire.tools.target import EDITOR_WAIT
 from toolwire.workspace.errors import tool_error_in
 

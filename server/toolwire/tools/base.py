@@ -2,7 +2,9 @@
 
 A tool is a class with a pydantic argument model (its JSON Schema is exactly what
 the model sees), a few flags the scheduler and the permission policy read, and an
-async ``run``. A tool failure is a result (error as data): tools raise
+async ``run``; a tool whose schema is only known at run time (an MCP server's,
+:mod:`toolwire.mcp.tool`) overrides :meth:`Tool.definition` and :meth:`Tool.validate`
+per instance. A tool failure is a result (error as data): tools raise
 :class:`ToolError` for expected failures and the runner turns it, or any other
 exception, into a :class:`ToolResult` with ``ok=False``; nothing escapes the loop.
 """
@@ -29,13 +31,30 @@ from toolwire.workspace.paths import WorkspacePath
 
 __all__ = [
     "ToolError",
+    "ImagePart",
     "ToolResult",
     "ToolContext",
     "Tool",
     "ArgumentsInvalid",
     "validate_arguments",
+    "double_encoded",
     "Registry",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image a tool returned, for the model (an image part, :mod:`toolwire.agent.conversation`).
+
+    Attributes:
+        mime_type: Its media type (``image/png``).
+        data: Its bytes, base64-encoded (valid base64: checked by whoever made the part).
+        size: How many bytes it is, decoded.
+    """
+
+    mime_type: str
+    data: str
+    size: int
 
 
 @dataclass(slots=True)
@@ -49,6 +68,8 @@ class ToolResult:
         error_code: Set when ``ok`` is False.
         instructions: Project rules the model is given with this result (nested
             ``AGENTS.md`` blocks, :mod:`toolwire.agent.project_rules`), after ``content``; None when none.
+        images: Images the model is shown after the call's tool message, when it takes images
+            (an MCP tool's, :mod:`toolwire.mcp.results`); the client sees them in ``data``, never here.
     """
 
     ok: bool
@@ -56,6 +77,7 @@ class ToolResult:
     data: dict[str, Any] | None = None
     error_code: str | None = None
     instructions: str | None = None
+    images: tuple[ImagePart, ...] = ()
 
     @classmethod
     def failure(cls, code: str, message: str, data: dict[str, Any] | None = None) -> "ToolResult":
@@ -177,6 +199,15 @@ class Tool(ABC):
         out.extend(p for p in getattr(args, "paths", None) or [] if isinstance(p, str))
         return out
 
+    def validate(self, arguments: dict[str, Any]) -> BaseModel:
+        """The arguments the model sent, validated for :meth:`run` (the scheduler calls it
+        before anything else): :func:`validate_arguments` against :attr:`Args`.
+
+        Raises:
+            ArgumentsInvalid: with every failing field named.
+        """
+        return validate_arguments(self, arguments)
+
     def content_paths(self, args: BaseModel) -> list[str]:
         """The path arguments whose file a call may show the model or take out of
         ``modelExclude`` (:mod:`toolwire.agent.exclusion`): every path of a tool that
@@ -234,7 +265,7 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> BaseModel:
     try:
         return tool.Args.model_validate(arguments)
     except ValidationError as first:
-        fixed = _decode_double_encoded(tool.Args, arguments)
+        fixed = double_encoded(tool.Args.model_json_schema(), arguments)
         if fixed is not None:
             try:
                 return tool.Args.model_validate(fixed)
@@ -246,18 +277,19 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> BaseModel:
         raise ArgumentsInvalid(f"invalid arguments for {tool.name}: {problems}") from None
 
 
-def _decode_double_encoded(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any] | None:
-    schema = model.model_json_schema()
-    props = schema.get("properties", {})
+def double_encoded(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """``arguments`` with each string decoded from JSON where ``schema`` (a JSON Schema of an
+    object) expects an object or an array and not a string, and the string is such JSON; None
+    when no argument was decoded (validate the result again: the decoding is only a guess)."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return None
     changed = False
     out = dict(arguments)
     for key, value in arguments.items():
         if not isinstance(value, str) or key not in props:
             continue
-        prop = props[key]
-        types = {prop.get("type")} | {alt.get("type") for alt in prop.get("anyOf", []) if isinstance(alt, dict)}
-        if "$ref" in prop or any(alt.get("$ref") for alt in prop.get("anyOf", []) if isinstance(alt, dict)):
-            types.add("object")
+        types = _types(props[key])
         if "string" in types or not types & {"object", "array"}:
             continue
         try:
@@ -268,6 +300,24 @@ def _decode_double_encoded(model: type[BaseModel], arguments: dict[str, Any]) ->
             out[key] = decoded
             changed = True
     return out if changed else None
+
+
+def _types(prop: Any) -> set[Any]:
+    """The JSON types a property's schema allows (a ``$ref`` counts as an object), through one
+    level of ``anyOf``/``oneOf``; empty when it says none."""
+    if not isinstance(prop, dict):
+        return set()
+    out: set[Any] = set()
+    alternatives = [prop]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(prop.get(key), list):
+            alternatives.extend(alt for alt in prop[key] if isinstance(alt, dict))
+    for alt in alternatives:
+        kind = alt.get("type")
+        out.update(k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str))
+        if "$ref" in alt:
+            out.add("object")
+    return out
 
 
 class Registry:

@@ -1,7 +1,7 @@
 """A tool's text fitted in the session's ``resultLimit`` (``ToolContext.extra["result_limit"]``).
 
-A result longer than the limit is cut in its middle by the agent, losing entries without
-saying how many; the bounded tools (``list_files``, ``search_files``) keep whole entries
+A result longer than the limit is cut in its middle by the agent (:func:`truncate_for_model`,
+with a marker giving the full size), losing entries without saying how many; the bounded tools (``list_files``, ``search_files``) keep whole entries
 instead, as many as fit, and say how many were left out (the same line as past ``limit``).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from toolwire.tools.base import ToolContext
 
-__all__ = ["TRAILER_CHARS", "result_budget", "lines_that_fit"]
+__all__ = ["TRAILER_CHARS", "result_budget", "lines_that_fit", "truncate_for_model"]
 
 #: Room kept for the line that says how many were shown and how to narrow.
 TRAILER_CHARS = 200
@@ -35,3 +35,24 @@ def lines_that_fit(lines: Sequence[str], budget: int) -> int:
         if used > budget and count:
             return count
     return len(lines)
+
+
+def truncate_for_model(content: str, limit: int) -> str:
+    """Cut a long tool result for the model, with an explicit marker and the full size.
+
+    Args:
+        content: The whole result text.
+        limit: Maximum characters kept (head and tail halves).
+
+    Returns:
+        ``content`` when short enough, else head + marker + tail.
+    """
+    if len(content) <= limit:
+        return content
+    half = max(1, (limit - 80) // 2)
+    omitted = len(content) - 2 * half
+    return (
+        content[:half]
+        + f"\n[... {omitted} characters omitted; the full result is {len(content)} characters ...]\n"
+        + content[-half:]
+    )
