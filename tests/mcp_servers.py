@@ -107,7 +107,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_everything_http() -> tuple[subprocess.Popen, int, list[str]]:
+def start_everything_http() -> tuple[subprocess.Popen, int, list[str]]:
     """Start ``server-everything streamableHttp``; return it once its stderr says it listens.
 
     The port is a free one chosen here and passed as ``PORT`` (the server has no way to say
@@ -134,7 +134,7 @@ def _start_everything_http() -> tuple[subprocess.Popen, int, list[str]]:
             try:
                 line = seen.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                _stop(proc)
+                stop(proc)
                 pytest.fail(f"server-everything (streamable HTTP) did not listen within {START_TIMEOUT:.0f} s: {''.join(lines)}")
             if line is None:
                 break
@@ -146,7 +146,8 @@ def _start_everything_http() -> tuple[subprocess.Popen, int, list[str]]:
     pytest.fail("server-everything (streamable HTTP): three free ports were taken before it could listen")
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen) -> None:
+    """Kill a server started by :func:`start_everything_http` (its process group) and reap it."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -156,11 +157,11 @@ def _stop(proc: subprocess.Popen) -> None:
 def everything_http() -> Iterator[dict[str, Any]]:
     """``server-everything`` over streamable HTTP on 127.0.0.1 (one per test module): its
     ``mcpServers`` entry ``{"type": "http", "url": "http://127.0.0.1:PORT/mcp"}``."""
-    proc, port, _stderr = _start_everything_http()
+    proc, port, _stderr = start_everything_http()
     try:
         yield {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 class ProbeRecord:

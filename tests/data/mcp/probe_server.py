@@ -4,7 +4,7 @@ dying in the middle of a call, a server ignoring a cancel, and a tool list chang
 
 Run as ``python probe_server.py``. With ``TOOLWIRE_PROBE_RECORD`` set to a path (a regular
 file or a fifo the test reads), the server appends one JSON object per line there:
-``{"event": "started", "tool", "requestId"}`` when ``block`` or ``crash`` begins,
+``{"event": "started", "tool", "requestId", "pid"}`` when ``block`` or ``crash`` begins,
 ``{"event": "cancelled", "requestId", "reason"}`` for every ``notifications/cancelled``
 received, and ``{"event": "added", "tool"}`` when ``add_tool`` has announced a new tool.
 
@@ -82,11 +82,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "echo":
         return text(f"echo: {args.get('text', '')}")
     if name == "block":
-        await record(event="started", tool=name, requestId=ctx.request_id)
+        await record(event="started", tool=name, requestId=ctx.request_id, pid=os.getpid())
         with anyio.CancelScope(shield=bool(args.get("ignore_cancel"))):
             await anyio.sleep_forever()
     if name == "crash":
-        await record(event="started", tool=name, requestId=ctx.request_id)
+        await record(event="started", tool=name, requestId=ctx.request_id, pid=os.getpid())
         code = int(args.get("code", 3))
         print(f"probe server: crashing with code {code}", file=sys.stderr, flush=True)
         os._exit(code)
