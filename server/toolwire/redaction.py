@@ -185,11 +185,16 @@ class Redactor(logging.Filter):
     def add_settings(self, raw: Any) -> None:
         """Register the secrets of a settings object as the client sent it (valid or
         not): ``apiKey``, ``baseUrl``, and ``headers`` / ``env`` objects at any depth
-        (their values), and any URL value of a ``url`` / ``baseUrl`` field."""
+        (their values), and any URL value of a ``url`` / ``baseUrl`` field. The entries of
+        ``mcpServers`` are read by what they hold, whatever a server is named (a server named
+        ``env`` is not an ``env`` object)."""
         if isinstance(raw, Mapping):
             for key, value in raw.items():
                 low = str(key).lower().replace("_", "")
-                if low == "apikey":
+                if low == "mcpservers" and isinstance(value, Mapping):
+                    for entry in value.values():
+                        self.add_settings(entry)
+                elif low == "apikey":
                     self.add(value if isinstance(value, str) else None)
                 elif low in ("baseurl", "url") and isinstance(value, str):
                     self.add_url(value)

@@ -17,6 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from toolwire.mcp.config import ServerConfig, parse_servers
+from toolwire.mcp.naming import PREFIX as MCP_PREFIX, split_key
 from toolwire.redaction import redact_url
 from toolwire.workspace.model_exclude import DEFAULT_PATTERNS, pattern_problem
 
@@ -83,6 +85,21 @@ class Settings(BaseModel):
         "Seconds an edit of a file open in the editor waits for the editor's problems to settle (its first "
         "toolwire/editor/diagnosticsChanged for the file, then 250 ms without another) before its result names "
         "the new problems; when it runs out the result says 'problems may not be final'. 0: not waited for."))
+    mcp_servers: dict[str, ServerConfig] = Field(default_factory=dict, description=(
+        "MCP servers by name, in the order their tools are offered: {\"type\": \"stdio\", \"command\", \"args\", "
+        "\"env\", \"envFile\", \"cwd\"} or {\"type\": \"http\", \"url\", \"headers\"} (streamable HTTP), each with an "
+        "optional \"tools\" allowlist; ${workspaceFolder}, ${userHome} and ${env:NAME} are expanded."))
+    mcp_workspace_servers: bool = Field(False, description=(
+        "Also start the servers of the workspace's .vscode/mcp.json (its \"servers\" object); the VS Code client "
+        "sends true only in a trusted workspace."))
+    mcp_start_timeout: float = Field(30.0, gt=0, le=600, description=(
+        "Seconds an MCP server has to start and list its tools before it is failed; a turn waits at most this "
+        "long for servers still starting before its first model request."))
+    mcp_call_timeout: float = Field(60.0, gt=0, le=3600, description=(
+        "Seconds one MCP tools/call may run (instead of toolTimeout)."))
+    image_input: Literal["auto"] | bool = Field("auto", description=(
+        "Whether image parts are sent to the model: auto (the default) or true sends them, false never; an MCP "
+        "image result the model is not sent is described in text."))
 
     def __repr_args__(self) -> Any:
         """The repr's fields, ``baseUrl``'s user info and key-like query values masked
@@ -121,14 +138,34 @@ class Settings(BaseModel):
                 raise ValueError(problem)
         return value
 
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _servers(cls, value: Any) -> Any:
+        """The entries validated by :func:`toolwire.mcp.config.parse_servers` (its problems never
+        quote an ``env`` or ``headers`` value)."""
+        return parse_servers(value)
+
+    @field_validator("image_input", mode="before")
+    @classmethod
+    def _image_switch(cls, value: Any) -> Any:
+        """``"auto"``, true or false, nothing else (one problem, not one per member of the union)."""
+        if value is True or value is False or value == "auto":
+            return value
+        shown = repr(value)
+        raise ValueError(f"must be \"auto\", true or false (got {shown if len(shown) <= 60 else shown[:60] + '…'})")
+
     @field_validator("permissions")
     @classmethod
     def _known_tools(cls, value: dict[str, PermissionMode]) -> dict[str, PermissionMode]:
         known = permission_keys()
         for name in value:
-            if name not in known:
+            if name.startswith(MCP_PREFIX):  # shape only: the servers and their tools are known later
+                if split_key(name) is None:
+                    raise ValueError(f"{name!r} is not an MCP permission key: use mcp__<server> or "
+                                     "mcp__<server>__<tool> (names with each character outside [A-Za-z0-9_-] as '_')")
+            elif name not in known:
                 raise ValueError(f"unknown tool or group {name!r}{_did_you_mean(name, sorted(known))}; use a tool "
-                                 f"name, <tool>.<action> or a group ({', '.join(GROUPS)})")
+                                 f"name, <tool>.<action>, a group ({', '.join(GROUPS)}) or mcp__<server>[__<tool>]")
         return value
 
 
@@ -153,7 +190,7 @@ def permission_keys() -> set[str]:
 
 
 #: Settings whose values are secrets (:mod:`toolwire.redaction`): never echoed in a problem.
-SECRET_KEYS = ("apiKey", "api_key", "baseUrl", "base_url")
+SECRET_KEYS = ("apiKey", "api_key", "baseUrl", "base_url", "mcpServers", "mcp_servers")
 
 #: The settings keys as they are written on the wire (camelCase).
 KEYS: tuple[str, ...] = tuple(field.alias or name for name, field in Settings.model_fields.items())

@@ -1034,6 +1034,20 @@ export interface EditorCapability {
   references?: boolean | null;
 }
 /**
+ * A server reached over streamable HTTP at ``url``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "HttpServerConfig".
+ */
+export interface HttpServerConfig {
+  type?: "http";
+  url: string;
+  headers?: {
+    [k: string]: string | undefined;
+  };
+  tools?: string[] | null;
+}
+/**
  * An LSP position (zero-based line, character in the negotiated encoding).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -1198,4 +1212,43 @@ export interface Settings {
    * Seconds an edit of a file open in the editor waits for the editor's problems to settle (its first toolwire/editor/diagnosticsChanged for the file, then 250 ms without another) before its result names the new problems; when it runs out the result says 'problems may not be final'. 0: not waited for.
    */
   diagnosticsWait?: number;
+  /**
+   * MCP servers by name, in the order their tools are offered: {"type": "stdio", "command", "args", "env", "envFile", "cwd"} or {"type": "http", "url", "headers"} (streamable HTTP), each with an optional "tools" allowlist; ${workspaceFolder}, ${userHome} and ${env:NAME} are expanded.
+   */
+  mcpServers?: {
+    [k: string]: StdioServerConfig | HttpServerConfig | undefined;
+  };
+  /**
+   * Also start the servers of the workspace's .vscode/mcp.json (its "servers" object); the VS Code client sends true only in a trusted workspace.
+   */
+  mcpWorkspaceServers?: boolean;
+  /**
+   * Seconds an MCP server has to start and list its tools before it is failed; a turn waits at most this long for servers still starting before its first model request.
+   */
+  mcpStartTimeout?: number;
+  /**
+   * Seconds one MCP tools/call may run (instead of toolTimeout).
+   */
+  mcpCallTimeout?: number;
+  /**
+   * Whether image parts are sent to the model: auto (the default) or true sends them, false never; an MCP image result the model is not sent is described in text.
+   */
+  imageInput?: "auto" | boolean;
+}
+/**
+ * A server Toolwire starts as a process and talks to over its stdin and stdout.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "StdioServerConfig".
+ */
+export interface StdioServerConfig {
+  type?: "stdio";
+  command: string;
+  args?: string[];
+  env?: {
+    [k: string]: string | undefined;
+  };
+  envFile?: string | null;
+  cwd?: string | null;
+  tools?: string[] | null;
 }

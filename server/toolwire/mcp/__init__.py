@@ -4,7 +4,9 @@ The layer sits beside :mod:`toolwire.tools` (it may import ``tools`` and ``works
 ``agent`` or a front-end); it is the only package that imports the ``mcp`` SDK.
 
 * :mod:`toolwire.mcp.config`: the ``mcpServers`` setting, ``.vscode/mcp.json``, variable
-  expansion, and the servers one session uses (:class:`~toolwire.mcp.config.ServerSpec`).
+  expansion, and the servers one session uses (:class:`~toolwire.mcp.config.ServerSpec`);
+  :mod:`toolwire.mcp.variables` (``${workspaceFolder}``, ``${userHome}``, ``${env:NAME}``) and
+  :mod:`toolwire.mcp.files` (``mcp.json`` with comments, ``envFile``) serve it.
 * :mod:`toolwire.mcp.naming`: the name a tool is offered under (``mcp__<server>__<tool>``)
   and the shape of ``mcp__`` permission keys.
 * :mod:`toolwire.mcp.status`: a server's state and the events a server sends its sessions.
