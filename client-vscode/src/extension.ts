@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import { API_KEY_SECRET, registerCommands } from "./commands";
 import { createLog } from "./log";
-import { redactingChannel, urlSecrets } from "./redact";
+import { mcpSecrets, redactingChannel, urlSecrets } from "./redact";
 import { PanelHost } from "./panel/host";
 import { CHAT_VIEW, ChatViewProvider, VsCodePanelUi } from "./panel/view";
 import { ServerController } from "./server";
@@ -16,8 +16,11 @@ export function activate(context: vscode.ExtensionContext): void {
   // The key is read from SecretStorage when needed and kept here only to redact it.
   let apiKey: string | undefined;
   const readKey = async () => (apiKey = await context.secrets.get(API_KEY_SECRET));
-  // Every line of the log (traces, settings warnings, errors) without the key or baseUrl's secrets.
-  const secrets = () => [...(apiKey ? [apiKey] : []), ...urlSecrets(vscode.workspace.getConfiguration("toolwire").get<string>("baseUrl"))];
+  // Every line of the log (traces, settings warnings, errors) without the key, baseUrl's or the MCP servers' secrets.
+  const secrets = () => {
+    const config = vscode.workspace.getConfiguration("toolwire");
+    return [...(apiKey ? [apiKey] : []), ...urlSecrets(config.get<string>("baseUrl")), ...mcpSecrets(config.get("mcpServers"))];
+  };
   const log = redactingChannel(createLog(), secrets);
   const status = new ServerStatus();
   let host: PanelHost | undefined;

@@ -4,7 +4,8 @@
  * every string it is given before the real channel sees it.
  *
  * - A secret the client holds (the API key; the user info and key-like query values
- *   of `toolwire.baseUrl`, see {@link urlSecrets}) of {@link MIN_SECRET} or more
+ *   of `toolwire.baseUrl`, see {@link urlSecrets}; the env and header values and URLs
+ *   of `toolwire.mcpServers`, see {@link mcpSecrets}) of {@link MIN_SECRET} or more
  *   characters is replaced wherever it occurs (and its JSON-escaped form).
  * - In every URL, its user info and key-like query values are masked whatever their
  *   length (`http://***@host/v1?api-key=***`), and so are `"apiKey": "…"`-like fields
@@ -98,6 +99,33 @@ export function urlSecrets(url: string | undefined): string[] {
     if (eq > 0 && isKeyName(piece.slice(0, eq))) {
       add(piece.slice(eq + 1));
     }
+  }
+  return out;
+}
+
+/** Authorization scheme words a header value may open with; the credential after one is the secret. */
+const SCHEMES = ["bearer", "basic", "token", "digest"];
+
+/**
+ * The secrets of a `toolwire.mcpServers` value (any shape): every entry's `env` and `headers`
+ * values (of `Bearer …`, the credential: the scheme word stays visible, as the server does)
+ * and its `url`'s ({@link urlSecrets}).
+ */
+export function mcpSecrets(servers: unknown): string[] {
+  const out: string[] = [];
+  const strings = (map: unknown): string[] =>
+    typeof map === "object" && map !== null ? Object.values(map).filter((v): v is string => typeof v === "string") : [];
+  for (const entry of typeof servers === "object" && servers !== null ? Object.values(servers) : []) {
+    if (typeof entry !== "object" || entry === null) {
+      continue;
+    }
+    const { env, headers, url } = entry as { env?: unknown; headers?: unknown; url?: unknown };
+    out.push(...strings(env));
+    for (const value of strings(headers)) {
+      const space = value.indexOf(" ");
+      out.push(space > 0 && SCHEMES.includes(value.slice(0, space).toLowerCase()) ? value.slice(space + 1) : value);
+    }
+    out.push(...urlSecrets(typeof url === "string" ? url : undefined));
   }
   return out;
 }

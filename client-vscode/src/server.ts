@@ -93,6 +93,9 @@ export class ServerController implements vscode.Disposable {
           void this.pushSettings();
         }
       }),
+      // Trust granted: the workspace's values of restricted settings (toolwire.mcpServers,
+      // toolwire.mcpWorkspaceServers) apply now; VS Code fires no configuration change for it.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => void this.pushSettings()),
     );
     void onPythonEnvironmentChange(() => {
       if (readSettings(this.configuration()).pythonPath === "") {
@@ -162,7 +165,7 @@ export class ServerController implements vscode.Disposable {
       return; // the next start sends them as initializationOptions
     }
     const settings = readSettings(this.configuration(), (message) => this.deps.log.warn(message));
-    const toolwire = initializationOptions(settings, await this.deps.apiKey(), editorRipgrep(vscode.env.appRoot));
+    const toolwire = initializationOptions(settings, await this.deps.apiKey(), editorRipgrep(vscode.env.appRoot), vscode.workspace.isTrusted);
     await client.sendNotification("workspace/didChangeConfiguration", { settings: { toolwire } });
     this.deps.log.info("Settings sent to the server; they apply to the next turn.");
   }
@@ -217,7 +220,7 @@ export class ServerController implements vscode.Disposable {
       documentSelector: [{ scheme: "file" }],
       outputChannel: redacted,
       traceOutputChannel: redacted,
-      initializationOptions: initializationOptions(settings, await this.deps.apiKey(), editorRipgrep(vscode.env.appRoot)),
+      initializationOptions: initializationOptions(settings, await this.deps.apiKey(), editorRipgrep(vscode.env.appRoot), vscode.workspace.isTrusted),
       errorHandler: this.errorHandler(),
       middleware: {
         // Code actions run toolwire.runAction; the panel then shows that session's turn.

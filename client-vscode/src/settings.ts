@@ -15,6 +15,9 @@ export interface ConfigurationReader {
   inspect<T>(key: string): { defaultValue?: T } | undefined;
 }
 
+/** The `mcpServers` setting: entries by name (their shape is the server's to check). */
+export type McpServers = NonNullable<InitializationOptions["mcpServers"]>;
+
 /** Permission policy for tools that change the workspace. */
 export type Approval = "ask" | "auto" | "deny";
 
@@ -50,6 +53,14 @@ export interface Settings {
   projectInstructions: boolean;
   /** Seconds an edit's result waits for the editor's problems to settle (server setting `diagnosticsWait`). */
   diagnosticsWait: number;
+  /**
+   * MCP servers by name (server setting `mcpServers`). Only each entry's being an object is
+   * checked here: the server validates them, and nothing here may quote one (env and header
+   * values are secrets).
+   */
+  mcpServers: McpServers;
+  /** Also start the servers of the workspace's `.vscode/mcp.json` (sent only in a trusted workspace). */
+  mcpWorkspaceServers: boolean;
 }
 
 /** Settings that take effect only when the server starts; changing one restarts it. */
@@ -69,6 +80,8 @@ export const SERVER_SETTINGS = [
   "toolwire.modelExclude",
   "toolwire.projectInstructions",
   "toolwire.diagnosticsWait",
+  "toolwire.mcpServers",
+  "toolwire.mcpWorkspaceServers",
 ] as const;
 
 /** The `toolwire.model` value that means "the server's embedded default". */
@@ -89,7 +102,7 @@ export interface Manifest {
  * stops the extension.
  */
 export function readSettings(config: ConfigurationReader, warn: (message: string) => void = () => {}): Settings {
-  const pick = <T>(key: string, valid: (v: unknown) => v is T): T => {
+  const pick = <T>(key: string, valid: (v: unknown) => v is T, quote = true): T => {
     const value = config.get<unknown>(key);
     if (valid(value)) {
       return value;
@@ -98,7 +111,8 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     if (!valid(fallback)) {
       throw new Error(`package.json declares no valid default for toolwire.${key}`);
     }
-    warn(`Invalid value ${JSON.stringify(value)} for toolwire.${key}; using ${JSON.stringify(fallback)}.`);
+    const what = quote ? `value ${JSON.stringify(value)} for toolwire.${key}` : `toolwire.${key} (${typeOf(value)}; not shown: it may hold secrets)`;
+    warn(`Invalid ${what}; using ${JSON.stringify(fallback)}.`);
     return fallback;
   };
   return {
@@ -115,6 +129,8 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
     modelExclude: pick("modelExclude", isPatternList),
     projectInstructions: pick("projectInstructions", (v): v is boolean => typeof v === "boolean"),
     diagnosticsWait: pick("diagnosticsWait", (v): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 60),
+    mcpServers: pick("mcpServers", isServers, false),
+    mcpWorkspaceServers: pick("mcpWorkspaceServers", (v): v is boolean => typeof v === "boolean"),
   };
 }
 
@@ -125,8 +141,10 @@ export function readSettings(config: ConfigurationReader, warn: (message: string
  *
  * @param apiKey From SecretStorage; never from settings.json.
  * @param ripgrepPath The `rg` VS Code ships (ripgrep.ts), sent as `ripgrepPath`.
+ * @param trusted `vscode.workspace.isTrusted`: `mcpWorkspaceServers` is sent true only then
+ *   (a workspace file must not start a process in a workspace the user has not trusted).
  */
-export function initializationOptions(settings: Settings, apiKey?: string, ripgrepPath?: string): InitializationOptions {
+export function initializationOptions(settings: Settings, apiKey?: string, ripgrepPath?: string, trusted = false): InitializationOptions {
   const options: InitializationOptions = {
     model: settings.model,
     permissions: settings.permissions,
@@ -136,6 +154,8 @@ export function initializationOptions(settings: Settings, apiKey?: string, ripgr
     modelExclude: settings.modelExclude,
     projectInstructions: settings.projectInstructions,
     diagnosticsWait: settings.diagnosticsWait,
+    mcpServers: settings.mcpServers,
+    mcpWorkspaceServers: settings.mcpWorkspaceServers && trusted,
   };
   if (settings.baseUrl !== "") {
     options.baseUrl = settings.baseUrl;
@@ -167,6 +187,20 @@ export function manifestDefaults(manifest: Manifest, overrides: Record<string, u
     get: <T>(key: string) => (key in overrides ? overrides[key] : defaultOf(key)) as T | undefined,
     inspect: <T>(key: string) => ({ defaultValue: defaultOf(key) as T | undefined }),
   };
+}
+
+/** An object of objects; the server checks each entry's shape and reports a bad one, never quoting it. */
+function isServers(v: unknown): v is McpServers {
+  return isObject(v) && Object.values(v).every(isObject);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** What an invalid object-of-objects value is, for a message that must not show it. */
+function typeOf(v: unknown): string {
+  return v === null ? "null" : Array.isArray(v) ? "an array" : isObject(v) ? "an entry is not an object" : `a ${typeof v}`;
 }
 
 function isPermissions(v: unknown): v is Record<string, Approval> {

@@ -162,3 +162,32 @@ test("toolwire.maxModelRequests (default 25) and toolwire.maxTools (default 20, 
   assert.equal(readSettings(manifestDefaults(manifest, { maxTools: 129 }), (m) => warned.push(m)).maxTools, 20);
   assert.deepEqual(warned, ["Invalid value 129 for toolwire.maxTools; using 20."]);
 });
+
+test("toolwire.mcpServers is sent as mcpServers; a bad value falls back to {} without being shown", () => {
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.deepEqual(initializationOptions(defaults).mcpServers, {});
+  const servers = { git: { command: "uvx", args: ["mcp-server-git"], env: { TOKEN: "env-secret-1234" } } };
+  assert.deepEqual(initializationOptions(readSettings(manifestDefaults(manifest, { mcpServers: servers }))).mcpServers, servers);
+  const warned: string[] = [];
+  for (const bad of ["env-secret-1234", ["env-secret-1234"], { git: "env-secret-1234" }]) {
+    assert.deepEqual(readSettings(manifestDefaults(manifest, { mcpServers: bad }), (m) => warned.push(m)).mcpServers, {});
+  }
+  assert.deepEqual(warned, [
+    "Invalid toolwire.mcpServers (a string; not shown: it may hold secrets); using {}.",
+    "Invalid toolwire.mcpServers (an array; not shown: it may hold secrets); using {}.",
+    "Invalid toolwire.mcpServers (an entry is not an object; not shown: it may hold secrets); using {}.",
+  ]);
+  assert.ok(SERVER_SETTINGS.includes("toolwire.mcpServers")); // a change goes to the next turn, no restart
+});
+
+test("toolwire.mcpWorkspaceServers is sent true only in a trusted workspace; both MCP settings are restricted", () => {
+  const on = readSettings(manifestDefaults(manifest, { mcpWorkspaceServers: true }), (message) => assert.fail(message));
+  assert.equal(initializationOptions(on, undefined, undefined, true).mcpWorkspaceServers, true);
+  assert.equal(initializationOptions(on, undefined, undefined, false).mcpWorkspaceServers, false);
+  assert.equal(initializationOptions(on).mcpWorkspaceServers, false);
+  const defaults = readSettings(manifestDefaults(manifest), (message) => assert.fail(message));
+  assert.equal(initializationOptions(defaults, undefined, undefined, true).mcpWorkspaceServers, false);
+  const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
+  assert.ok(restricted.includes("toolwire.mcpServers") && restricted.includes("toolwire.mcpWorkspaceServers"));
+  assert.ok(SERVER_SETTINGS.includes("toolwire.mcpWorkspaceServers"));
+});

@@ -9,7 +9,7 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { redact, redactingChannel, REDACTED, urlSecrets } from "../src/redact";
+import { mcpSecrets, redact, redactingChannel, REDACTED, urlSecrets } from "../src/redact";
 import { startServer } from "./panel/server";
 
 const KEY = "sk-test-0123456789abcdef\"quote";
@@ -72,4 +72,27 @@ test("the verbose trace of a real session never contains the API key", { timeout
   assert.ok(!trace.includes("0123456789abcdef"), "no part of the key in the trace");
   assert.ok(!JSON.stringify(snapshot).includes("0123456789abcdef"), "no key in the snapshot");
   assert.ok(!server.stderr.join("").includes("0123456789abcdef"), "no key in the server's log");
+});
+
+test("the verbose trace never contains the MCP servers' env values, header credentials or URL secrets, whatever their names", { timeout: 60_000 }, async (t) => {
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-redact-")));
+  t.after(() => rm(workspace, { recursive: true, force: true }));
+  const servers = {
+    git: { command: "uvx", args: ["mcp-server-git"], env: { SERVICE_CONFIG: "ghp-env-secret-0123" } },
+    tracker: { type: "http", url: "http://127.0.0.1:9/mcp?token=url-token-0123", headers: { "X-Tenant": "Bearer header-secret-0123" } },
+  };
+  assert.deepEqual(mcpSecrets(servers).filter((s) => s.length >= 8).sort(),
+    ["ghp-env-secret-0123", "header-secret-0123", "url-token-0123"]);
+  const lines: string[] = [];
+  const sink = { log: (message: string, data?: string) => lines.push(`${message}\n${data ?? ""}`) };
+  const server = await startServer(workspace, { model: "replay", mcpServers: servers }, redactingChannel(sink, () => mcpSecrets(servers)));
+  t.after(() => server.stop());
+  await server.connection.sendNotification("workspace/didChangeConfiguration", { settings: { toolwire: { mcpServers: servers } } });
+  const trace = lines.join("\n");
+  assert.match(trace, /didChangeConfiguration/);
+  assert.ok(trace.includes("mcp-server-git") && trace.includes(`"SERVICE_CONFIG":"${REDACTED}"`) && trace.includes(`"X-Tenant":"Bearer ${REDACTED}"`), trace.slice(0, 2000));
+  for (const secret of ["ghp-env-secret-0123", "header-secret-0123", "url-token-0123"]) {
+    assert.ok(!trace.includes(secret), `${secret} in the trace`);
+    assert.ok(!server.stderr.join("").includes(secret), `${secret} in the server's log`);
+  }
 });
