@@ -3,7 +3,7 @@
  * options. Pure: the dialog itself is in ask.ts.
  */
 import { displayText } from "./display";
-import type { PermissionOption, PermissionOptionKind, RequestPermissionParams, RequestPermissionResult } from "./protocol";
+import type { McpSubject, PermissionOption, PermissionOptionKind, RequestPermissionParams, RequestPermissionResult } from "./protocol";
 import type { Approval } from "./settings";
 
 /** The dialog's buttons, in the order shown. Dismissing the dialog counts as "Reject". */
@@ -50,7 +50,7 @@ export function permissionOutcome(
  * `undefined` otherwise. Every question about such a change opens with it.
  */
 export function irreversibleNotice(subject: RequestPermissionParams["subject"]): string | undefined {
-  return subject.irreversible ? `This change cannot be undone: ${subject.irreversible.reason}` : undefined;
+  return "irreversible" in subject && subject.irreversible ? `This change cannot be undone: ${subject.irreversible.reason}` : undefined;
 }
 
 /**
@@ -60,7 +60,7 @@ export function irreversibleNotice(subject: RequestPermissionParams["subject"]):
  * opens with it (the server's words: agent/events.py, `excluded_notice`).
  */
 export function excludedNotice(subject: RequestPermissionParams["subject"]): string | undefined {
-  const files = subject.excluded ?? [];
+  const files = ("excluded" in subject ? subject.excluded : undefined) ?? [];
   if (files.length === 0) {
     return undefined;
   }
@@ -68,11 +68,40 @@ export function excludedNotice(subject: RequestPermissionParams["subject"]): str
   return `Kept from the model (modelExclude): ${named}. Allowing shows it to the model for this call only.`;
 }
 
+/**
+ * The server's hints about an MCP tool, in words (`Hints from the server, not checked:
+ * read-only, not destructive, open world.`), or `undefined` when it gave none. They are
+ * shown, never used to allow a call.
+ */
+export function hintsText(hints: McpSubject["hints"]): string | undefined {
+  const words: string[] = [];
+  if (hints.readOnlyHint != null) {
+    words.push(hints.readOnlyHint ? "read-only" : "not read-only");
+  }
+  if (hints.destructiveHint != null) {
+    words.push(hints.destructiveHint ? "destructive" : "not destructive");
+  }
+  if (hints.openWorldHint != null) {
+    words.push(hints.openWorldHint ? "open world (reaches outside this computer)" : "closed world");
+  }
+  return words.length === 0 ? undefined : `Hints from the server, not checked: ${words.join(", ")}.`;
+}
+
+/**
+ * "Toolwire cannot undo what this tool does" (the server's words, `undo`) for an MCP tool
+ * not marked read-only; `undefined` otherwise. Every question about such a call opens with it.
+ */
+export function undoNotice(subject: RequestPermissionParams["subject"]): string | undefined {
+  return subject.kind === "mcp" && subject.undo ? subject.undo : undefined;
+}
+
 /** What every question opens with: the excluded files, then why undo cannot take it back. */
 function notices(subject: RequestPermissionParams["subject"]): string | undefined {
   const irreversible = irreversibleNotice(subject);
   const excluded = excludedNotice(subject);
-  const parts = [excluded, irreversible === undefined ? undefined : `${irreversible}.`].filter((p) => p !== undefined);
+  const undo = undoNotice(subject);
+  const parts = [excluded, irreversible === undefined ? undefined : `${irreversible}.`, undo === undefined ? undefined : `${undo}.`]
+    .filter((p) => p !== undefined);
   return parts.length === 0 ? undefined : parts.join(" ");
 }
 
@@ -128,7 +157,9 @@ export function notificationText(params: RequestPermissionParams): string {
       ? ` ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`
       : subject.kind === "git"
         ? `: ${subject.argv.join(" ")}`
-        : "";
+        : subject.kind === "mcp"
+          ? ` (${mcpOrigin(subject)})`
+          : "";
   const notice = notices(subject);
   return displayText(`${notice === undefined ? "" : `${notice} `}Toolwire wants to run ${subject.tool || params.toolCall.name || "a tool"}${target}.`);
 }
@@ -154,7 +185,19 @@ function promptWords(params: RequestPermissionParams): { message: string; detail
       const note = subject.note ? `\n\n${subject.note}` : "";
       return { message: `Toolwire wants to ${tool}`, detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)) + note };
     }
+    case "mcp": {
+      const hints = hintsText(subject.hints);
+      return {
+        message: `Toolwire wants to run ${tool} (${mcpOrigin(subject)})`,
+        detail: (hints === undefined ? "" : `${hints}\n\n`) + clip(JSON.stringify(subject.arguments ?? {}, null, 2)),
+      };
+    }
   }
+}
+
+/** `get_current_time from the MCP server time`: where an MCP tool comes from. */
+export function mcpOrigin(subject: McpSubject): string {
+  return `${subject.serverTool} from the MCP server ${subject.server}`;
 }
 
 /** The full text behind the dialog's detail, for the log. */
@@ -166,6 +209,7 @@ export function permissionLogText(params: RequestPermissionParams): string {
     case "git":
       return subject.argv.map(quote).join(" ");
     case "tool":
+    case "mcp":
       return JSON.stringify(subject.arguments ?? {}, null, 2);
   }
 }

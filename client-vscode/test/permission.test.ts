@@ -191,3 +191,24 @@ test("toolwire.mcpWorkspaceServers is sent true only in a trusted workspace; bot
   assert.ok(restricted.includes("toolwire.mcpServers") && restricted.includes("toolwire.mcpWorkspaceServers"));
   assert.ok(SERVER_SETTINGS.includes("toolwire.mcpWorkspaceServers"));
 });
+
+test("an MCP tool's question names its server, its hints and that Toolwire cannot undo it", () => {
+  const params = {
+    sessionId: "s", options: OPTIONS,
+    toolCall: whole({ name: "mcp__git__git_commit", status: "generated" }),
+    subject: { kind: "mcp" as const, tool: "mcp__git__git_commit", server: "git", serverTool: "git_commit",
+               arguments: { message: "m" }, hints: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
+               undo: "Toolwire cannot undo what this tool does" },
+  };
+  assert.equal(notificationText(params),
+    "Toolwire cannot undo what this tool does. Toolwire wants to run mcp__git__git_commit (git_commit from the MCP server git).");
+  const prompt = permissionPrompt(params);
+  assert.equal(prompt.message,
+    "Toolwire cannot undo what this tool does. Toolwire wants to run mcp__git__git_commit (git_commit from the MCP server git)");
+  assert.equal(prompt.detail, 'Hints from the server, not checked: not read-only, destructive, closed world.\n\n{\n  "message": "m"\n}');
+  // auto may allow an MCP call: it is outside the checkpoints by nature, nothing to keep undoable
+  assert.deepEqual(automaticAnswer("auto", OPTIONS, params.subject), { outcome: { outcome: "selected", optionId: "allow_once" } });
+  const readOnly = { ...params, subject: { ...params.subject, hints: { readOnlyHint: true }, undo: null } };
+  assert.equal(notificationText(readOnly), "Toolwire wants to run mcp__git__git_commit (git_commit from the MCP server git).");
+  assert.equal(permissionPrompt(readOnly).detail.split("\n")[0], "Hints from the server, not checked: read-only.");
+});

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applySnapshot, applyUpdate, codePointLength, initialState, reduceHostMessage, type PanelState } from "../src/panel/reducer";
+import { imagesOf, imageUrl } from "../src/panel/images";
+import { allowAlwaysText, applySnapshot, applyUpdate, codePointLength, initialState, reduceHostMessage, type PanelState } from "../src/panel/reducer";
 import type { SessionUpdate, ToolCallUpdateWire, ToolCallWire } from "../src/protocol";
 
 /** A `tool_call` update in the form the server sends (generated ToolCallUpdateWire). */
@@ -205,7 +206,7 @@ test("the announcement of a call names its path in display form", () => {
 test("the project rules list: from session/new, replaced whole by each session_info, kept by a snapshot", () => {
   const root = { path: "AGENTS.md", bytes: 1229, truncated: false };
   const nested = { path: "sub/AGENTS.md", bytes: 10, truncated: true };
-  let state = reduceHostMessage(initialState(), { type: "session", sessionId: "s", model: "replay", instructions: [root] });
+  let state = reduceHostMessage(initialState(), { type: "session", sessionId: "s", model: "replay", instructions: [root], mcpServers: [] });
   assert.deepEqual(state.instructions, [root]);
   state = applyUpdate(state, { sessionUpdate: "session_info", instructions: [root, nested] });
   assert.deepEqual(state.instructions, [root, nested]);
@@ -235,4 +236,62 @@ test("a snapshot's user message shows the user's own text (userText), not the ov
   });
   const users = state.entries.filter((e) => e.kind === "user").map((e) => (e.kind === "user" ? e.text : ""));
   assert.deepEqual(users, ["list the files", "as typed"]);
+});
+
+test("MCP servers: one line each in the order first told, from session/new, each mcp_server update and the snapshot", () => {
+  let state = reduceHostMessage(initialState(), {
+    type: "session", sessionId: "s", model: "replay", instructions: [],
+    mcpServers: [{ name: "time", state: "starting", tools: 0, offered: 0 }],
+  });
+  assert.deepEqual(state.mcpServers, [{ name: "time", state: "starting" }]);
+  state = apply(state,
+    { sessionUpdate: "mcp_server", name: "git", state: "failed", error: "command not found: mcp-server-gitx" },
+    { sessionUpdate: "mcp_server", name: "time", state: "ready", error: null });
+  assert.deepEqual(state.mcpServers, [{ name: "time", state: "ready" }, { name: "git", state: "failed", error: "command not found: mcp-server-gitx" }]);
+  assert.equal(state.announcement, "MCP server time ready");
+  state = apply(state, { sessionUpdate: "mcp_server", name: "git", state: "starting" });
+  assert.deepEqual(state.mcpServers[1], { name: "git", state: "starting" }, "a restart clears the error");
+  state = applySnapshot(state, {
+    sessionId: "s", model: "replay", running: false, turnId: null, streaming: null, messages: [], toolCalls: [],
+    pendingPermissions: [], turns: [], permissions: [], instructions: [],
+    mcpServers: [{ name: "time", state: "failed", tools: 0, offered: 0, error: "exited (code 1)" }],
+  });
+  assert.deepEqual(state.mcpServers, [{ name: "time", state: "failed", error: "exited (code 1)" }]);
+  assert.deepEqual(reduceHostMessage(state, { type: "reset", snapshot: null }).mcpServers, []);
+});
+
+test("an MCP approval's Allow always covers the tool with any arguments, never its server", () => {
+  const text = allowAlwaysText({
+    sessionId: "s", options: [],
+    toolCall: { toolCallId: "c1", index: 0, name: "mcp__time__get_current_time", kind: "function", status: "generated", rev: 1,
+                path: null, argumentsText: "{}", partialArguments: null, arguments: {} },
+    subject: { kind: "mcp", tool: "mcp__time__get_current_time", server: "time", serverTool: "get_current_time",
+               arguments: {}, hints: { readOnlyHint: true } },
+  });
+  assert.equal(text, "Allow always: mcp__time__get_current_time with any arguments for this conversation (not the other tools of time)");
+});
+
+test("a result's image is shown only as a data: URL of PNG, JPEG, GIF or WebP built from base64", () => {
+  assert.equal(imageUrl("image/png", "iVBORw0KGgo="), "data:image/png;base64,iVBORw0KGgo=");
+  assert.equal(imageUrl("IMAGE/JPEG", "AAAA"), "data:image/jpeg;base64,AAAA");
+  assert.equal(imageUrl("image/svg+xml", "PHN2Zz4="), undefined, "no SVG");
+  assert.equal(imageUrl("text/html", "AAAA"), undefined);
+  assert.equal(imageUrl("image/png;x=1", "AAAA"), undefined);
+  assert.equal(imageUrl("image/png", "AAAA\"><script>"), undefined, "only base64 text");
+  assert.equal(imageUrl("image/png", "AAA"), undefined);
+  const result = { ok: true, content: "[image image/png, 8 bytes: …]", errorCode: null, data: { isError: false, content: [
+    { type: "text", text: "a picture" },
+    { type: "image", mimeType: "image/png", size: 8, data: "iVBORw0KGgo=" },
+    { type: "image", mimeType: "image/svg+xml", size: 5, data: "PHN2Zz4=" },
+    { type: "image", mimeType: "image/png", size: 9000000, note: "not shown: larger than 4.0 MB" },
+    { type: "image", mimeType: 3 },
+    "nonsense",
+  ] } };
+  assert.deepEqual(imagesOf(result), [
+    { mimeType: "image/png", size: 8, url: "data:image/png;base64,iVBORw0KGgo=" },
+    { mimeType: "image/svg+xml", size: 5, note: "not shown: the panel shows only PNG, JPEG, GIF and WebP images" },
+    { mimeType: "image/png", size: 9000000, note: "not shown: larger than 4.0 MB" },
+  ]);
+  assert.deepEqual(imagesOf({ ok: true, content: "x", errorCode: null, data: { diff: "" } }), []);
+  assert.deepEqual(imagesOf({ reason: "no" }), []);
 });

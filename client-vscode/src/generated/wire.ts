@@ -5,7 +5,7 @@
  */
 
 /**
- * The toolwire/ JSON-RPC methods: params and results (generated from server/toolwire/lsp/protocol.py, messages.py, editor_messages.py, action_messages.py and undo_messages.py by `make schema`; do not edit).
+ * The toolwire/ JSON-RPC methods: params and results (generated from server/toolwire/lsp/protocol.py, messages.py, mcp_messages.py, editor_messages.py, action_messages.py and undo_messages.py by `make schema`; do not edit).
  */
 export interface ToolwireProtocol {
   "toolwire/session/new": {
@@ -104,7 +104,9 @@ export interface SessionNewParams {
 }
 /**
  * ``toolwire/session/new`` result: the session id, the model spec in use, the tool names,
- * the project rules files the system prompt carries (``instructions``, the root one).
+ * the project rules files the system prompt carries (``instructions``, the root one), the
+ * session's MCP servers as they are when it answers (``mcpServers``; later changes are
+ * ``mcp_server`` updates).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SessionNewResult".
@@ -114,6 +116,7 @@ export interface SessionNewResult {
   model: string;
   tools: string[];
   instructions: InstructionsFile[];
+  mcpServers?: McpServerStatusWire[];
 }
 /**
  * A project rules file the model is given (``AGENTS.md`` and its cousins; protocol.md,
@@ -127,6 +130,22 @@ export interface InstructionsFile {
   path: string;
   bytes: number;
   truncated: boolean;
+}
+/**
+ * One MCP server of a session (protocol.md, "MCP servers"): its state, how many tools it
+ * lists (after its ``tools`` allowlist; 0 unless ``ready``), how many of them the model is
+ * offered (under ``maxTools``), and why it failed (``error``, secrets removed). The other
+ * MCP models are in :mod:`toolwire.lsp.mcp_messages`.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "McpServerStatusWire".
+ */
+export interface McpServerStatusWire {
+  name: string;
+  state: "starting" | "ready" | "failed" | "stopped";
+  tools: number;
+  offered: number;
+  error?: string | null;
 }
 /**
  * ``toolwire/session/prompt`` params: the prompt as ACP content blocks (or a plain string).
@@ -197,7 +216,8 @@ export interface SessionCloseResult {
  * ``turns`` lists every turn of the session, oldest first, with whether it
  * can be undone (``toolwire/session/undoTurn``) or was undone. ``instructions``
  * are the project rules files the model is given; ``warnings`` the warnings the session
- * told (the latest ``tools_left_out``), so a reloaded panel shows them again.
+ * told (the latest ``tools_left_out``), so a reloaded panel shows them again;
+ * ``mcpServers`` the session's MCP servers now (as ``toolwire/tools/list`` gives them).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SnapshotResult".
@@ -216,6 +236,7 @@ export interface SnapshotResult {
   turns: TurnSummary[];
   instructions: InstructionsFile[];
   warnings?: SessionWarningWire[];
+  mcpServers?: McpServerStatusWire[];
   [k: string]: unknown | undefined;
 }
 /**
@@ -305,7 +326,7 @@ export interface StreamingResponse {
 export interface RequestPermissionParams {
   sessionId: string;
   toolCall: ToolCallWire;
-  subject: EditSubject | GitSubject | ToolSubject;
+  subject: EditSubject | GitSubject | ToolSubject | McpSubject;
   options: PermissionOptionModel[];
 }
 /**
@@ -378,6 +399,37 @@ export interface ToolSubject {
   note?: string | null;
   irreversible?: Irreversible | null;
   excluded?: ExcludedFile[] | null;
+}
+/**
+ * An MCP tool's call: the name the model called (``tool``), the server and the tool's
+ * name there (``serverTool``), the arguments, the server's hints, and ``undo`` ("Toolwire
+ * cannot undo what this tool does") unless the tool is marked read-only.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "McpSubject".
+ */
+export interface McpSubject {
+  kind: "mcp";
+  tool: string;
+  server: string;
+  serverTool: string;
+  arguments: {
+    [k: string]: unknown | undefined;
+  } | null;
+  hints: McpHints;
+  undo?: string | null;
+}
+/**
+ * The server's hints about a tool (MCP ``ToolAnnotations``), as it gives them: shown
+ * to the user, never used to allow a call.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "McpHints".
+ */
+export interface McpHints {
+  readOnlyHint?: boolean | null;
+  destructiveHint?: boolean | null;
+  openWorldHint?: boolean | null;
 }
 /**
  * One option of a permission request (ACP ``PermissionOption``).
@@ -631,6 +683,8 @@ export interface UndoTurnParams {
  * the blockers (``kept`` or ``not_undoable``, with reason and diff).
  * ``unmatched_force``: the params' ``force`` entries (as sent, duplicates once)
  * that name no path and no index entry of the turn; nothing was forced for them.
+ * ``not_undone`` (undoTurn): the turn's MCP calls that ran, their tool not marked
+ * ``readOnlyHint``; ``message`` names them too.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "UndoTurnResult".
@@ -642,6 +696,7 @@ export interface UndoTurnResult {
   paths: UndoPathOutcome[];
   git: UndoGitOutcome[];
   unmatchedForce?: string[];
+  notUndone?: NotUndoneCall[];
 }
 /**
  * What an undo or redo did to one path (``diff``: what a ``kept`` path's restore would change).
@@ -667,6 +722,16 @@ export interface UndoGitOutcome {
   reason?: string | null;
 }
 /**
+ * An MCP tool call of the turn that ran: what it did is outside the checkpoints, so no undo puts it back.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "NotUndoneCall".
+ */
+export interface NotUndoneCall {
+  callId: string;
+  tool: string;
+}
+/**
  * ``toolwire/session/update`` params; ``streamId`` for updates of a client-fed stream.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
@@ -682,7 +747,8 @@ export interface SessionUpdateParams {
     | UsageUpdateKind
     | WorkspaceChangeUpdate
     | SessionInfoUpdate
-    | WarningUpdate;
+    | WarningUpdate
+    | McpServerUpdate;
 }
 /**
  * ``sessionUpdate: "tool_call"``: a call changed (an upsert keyed by ``toolCallId``).
@@ -818,6 +884,19 @@ export interface WarningUpdate {
   message: string;
   names: string[];
   sessionUpdate: "warning";
+}
+/**
+ * ``sessionUpdate: "mcp_server"``: a server of the session changed state (``starting``
+ * when it starts or restarts, ``ready``, ``failed`` with ``error``, ``stopped``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "McpServerUpdate".
+ */
+export interface McpServerUpdate {
+  sessionUpdate: "mcp_server";
+  name: string;
+  state: "starting" | "ready" | "failed" | "stopped";
+  error?: string | null;
 }
 /**
  * The client's answer to ``toolwire/session/requestPermission``.

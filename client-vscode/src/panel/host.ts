@@ -503,7 +503,13 @@ export class PanelHost {
     this.session = { id: created.sessionId, generation, rpc };
     this.memory?.set(created.sessionId);
     this.post({ type: "reset", snapshot: null });
-    this.post({ type: "session", sessionId: created.sessionId, model: created.model ?? null, instructions: created.instructions ?? [] });
+    this.post({
+      type: "session",
+      sessionId: created.sessionId,
+      model: created.model ?? null,
+      instructions: created.instructions ?? [],
+      mcpServers: created.mcpServers ?? [],
+    });
     return this.session;
   }
 

@@ -3,7 +3,7 @@
  * webview (src/webview). Both sides import these types; nothing else crosses.
  * Pure types (and the one label both sides show): no `vscode`, no DOM.
  */
-import type { InstructionsFile, RequestPermissionParams, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
+import type { InstructionsFile, McpServerStatusWire, RequestPermissionParams, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
 
 /**
  * The label of **Continue** (a turn that stopped at the request cap goes on with the same
@@ -47,7 +47,7 @@ export type HostMessage =
   | { type: "reset"; snapshot: HostSnapshot | null }
   | { type: "update"; params: SessionUpdateParams }
   /** A new conversation started on the server (`toolwire/session/new`). */
-  | { type: "session"; sessionId: string; model: string | null; instructions: InstructionsFile[] }
+  | { type: "session"; sessionId: string; model: string | null; instructions: InstructionsFile[]; mcpServers: McpServerStatusWire[] }
   | { type: "prompt"; text: string }
   | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage }
   | { type: "permission"; pending: PendingPermission }

@@ -21,6 +21,7 @@ import type {
   CallResult,
   CancelReason,
   InstructionsFile,
+  McpServerUpdate,
   PermissionOption,
   RequestPermissionParams,
   SessionUpdate,
@@ -109,6 +110,15 @@ export interface PanelState {
   pendingUsage?: Usage;
   /** The project rules files the model is given (`session/new`, the snapshot, `session_info`). */
   instructions: readonly InstructionsFile[];
+  /** The session's MCP servers, in the order first told (`mcp_server` updates, the snapshot's `mcpServers`). */
+  mcpServers: readonly McpServerView[];
+}
+
+/** One MCP server of the session as the panel shows it: its state, and why it failed. */
+export interface McpServerView {
+  name: string;
+  state: McpServerUpdate["state"];
+  error?: string;
 }
 
 /** Token counts and duration of a turn. */
@@ -131,6 +141,7 @@ export function initialState(): PanelState {
     response: 0,
     undoable: new Set(),
     instructions: [],
+    mcpServers: [],
   };
 }
 
@@ -201,6 +212,23 @@ function addChangeNotice(state: PanelState, paths: readonly string[]): PanelStat
   const joined = [...last.paths, ...fresh];
   const text = changeText(joined);
   return { ...state, announcement: text, entries: [...state.entries.slice(0, -1), { ...last, text, paths: joined }] };
+}
+
+/**
+ * Records a server's state (an `mcp_server` update): the server keeps its place in the list,
+ * its error is the latest one (none once it is no longer failed).
+ */
+function applyMcpServer(state: PanelState, update: McpServerUpdate): PanelState {
+  const view = serverView(update);
+  const at = state.mcpServers.findIndex((server) => server.name === update.name);
+  const mcpServers = at === -1 ? [...state.mcpServers, view] : state.mcpServers.map((server, i) => (i === at ? view : server));
+  const why = view.error !== undefined ? `: ${view.error}` : "";
+  return { ...state, mcpServers, announcement: `MCP server ${update.name} ${update.state}${why}` };
+}
+
+/** A server's name, state and error (`null` or absent: none) as the panel keeps them. */
+function serverView(server: { name: string; state: McpServerView["state"]; error?: string | null }): McpServerView {
+  return server.error != null ? { name: server.name, state: server.state, error: server.error } : { name: server.name, state: server.state };
 }
 
 /** The notice of a session's `warning` (e.g. `tools_left_out`), live and from a snapshot. */
@@ -315,6 +343,8 @@ export function applyUpdate(state: PanelState, update: SessionUpdate): PanelStat
       return addNotice(state, warningText(update.message));
     case "session_info":
       return { ...state, instructions: update.instructions, announcement: rulesAnnouncement(update.instructions) };
+    case "mcp_server":
+      return applyMcpServer(state, update);
     default:
       return state;
   }
@@ -333,6 +363,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
     running: snapshot.running,
     turnId: snapshot.turnId ?? null,
     instructions: snapshot.instructions ?? [],
+    mcpServers: (snapshot.mcpServers ?? []).map(serverView),
   };
   const current = new Map<string, ToolCallWire>();
   for (const call of snapshot.toolCalls) {
@@ -625,6 +656,8 @@ export function allowAlwaysText(params: RequestPermissionParams): string {
       return `Allow always: ${subject.argv.join(" ")} (same paths and flags) for this conversation`;
     case "tool":
       return `Allow always: ${subject.tool} with these arguments for this conversation`;
+    case "mcp":
+      return `Allow always: ${subject.tool} with any arguments for this conversation (not the other tools of ${subject.server})`;
   }
 }
 
@@ -643,7 +676,13 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
     case "update":
       return applyUpdate(state, message.params.update);
     case "session":
-      return { ...state, sessionId: message.sessionId, model: message.model, instructions: message.instructions };
+      return {
+        ...state,
+        sessionId: message.sessionId,
+        model: message.model,
+        instructions: message.instructions,
+        mcpServers: message.mcpServers.map(serverView),
+      };
     case "prompt":
       return addPrompt(state, message.text);
     case "turnResult":

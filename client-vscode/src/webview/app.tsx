@@ -11,6 +11,7 @@ import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
+import { McpServersBar } from "./mcp";
 import { RulesBar } from "./rules";
 
 type Send = (message: WebviewMessage) => void;
@@ -29,6 +30,7 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
         <IconButton icon="add" label="New conversation" onClick={() => send({ type: "newConversation" })} />
       </header>
       <RulesBar files={state.instructions} send={send} />
+      <McpServersBar servers={state.mcpServers} />
       <main class="transcript" aria-label="Conversation transcript">
         {state.entries.length === 0 ? <p class="empty">Ask Toolwire to read, edit or commit in this workspace.</p> : null}
         {state.entries.map((entry) => (
@@ -182,6 +184,11 @@ function UndoView({ outcome, request, active, undo }: {
           <li key={`git${i}`}>
             <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {displayText(g.action)}
             {g.reason ? ` — ${displayText(g.reason)}` : ""}
+          </li>
+        ))}
+        {(outcome.notUndone ?? []).map((c) => (
+          <li key={`mcp${c.callId}`}>
+            <span class="outcome not_undoable">not undone</span> {displayText(c.tool)} ({displayText(c.callId)}) — outside the checkpoints (an MCP tool)
           </li>
         ))}
       </ul>

@@ -12,8 +12,10 @@ import { Component } from "preact";
 import { displayPath, displayText } from "../display";
 import type { PendingPermission, WebviewMessage } from "../panel/messages";
 import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
-import { excludedNotice } from "../permission";
+import { excludedNotice, hintsText, mcpOrigin, undoNotice } from "../permission";
+import { imagesOf } from "../panel/images";
 import { problemsOf } from "../panel/problems";
+import { ResultImages } from "./mcp";
 import { Problems } from "./problems";
 
 type Send = (message: WebviewMessage) => void;
@@ -94,6 +96,7 @@ export class CallCard extends Component<Props, State> {
         </div>
         {detail ? <div class={`reason ${status}`}>{detail}</div> : null}
         {this.args()}
+        {this.images()}
         {this.result()}
         {this.problems()}
         {pending && !provider ? this.approval(pending) : null}
@@ -145,6 +148,13 @@ export class CallCard extends Component<Props, State> {
     );
   }
 
+  /** The images the tool returned (an MCP tool's): always shown, whatever the model got of them. */
+  private images() {
+    const { call } = this.props;
+    const images = imagesOf(call.result);
+    return images.length > 0 ? <ResultImages images={images} tool={call.name} /> : null;
+  }
+
   /** The problems an edit introduced (`data.diagnostics`), under its result. */
   private problems() {
     const problems = problemsOf(this.props.call.result);
@@ -156,8 +166,9 @@ export class CallCard extends Component<Props, State> {
     const { params, requestId } = pending;
     const subject = params.subject;
     const once = optionOf(params.options, "allow_once");
+    const kept = excludedNotice(subject);
     // A file kept from the model is allowed per call only: no "always" for it.
-    const always = subject.excluded && subject.excluded.length > 0 ? undefined : optionOf(params.options, "allow_always");
+    const always = kept !== undefined ? undefined : optionOf(params.options, "allow_always");
     const reject = optionOf(params.options, "reject_once");
     const answer = (optionId: string, reason?: string) => send({ type: "answer", requestId, optionId, reason });
     const tool = displayText(subject.tool);
@@ -166,20 +177,27 @@ export class CallCard extends Component<Props, State> {
     // they are and escapes only what should not be there.
     return (
       <div class="approval" role="region" aria-label={`Approval for ${tool}`}>
-        {subject.excluded && subject.excluded.length > 0 ? (
+        {kept !== undefined ? (
           <div class="excluded" role="alert">
-            <i class="codicon codicon-lock" aria-hidden="true" /> {displayText(excludedNotice(subject) ?? "")}
+            <i class="codicon codicon-lock" aria-hidden="true" /> {displayText(kept)}
           </div>
         ) : null}
-        {subject.irreversible ? (
+        {"irreversible" in subject && subject.irreversible ? (
           <div class="irreversible" role="alert">
             <i class="codicon codicon-warning" aria-hidden="true" /> {displayText(`This change cannot be undone: ${subject.irreversible.reason}`)}
           </div>
         ) : null}
+        {undoNotice(subject) !== undefined ? (
+          <div class="irreversible" role="alert">
+            <i class="codicon codicon-warning" aria-hidden="true" /> {displayText(undoNotice(subject) ?? "")}
+          </div>
+        ) : null}
         <div class="ask">
           <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{tool}</b>
-          {subject.kind === "edit" ? displayText(` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`) : ""}:
+          {subject.kind === "edit" ? displayText(` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`) : ""}
+          {subject.kind === "mcp" ? displayText(` (${mcpOrigin(subject)})`) : ""}:
         </div>
+        {subject.kind === "mcp" && hintsText(subject.hints) !== undefined ? <div class="hints">{displayText(hintsText(subject.hints) ?? "")}</div> : null}
         {subject.kind === "edit" ? <Diff text={subject.diff} /> : null}
         {subject.kind === "git" ? (
           <pre class="argv" aria-label="Command">
@@ -187,7 +205,7 @@ export class CallCard extends Component<Props, State> {
             {"\n"}in {displayText(subject.cwd)}
           </pre>
         ) : null}
-        {subject.kind === "tool" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}
+        {subject.kind === "tool" || subject.kind === "mcp" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}
         {subject.kind === "tool" && subject.note ? <div class="note">{displayText(subject.note, "\n")}</div> : null}
         <div class="buttons">
           {once ? (

@@ -2,7 +2,8 @@
 as plain dicts: ``close``, ``toolCall/cancel``, ``tools/list``, ``toolCalls/merge``
 and ``/run`` results, the ``toolwire/session/update`` params with every update kind,
 the ``toolwire/session/requestPermission`` params (and their subject), and the
-``toolwire/session/snapshot`` result.
+``toolwire/session/snapshot`` result. The MCP models they include are in
+:mod:`toolwire.lsp.mcp_messages`.
 
 Together with the models of :mod:`toolwire.lsp.protocol` they are the source of
 ``protocol.schema.json`` (:mod:`toolwire.lsp.schema`) and so of the client's
@@ -22,12 +23,14 @@ from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice  # noqa: 
 from toolwire.lsp.protocol import (
     CallErrorWire,
     InstructionsFile,
+    McpServerStatusWire,
     PermissionOptionModel,
     ToolCallUpdateWire,
     CallResult,
     ToolCallWire,
     Wire,
 )
+from toolwire.lsp.mcp_messages import McpServerUpdate, McpSubject
 
 Status = Literal["generating", "generated", "calling", "done", "errored", "canceled"]
 
@@ -204,7 +207,7 @@ class WarningUpdate(SessionWarningWire):
 
 
 SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate,
-                      SessionInfoUpdate, WarningUpdate]
+                      SessionInfoUpdate, WarningUpdate, McpServerUpdate]
 
 
 class SessionUpdateParams(Wire):
@@ -276,7 +279,7 @@ class ToolSubject(Wire):
 
 
 #: What a permission request is about (built by :func:`toolwire.agent.permissions.build_subject`).
-PermissionSubject = Annotated[Union[EditSubject, GitSubject, ToolSubject], Field(discriminator="kind")]
+PermissionSubject = Annotated[Union[EditSubject, GitSubject, ToolSubject, McpSubject], Field(discriminator="kind")]
 
 
 class RequestPermissionParams(Wire):
@@ -321,7 +324,8 @@ class SnapshotResult(Wire):
     ``turns`` lists every turn of the session, oldest first, with whether it
     can be undone (``toolwire/session/undoTurn``) or was undone. ``instructions``
     are the project rules files the model is given; ``warnings`` the warnings the session
-    told (the latest ``tools_left_out``), so a reloaded panel shows them again.
+    told (the latest ``tools_left_out``), so a reloaded panel shows them again;
+    ``mcpServers`` the session's MCP servers now (as ``toolwire/tools/list`` gives them).
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
@@ -337,3 +341,4 @@ class SnapshotResult(Wire):
     turns: list[TurnSummary]
     instructions: list[InstructionsFile]
     warnings: list[SessionWarningWire] = Field(default_factory=list)
+    mcp_servers: list[McpServerStatusWire] = Field(default_factory=list)

@@ -17,8 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from toolwire.agent.events import (AgentEvent, MessageChunk, SessionInfo, SessionWarning, ToolCallChanged, TurnUpdate,
-                                   UsageUpdate, WorkspaceChange)
+from toolwire.agent.events import (AgentEvent, McpServerChanged, MessageChunk, SessionInfo, SessionWarning,
+                                   ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange)
 from toolwire.lsp.call_wire import update_form
 from toolwire.rpc.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
 
@@ -101,14 +101,34 @@ class InstructionsFile(Wire):
     truncated: bool
 
 
+#: An MCP server's state (:data:`toolwire.mcp.status.ServerState`).
+McpServerState = Literal["starting", "ready", "failed", "stopped"]
+
+
+class McpServerStatusWire(Wire):
+    """One MCP server of a session (protocol.md, "MCP servers"): its state, how many tools it
+    lists (after its ``tools`` allowlist; 0 unless ``ready``), how many of them the model is
+    offered (under ``maxTools``), and why it failed (``error``, secrets removed). The other
+    MCP models are in :mod:`toolwire.lsp.mcp_messages`."""
+
+    name: str
+    state: McpServerState
+    tools: int
+    offered: int
+    error: str | None = None
+
+
 class SessionNewResult(Wire):
     """``toolwire/session/new`` result: the session id, the model spec in use, the tool names,
-    the project rules files the system prompt carries (``instructions``, the root one)."""
+    the project rules files the system prompt carries (``instructions``, the root one), the
+    session's MCP servers as they are when it answers (``mcpServers``; later changes are
+    ``mcp_server`` updates)."""
 
     session_id: str
     model: str
     tools: list[str]
     instructions: list[InstructionsFile]
+    mcp_servers: list[McpServerStatusWire] = Field(default_factory=list)
 
 
 class TextBlock(Wire):
@@ -357,7 +377,8 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     ``tool_call`` {toolCall} (the update form, :class:`ToolCallUpdateWire`); ``agent_message_chunk`` /
     ``agent_thought_chunk`` {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
-    ``workspace_change`` {paths}; ``session_info`` {instructions}; ``warning`` {code, message, names}.
+    ``workspace_change`` {paths}; ``session_info`` {instructions}; ``warning`` {code, message, names};
+    ``mcp_server`` {name, state, error?}.
     """
     if type(event) is ToolCallChanged:
         return {"sessionUpdate": "tool_call", "toolCall": update_form(event)}
@@ -385,4 +406,9 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
         return {"sessionUpdate": "session_info", "instructions": [rules.to_wire() for rules in event.instructions]}
     if type(event) is SessionWarning:
         return {"sessionUpdate": "warning", **warning_form(event)}
+    if type(event) is McpServerChanged:
+        out = {"sessionUpdate": "mcp_server", "name": event.name, "state": event.state}
+        if event.error is not None:
+            out["error"] = event.error
+        return out
     raise TypeError(f"not an agent event: {event!r}")

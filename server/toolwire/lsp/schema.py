@@ -105,7 +105,7 @@ def build_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "ToolwireProtocol",
         "description": ("The toolwire/ JSON-RPC methods: params and results (generated from "
-                        "server/toolwire/lsp/protocol.py, messages.py, editor_messages.py, action_messages.py and undo_messages.py by `make schema`; do not edit)."),
+                        "server/toolwire/lsp/protocol.py, messages.py, mcp_messages.py, editor_messages.py, action_messages.py and undo_messages.py by `make schema`; do not edit)."),
         "type": "object",
         "additionalProperties": False,
         "properties": properties,

@@ -48,6 +48,13 @@ class UndoGitOutcome(Wire):
     reason: str | None = None
 
 
+class NotUndoneCall(Wire):
+    """An MCP tool call of the turn that ran: what it did is outside the checkpoints, so no undo puts it back."""
+
+    call_id: str
+    tool: str
+
+
 class UndoTurnResult(Wire):
     """``toolwire/session/undoTurn`` / ``redoTurn`` result (``turn_id`` null: no turn to act on).
 
@@ -55,6 +62,8 @@ class UndoTurnResult(Wire):
     the blockers (``kept`` or ``not_undoable``, with reason and diff).
     ``unmatched_force``: the params' ``force`` entries (as sent, duplicates once)
     that name no path and no index entry of the turn; nothing was forced for them.
+    ``not_undone`` (undoTurn): the turn's MCP calls that ran, their tool not marked
+    ``readOnlyHint``; ``message`` names them too.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -65,3 +74,4 @@ class UndoTurnResult(Wire):
     paths: list[UndoPathOutcome]
     git: list[UndoGitOutcome]
     unmatched_force: list[str] = Field(default_factory=list)
+    not_undone: list[NotUndoneCall] = Field(default_factory=list)
