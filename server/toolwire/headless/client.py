@@ -43,7 +43,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
 from toolwire.headless.mirror import CallMirror
-from toolwire.headless.terminal import Printer, Prompt, advice, shown_command
+from toolwire.headless.terminal import Printer, Prompt, advice, mcp_detail, mcp_origin, shown_command
 from toolwire.lsp import protocol as P
 from toolwire.lsp.messages import IRREVERSIBLE_PREFIX, excluded_notice
 from toolwire.redaction import EXACT_FIELDS, RedactingWriter, shared
@@ -135,6 +135,10 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
             detail = display_text(json.dumps(subject.get("arguments"), ensure_ascii=False))
         path = printer.shown_path(call.get("toolCallId") or "", call["path"]) if call.get("path") else ""
         header = display_text(f"Allow {call.get('name')}? {path}")
+        if subject.get("kind") == "mcp":
+            header, detail = display_text(f"Allow {call.get('name')}? {mcp_origin(subject)}"), mcp_detail(subject, detail)
+            if subject.get("undo"):
+                header = display_text(f"{subject['undo']}.") + "\n" + header
         if warning is not None:
             header = display_text(warning) + "\n" + header
         if kept is not None:

@@ -24,7 +24,8 @@ from toolwire.headless.result_notes import count_summary, note_lines
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 
-__all__ = ["Printer", "Prompt", "advice", "first_line", "shown_command", "size_text", "RESULT_LINE_LIMIT"]
+__all__ = ["Printer", "Prompt", "advice", "first_line", "mcp_detail", "mcp_origin", "shown_command", "size_text",
+           "RESULT_LINE_LIMIT"]
 
 #: How many characters of a result's first line a status line shows (then ``…``).
 RESULT_LINE_LIMIT = 120
@@ -171,6 +172,26 @@ def shown_command(subject: dict[str, Any]) -> str:
         else:
             break
     return shlex.join(["git", *rest[i:]])
+
+
+def mcp_origin(subject: dict[str, Any]) -> str:
+    """``(get_current_time from the MCP server time)``: where the tool of an ``mcp`` subject comes from."""
+    return f"({subject.get('serverTool')} from the MCP server {subject.get('server')})"
+
+
+#: An MCP hint and its words when true and when false (the panel's words, src/permission.ts).
+_HINTS = (("readOnlyHint", "read-only", "not read-only"), ("destructiveHint", "destructive", "not destructive"),
+          ("openWorldHint", "open world (reaches outside this computer)", "closed world"))
+
+
+def mcp_detail(subject: dict[str, Any], arguments: str) -> str:
+    """The lines under the question about an MCP call: the server's hints in words (``Hints from the
+    server, not checked: read-only, closed world.``; none when it gave none), then ``arguments``."""
+    hints = subject.get("hints") if isinstance(subject.get("hints"), dict) else {}
+    words = [yes if hints[key] else no for key, yes, no in _HINTS if isinstance(hints.get(key), bool)]
+    if not words:
+        return arguments
+    return display_text(f"Hints from the server, not checked: {', '.join(words)}.") + "\n" + arguments
 
 
 class Prompt:
