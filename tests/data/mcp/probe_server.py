@@ -18,6 +18,9 @@ Tools (every one a plain ``{"type": "object"}`` input schema with the properties
 * ``fail`` ``{message: string}``: answers ``isError: true`` with the message as its text.
 * ``add_tool`` ``{name: string}``: adds a tool ``name`` (it answers ``"<name> ran"``) and
   sends ``notifications/tools/list_changed``.
+
+With ``TOOLWIRE_PROBE_PAGE_SIZE`` set to N, ``tools/list`` answers N tools a page (the next
+page through a cursor).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 RECORD = os.environ.get("TOOLWIRE_PROBE_RECORD")
+PAGE_SIZE = int(os.environ.get("TOOLWIRE_PROBE_PAGE_SIZE") or 0)
 
 
 def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -73,7 +77,12 @@ def text(value: str, *, error: bool = False) -> types.CallToolResult:
 
 
 async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=list(TOOLS.values()))
+    tools = list(TOOLS.values())
+    if not PAGE_SIZE:
+        return types.ListToolsResult(tools=tools)
+    start = int(params.cursor) if params is not None and params.cursor else 0
+    end = start + PAGE_SIZE
+    return types.ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
