@@ -76,8 +76,8 @@ class McpCallError(ToolError):
     """A ``tools/call`` that got no result (a tool failure: the call's result says it).
 
     Attributes:
-        code: ``mcp_server_exited`` (the server exited or lost its connection during the
-            call), ``mcp_server_unavailable`` (not ready, or stopped during the call),
+        code: ``mcp_server_exited`` (the server exited, lost its connection or was stopped
+            during the call), ``mcp_server_unavailable`` (not ready: the call was not sent),
             ``mcp_error`` (a JSON-RPC error answer, or an answer the SDK refused: its message),
             or ``timeout`` (no answer within the call's timeout: the request was cancelled).
         message: One sentence for the model, secrets removed.
@@ -209,12 +209,11 @@ class McpConnection:
                 return await session.call_tool(tool, arguments)
             except MCPError as exc:
                 if run.stopping:
-                    raise McpCallError("mcp_server_unavailable",
-                                       f"the MCP server {self.name} was stopped during the call") from None
+                    raise McpCallError("mcp_server_exited", f"the MCP server {self.name} was stopped during the call") from None
                 if run.gone.is_set() or (exc.code == mcp_types.CONNECTION_CLOSED and await self._lost(run, session)):
-                    raise McpCallError("mcp_server_exited",
-                                       f"the MCP server {self.name} exited during the call; Toolwire starts it again "
-                                       "for the next turn") from None
+                    how = "exited" if isinstance(self.spec.config, StdioServerConfig) else "closed the connection"
+                    raise McpCallError("mcp_server_exited", f"the MCP server {self.name} {how} during the call; "
+                                                            "Toolwire starts it again for the next turn") from None
                 raise McpCallError("mcp_error", self._clean(exc.message or f"error {exc.code}")) from None
             except (RuntimeError, ValidationError) as exc:  # an answer the SDK refused (schema, shape)
                 raise McpCallError("mcp_error",
