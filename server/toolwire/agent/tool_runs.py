@@ -17,6 +17,7 @@ import anyio
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT
 from toolwire.agent.session import Session
+from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
 from toolwire.tools.base import Tool, ToolError, ToolResult
 from toolwire.tools.fitting import truncate_for_model
@@ -69,8 +70,9 @@ async def checkpointed(session: Session, checkpointer: Checkpointer | None, tool
     (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation.
     ``strict``: a prior state that cannot be recorded stops the call before the tool
     runs (``not_undoable``, raised to the scheduler's ``_run_one``). ``allowed``: the excluded files
-    the user allowed this call to show (:mod:`toolwire.agent.exclusion`)."""
-    if checkpointer is None or tool.read_only:
+    the user allowed this call to show (:mod:`toolwire.agent.exclusion`). An MCP tool changes
+    nothing a checkpoint can record: it runs without one."""
+    if checkpointer is None or tool.read_only or isinstance(tool, McpTool):
         return await invoke(session, tool, args, allowed)
     step = await checkpointer.before(tool, args, strict=strict)
     result: ToolResult | None = None
@@ -82,16 +84,24 @@ async def checkpointed(session: Session, checkpointer: Checkpointer | None, tool
             await checkpointer.after(step, result)
 
 async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
-    """Run the tool under its timeout; every failure becomes a result."""
+    """Run the tool under its timeout (``tool_timeout``; an MCP tool's ``mcp_call_timeout``, and
+    the ``image_input`` setting in its context); every failure becomes a result."""
+    settings = session.settings
     ctx = session.tool_context()
     ctx.allowed_excluded = allowed
+    timeout = settings.tool_timeout
+    if isinstance(tool, McpTool):
+        timeout = settings.mcp_call_timeout
+        ctx.extra |= {CALL_TIMEOUT: timeout, IMAGE_INPUT: settings.image_input}
     try:
-        with anyio.fail_after(session.settings.tool_timeout):
+        with anyio.fail_after(timeout):
             return await tool.run(args, ctx)
     except ToolError as exc:
         return ToolResult.failure(exc.code, exc.message, exc.data)
     except TimeoutError:
-        message = f"{tool.name} did not finish within {session.settings.tool_timeout:g} s"
+        message = f"{tool.name} did not finish within {timeout:g} s"
+        if isinstance(tool, McpTool):
+            message += " (the mcpCallTimeout setting); the server was told to cancel the call"
         if unanswered := ctx.extra.get(EDITOR_WAIT):
             message += (f": the editor never answered the edit of {unanswered} (workspace/applyEdit); the request "
                         "was withdrawn but the editor may still apply it, so read the file before changing it again")
