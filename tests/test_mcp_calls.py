@@ -1,6 +1,7 @@
 """MCP calls of a turn against a real server process (the probe server through McpConnection):
 cancelling the call or the turn ends it at once even when the server ignores the cancel, a
-server exiting mid-call makes the call errored, and mcpCallTimeout bounds a call. Every wait
+server exiting mid-call makes the call errored, mcpCallTimeout bounds a call, and a server's
+own secrets it echoes are kept from the model. Every wait
 is on an event the server records; the timeouts are safety nets."""
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ import signal
 
 import anyio
 
-from mcp_servers import probe_record, probe_server
+from mcp_servers import everything_stdio, probe_record, probe_server
 from test_mcp_runtime import NET, spec, started
 from test_turn import ScriptedApprover, assert_invariants, call_updates, make_session, tool_messages
 from toolwire.agent.events import RecordingSink
 from toolwire.agent.turn import Turn
+from toolwire.mcp.config import register_secrets
 from toolwire.mcp.tool import McpTool
+from toolwire.redaction import shared
+from toolwire.tools.base import ToolContext
 
 __all__ = ["probe_record"]  # fixture
 
@@ -93,5 +97,22 @@ async def test_mcp_call_timeout_bounds_a_call_instead_of_tool_timeout(tmp_path, 
         assert "0.3 s" in final["error"]["message"] and "mcpCallTimeout" in final["error"]["message"]
         await probe_record.await_for("cancelled")
         assert_invariants(session, sink)
+    finally:
+        await connection.stop()
+
+
+async def test_a_secret_of_the_servers_env_never_reaches_the_model(tmp_path):
+    secret = "tw-secret-0123456789abcdef"
+    entry = {**everything_stdio(), "env": {"TRACKER_TOKEN": secret}}
+    server = spec(tmp_path, "everything", entry)
+    register_secrets(shared(), [server])  # as a session opening does
+    connection = await started(server)
+    try:
+        tool = McpTool(connection, next(t for t in connection.tools if t.name == "get-env"))
+        ctx = ToolContext(root=tmp_path, extra={"result_limit": 100_000})
+        with anyio.fail_after(NET):
+            result = await tool.run(tool.validate({}), ctx)
+        assert result.ok and "TRACKER_TOKEN" in result.content
+        assert secret not in result.content
     finally:
         await connection.stop()
