@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_servers import PROBE, everything_http, everything_stdio, git_server, probe_record, probe_server, time_server
+from mcp_servers import (PROBE, everything_http, everything_stdio, git_server, probe_record, probe_server,
+                         start_everything_http, stop, time_server)
 from toolwire.mcp import connection as connection_module
 from toolwire.mcp.config import ServerSpec, parse_servers, resolve_servers
 from toolwire.mcp.connection import McpCallError, McpConnection
@@ -298,6 +299,27 @@ async def test_streamable_http_server_is_ready_and_answers(tmp_path, everything_
     wrong = await started(spec(tmp_path, "wrong", {"type": "http", "url": url}))
     assert (wrong.state, wrong.error) == ("failed", f"{url} answered HTTP 404 Not Found")
     await wrong.stop()
+
+
+async def test_an_http_server_gone_fails_the_next_call_and_the_server(tmp_path):
+    process, port, _stderr = start_everything_http()
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        connection = await started(spec(tmp_path, "everything", {"type": "http", "url": url}))
+        failed_state = anyio.Event()
+        connection.watch(lambda c, change: failed_state.set() if c.state == "failed" else None)
+    finally:
+        stop(process)
+    try:
+        with pytest.raises(McpCallError) as failed:
+            await connection.call("echo", {"message": "anyone?"}, timeout=NET)
+        assert failed.value.code == "mcp_server_exited"
+        assert "closed the connection during the call" in failed.value.message
+        with anyio.fail_after(NET):
+            await failed_state.wait()
+        assert connection.error == f"the connection to {url} was lost"
+    finally:
+        await connection.stop()
 
 
 async def test_everything_over_stdio_is_ready(tmp_path):
