@@ -12,6 +12,8 @@ server's ``readOnlyHint`` says (hints are never trusted to skip a question).
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -75,7 +77,7 @@ class McpTool(Tool):
         self.input_schema = listed.input_schema
         hints = listed.annotations.model_dump(by_alias=True, exclude_none=True) if listed.annotations else {}
         self.annotations = hints or None
-        self._validator = _validator(self.input_schema, self.name)
+        self._validator = _validator(json.dumps(self.input_schema, sort_keys=True), self.name)
 
     def source(self) -> dict[str, str]:
         """``{"mcpServer", "tool"}``: where the tool comes from (``toolwire/tools/list``)."""
@@ -141,9 +143,12 @@ class McpTool(Tool):
                          show_images=ctx.extra.get(IMAGE_INPUT, "auto") is not False)
 
 
-def _validator(schema: dict[str, Any], name: str) -> Any:
-    """A validator of ``schema`` in its dialect, or None (logged) when it is not a valid schema:
-    the server then checks the arguments itself."""
+@functools.lru_cache(maxsize=1024)
+def _validator(schema_text: str, name: str) -> Any:
+    """A validator of the schema ``schema_text`` (JSON) in its dialect, or None (logged) when it
+    is not a valid schema: the server then checks the arguments itself. Kept per schema: checking
+    one takes milliseconds, and a server's tools are built again whenever its list changes."""
+    schema = json.loads(schema_text)
     cls = validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
