@@ -143,7 +143,7 @@ async def test_nothing_to_do(repo: Path, tmp_path: Path) -> None:
         said, result = await command(conn, client, sid, "/undo")
         assert said == "There is no turn with changes to undo in this session."
         assert result == {"turnId": None, "status": "nothing_to_do", "message": said, "paths": [], "git": [],
-                          "unmatchedForce": []}
+                          "unmatchedForce": [], "notUndone": []}
         said, result = await command(conn, client, sid, "/redo")
         assert said == "There is no undone turn to redo in this session." and result["status"] == "nothing_to_do"
         await conn.prompt(session_id=sid, prompt=text("just talk"))  # a turn that changed nothing

@@ -178,7 +178,7 @@ async def test_errors_and_defaults(ed, repo, tmp_path):
     sid, _ = await run_turn(ed, repo, script)
     nothing = await undo(ed, sid)
     assert nothing == {"turnId": None, "status": "nothing_to_do", "paths": [], "git": [], "unmatchedForce": [],
-                       "message": "There is no turn with changes to undo in this session."}
+                       "notUndone": [], "message": "There is no turn with changes to undo in this session."}
     assert (await undo(ed, sid, turnId="t1"))["status"] == "nothing_to_do"
     with pytest.raises(Exception, match="turnId"):
         await undo(ed, sid, turnId="t9")

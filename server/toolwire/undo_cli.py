@@ -83,7 +83,8 @@ def _pick(records: "list[TurnCheckpoint]", args: argparse.Namespace) -> "TurnChe
         undone = [r for r in records if r.undone_at is not None and (
             any(c.undone for c in r.changes()) or any(g.undone for g in r.git))]
         return max(undone, key=lambda r: r.undone_at or 0.0, default=None)
-    return next((r for r in reversed(records) if r.undoable), None)
+    return next((r for r in reversed(records) if r.undoable), None) or next(
+        (r for r in reversed(records) if r.mcp_calls), None)
 
 
 def _print_list(records: "list[TurnCheckpoint]") -> None:
@@ -92,7 +93,7 @@ def _print_list(records: "list[TurnCheckpoint]") -> None:
         state = "undone" if r.undone else ("undoable" if r.undoable else "-")
         files = len(r.changes())
         print(f"{r.session_id} {r.turn_id} {when} {r.stop_reason or 'running'} {state} "
-              f"{files} file(s), {len(r.git)} git action(s)")
+              f"{files} file(s), {len(r.git)} git action(s)" + (f", {len(r.mcp_calls)} MCP call(s)" if r.mcp_calls else ""))
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         what = "undone turn to redo" if args.redo else "saved turn with something to undo"
         result: dict[str, Any] = {"turnId": None, "status": "nothing_to_do", "paths": [], "git": [],
                                   "message": f"There is no {what} for {root}.",
-                                  "unmatchedForce": list(dict.fromkeys(args.force))}
+                                  "unmatchedForce": list(dict.fromkeys(args.force)), "notUndone": []}
     else:
         restorer = Restorer(record, ToolContext(root=root), store)
         result = asyncio.run(restorer.run(redo=args.redo, force=args.force, partial=args.partial))

@@ -19,7 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from toolwire.workspace.names import display_name, needs_quoting
 
-__all__ = ["FileState", "BufferState", "PathChange", "GitAction", "TurnUsage", "TurnCheckpoint"]
+__all__ = ["FileState", "BufferState", "PathChange", "GitAction", "McpCall", "TurnUsage", "TurnCheckpoint"]
 
 
 class _Model(BaseModel):
@@ -150,6 +150,19 @@ class GitAction(_Model):
         return f"index entries of {shown}"
 
 
+class McpCall(_Model):
+    """An MCP tool call of a turn that ran, its tool not marked ``readOnlyHint``: what it did is
+    outside the checkpoints (the server did it), so an undo of the turn names it as not undone.
+
+    Attributes:
+        call_id: The call's session-unique id.
+        tool: The name the model called it by (``mcp__<server>__<tool>``).
+    """
+
+    call_id: str
+    tool: str
+
+
 class TurnUsage(_Model):
     """What a turn cost, as its ``usage`` update said: token counts (None when the
     model reported none) and the turn's wall time in milliseconds."""
@@ -168,7 +181,8 @@ class TurnCheckpoint(_Model):
     ``ended`` and ``usage`` updates said), for the snapshot. ``undone_at`` is the time (``time.time()``) of the last
     undo, for choosing what ``redoTurn`` redoes by default. ``dirs_left`` are
     the folders the turn created that still existed after its last writing tool
-    (a redo makes them again, even the ones left empty).
+    (a redo makes them again, even the ones left empty). ``mcp_calls`` are the turn's MCP
+    calls that ran (:class:`McpCall`), in the order they started: no undo puts back what they did.
     """
 
     session_id: str
@@ -182,6 +196,7 @@ class TurnCheckpoint(_Model):
     git: list[GitAction] = Field(default_factory=list)
     undone_at: float | None = None
     dirs_left: list[str] = Field(default_factory=list)
+    mcp_calls: list[McpCall] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _keys(self) -> "TurnCheckpoint":
@@ -202,6 +217,16 @@ class TurnCheckpoint(_Model):
     def changed_anything(self) -> bool:
         """True when some path or git action was changed by the turn."""
         return bool(self.git) or any(c.changed for c in self.paths.values())
+
+    @property
+    def kept(self) -> bool:
+        """True when the record is worth saving: the turn changed something, or ran MCP calls
+        (an undo then says it cannot undo them)."""
+        return self.changed_anything or bool(self.mcp_calls)
+
+    def not_undone(self) -> list[dict[str, str]]:
+        """The turn's MCP calls as an undo result lists them: ``[{"callId", "tool"}]``."""
+        return [{"callId": call.call_id, "tool": call.tool} for call in self.mcp_calls]
 
     @property
     def undoable(self) -> bool:

@@ -18,6 +18,9 @@ request, calls the host and encodes the answer; the host owns the rest
 * the workspace watchers: files changed outside the assistant are noted for the
   model and announced to the session's front-end (a :class:`WorkspaceChange` on its
   outlet), for every hosted session alike.
+* the MCP servers of every session (:mod:`toolwire.agent.mcp_session`): started with it, shared
+  between sessions with the same configuration, their state changes and failures on its outlet,
+  stopped with the last session using them; ``toolwire/tools/list`` (:meth:`SessionHost.tool_listing`).
 
 The running turn, the client-fed streams and runs, and the session's event log live
 in the host's record of the session (:class:`Hosted`), not in the
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ from toolwire.agent.events import Approver, SessionInfo, Sink, ToolCallChanged, 
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
+from toolwire.agent.mcp_session import McpLink, tool_listing
 from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, Recorded, SessionState,
                                    TurnRunning, UnknownSession)
 from toolwire.agent.opening import SessionSpecError, open_session
@@ -46,10 +50,11 @@ from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.turn_undo import undo_in_session
 from toolwire.agent.watching import WatchHub
+from toolwire.mcp.pool import McpPool
 from toolwire.redaction import Redactor, shared
 from toolwire.settings import Settings
 from toolwire.streaming.state import CancelReason, ToolCallState
-from toolwire.tools.editor_intel import EditorLink
+from toolwire.tools.editor_intel import EditorFeatures, EditorLink
 from toolwire.workspace.documents import Documents
 
 __all__ = [
@@ -82,6 +87,7 @@ class SessionHost:
         self.redactor = redactor or shared()
         self._warn = warn
         self.watchers = WatchHub(self._external_changes)
+        self.mcp = McpPool(redactor=self.redactor)
         self._listeners: list[Callable[[], None]] = []
         self._changed: asyncio.Event | None = None
         self._background: set[asyncio.Task] = set()
@@ -100,8 +106,8 @@ class SessionHost:
 
     async def open(self, cwd: str | Path, model_spec: str | None, overrides: dict[str, Any] | None,
                    documents: Documents, outlet_for: Callable[[Session], Sink],
-                   editor: EditorLink | None = None) -> Hosted:
-        """Open a session on the folder ``cwd`` and start watching it.
+                   editor: EditorLink | None = None, mcp_servers: Mapping[str, Any] | None = None) -> Hosted:
+        """Open a session on the folder ``cwd``, start watching it and start its MCP servers.
 
         Args:
             cwd: The workspace folder (absolute, existing).
@@ -111,6 +117,9 @@ class SessionHost:
             outlet_for: Given the new session, the sink of its events outside a turn.
             editor: The front-end's link to the editor's intelligence (:mod:`toolwire.tools.editor_intel`),
                 or None: the editor tools are then not offered.
+            mcp_servers: MCP server entries of the front-end's own (name → raw entry, e.g. ACP's
+                ``session/new`` ones), used after the settings' (:meth:`McpLink.open`); their
+                problems, like those of the settings' entries, are ``mcp_config`` warnings.
 
         Raises:
             SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable.
@@ -124,6 +133,7 @@ class SessionHost:
         session.compose_prompt()  # the project rules: the list is the answer's ``instructions``
         origin = Origin(model_spec, dict(overrides or {}), model_key(spec, settings))
         hosted = Hosted(session, outlet_for(session), origin)
+        hosted.mcp = McpLink.open(session, self.mcp, self.redactor, mcp_servers, Recorded(hosted.log, hosted.outlet))
         self.sessions[session.id] = hosted
         await self.watchers.attach(session)
         log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
@@ -140,15 +150,18 @@ class SessionHost:
             return False
         self._cancel(hosted, CancelReason.TURN_CANCELLED)
         self.watchers.detach(hosted.session)
+        if hosted.mcp is not None:
+            await hosted.mcp.close()
         await self.close_model(hosted.session.model)
         self._poke()
         return True
 
     async def close_all(self) -> None:
-        """Close every session (the front-end's connection ended)."""
+        """Close every session (the front-end's connection ended) and stop every MCP server."""
         self.watchers.close()
         for session_id in list(self.sessions):
             await self.close(session_id)
+        await self.mcp.aclose()
 
     async def close_model(self, model: Any) -> None:
         """Close a model that is no longer used (its connection pool); the one place models are closed."""
@@ -327,6 +340,13 @@ class SessionHost:
         """The before and after texts of a pending edit call (:func:`toolwire.agent.preview.preview_call`)."""
         return await preview_call(hosted.session, self.find_call(hosted, call_id), call_id)
 
+    def tool_listing(self, hosted: Hosted | None, features: EditorFeatures | None = None) -> dict[str, Any]:
+        """The ``toolwire/tools/list`` answer for ``hosted``, or (None) for a new session under the server's
+        settings with the editor ``features`` its client declared (:func:`toolwire.agent.mcp_session.tool_listing`)."""
+        if hosted is not None and not hosted.running:
+            hosted.session.refresh_tools()  # what its next request offers
+        return tool_listing(hosted.session if hosted is not None else None, self.settings.max_tools, features)
+
     def snapshot(self, hosted: Hosted) -> SessionState:
         """The session's state now (consistent with every event emitted before it)."""
         return hosted.state(self.redactor.redact)
@@ -337,7 +357,7 @@ class SessionHost:
         """Undo (``redo``: redo) a turn of the session: ``turn_id``, else the last one that can be.
 
         Returns:
-            ``{turnId, status, message, paths, git, unmatchedForce}`` (protocol.md,
+            ``{turnId, status, message, paths, git, unmatchedForce, notUndone}`` (protocol.md,
             ``toolwire/session/undoTurn``); ``nothing_to_do`` when no turn qualifies.
 
         Raises:
@@ -352,7 +372,7 @@ class SessionHost:
                 raise HostError(f"no turn {turn_id!r} in this session", "turnId")
             what = "undone turn to redo" if redo else "turn with changes to undo"
             return {"turnId": None, "status": "nothing_to_do", "message": f"There is no {what} in this session.",
-                    "paths": [], "git": [], "unmatchedForce": list(dict.fromkeys(force or []))}
+                    "paths": [], "git": [], "unmatchedForce": list(dict.fromkeys(force or [])), "notUndone": []}
         hosted.undoing = True  # the turn slot: no turn and no other undo starts until it is done
         self._poke()
         try:
@@ -410,6 +430,8 @@ class SessionHost:
     def _refresh(self, hosted: Hosted) -> None:
         """Give an idle session the server's current settings (:func:`refreshed`); a replaced model is closed."""
         old = refreshed(hosted.session, hosted.origin, self.settings, self.warn)
+        if hosted.mcp is not None:
+            hosted.mcp.check_permissions()
         if old is not None:
             self.spawn(self.close_model(old))
 

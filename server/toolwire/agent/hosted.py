@@ -10,6 +10,7 @@ from typing import Any
 from toolwire.agent.events import AgentEvent, CallSnapshot, SessionWarning, Sink
 from toolwire.agent.fed import FedStream
 from toolwire.agent.host_settings import Origin
+from toolwire.agent.mcp_session import McpLink
 from toolwire.agent.scheduler import Scheduler
 from toolwire.agent.session import Session
 from toolwire.agent.turn import Turn
@@ -63,6 +64,7 @@ class Hosted:
         fed: Schedulers of client-fed runs in progress.
         undoing: An undo or redo is putting files back (it holds the turn slot).
         log: The session's events, oldest first (bounded by :data:`EVENT_LOG`).
+        mcp: The session's MCP servers' events and warnings (:mod:`toolwire.agent.mcp_session`).
     """
 
     session: Session
@@ -74,6 +76,7 @@ class Hosted:
     fed: list[Scheduler] = field(default_factory=list)
     undoing: bool = False
     log: deque[AgentEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG))
+    mcp: McpLink | None = None
 
     @property
     def id(self) -> str:
@@ -116,7 +119,14 @@ class Hosted:
             messages=session.conversation.shown(),
             streaming=self.turn.streaming_response() if self.turn is not None else None, turns=turns,
             instructions=self.instructions(),
-            warnings=[session.tools_warning] if session.tools_warning is not None else [])
+            warnings=self.warnings())
+
+    def warnings(self) -> list[SessionWarning]:
+        """The warnings the session told: its MCP servers' (oldest first), then the latest ``tools_left_out``."""
+        told = list(self.mcp.warnings) if self.mcp is not None else []
+        if self.session.tools_warning is not None:
+            told.append(self.session.tools_warning)
+        return told
 
     def instructions(self) -> list[dict[str, Any]]:
         """The project rules files the model is given (``[{"path", "bytes", "truncated"}]``, the root one first)."""
@@ -137,7 +147,7 @@ class SessionState:
         streaming: The response being streamed now (``{"text", "reasoning"}``), or None.
         turns: A summary of every turn with a record, oldest first (messages redacted).
         instructions: The project rules files the model is given (:meth:`Hosted.instructions`).
-        warnings: The warnings the session told (``tools_left_out``: the latest), oldest first.
+        warnings: The warnings the session told (:meth:`Hosted.warnings`).
     """
 
     session_id: str

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
-
+from typing import TYPE_CHECKING
 
 from toolwire.agent.call_ids import CallIds
 from toolwire.agent.checkpoint_store import CheckpointStore
@@ -21,18 +21,22 @@ from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.system_prompt import SYSTEM_PROMPT, base_prompt  # noqa: F401  (SYSTEM_PROMPT: re-exported)
 from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile, RulesSource
 from toolwire.llm.base import Model
+from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
 from toolwire.tools.editor_intel import EditorIntel, EditorLink
 from toolwire.tools.gitrepo import GitCache
 from toolwire.tools.planmemo import PlanMemo
-from toolwire.tools.selection import ToolSelection
+from toolwire.tools.selection import ToolSelection, select_tools
 from toolwire.workspace.documents import Documents, NoOpenDocuments
 from toolwire.workspace.locks import PathLocks
 from toolwire.workspace.model_exclude import ModelExclude
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import resolve_path
+
+if TYPE_CHECKING:
+    from toolwire.mcp.pool import SessionServers
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +107,8 @@ class Session:
         editor: The front-end's link to the editor's intelligence (problems, symbols,
             definitions, references: :mod:`toolwire.tools.editor_intel`); None when it has
             none (ACP, ``toolwire run``). The tools get it bounded by ``editorTimeout``.
+        mcp: The session's MCP servers (:mod:`toolwire.agent.mcp_session`); None when it has none.
+            Their tools are offered after the session's own (:meth:`budget_tools`).
     """
 
     root: Path
@@ -131,6 +137,8 @@ class Session:
     tool_selection: ToolSelection | None = None
     tools_warning: SessionWarning | None = None
     editor: EditorLink | None = None
+    mcp: SessionServers | None = None
+    _mcp_revision: int | None = None
 
     def __post_init__(self) -> None:
         if not self.conversation.messages:  # the base prompt, naming only tools this session offers
@@ -173,10 +181,32 @@ class Session:
         return RulesSource(self.root, self.documents, self.settings.project_instructions, self.model_exclude().match)
 
     def budget_tools(self) -> None:
-        """Offer the tools the session's ``maxTools`` allows (at the start, and when its settings changed)."""
-        if self.tool_selection is not None:
-            self.tool_selection = self.tool_selection.with_budget(self.settings.max_tools)
-            self.registry = self.tool_selection.registry
+        """Offer the tools the session's ``maxTools`` allows: its own (built-in, editor) first, then
+        the tools its MCP servers list now (at the start, when its settings changed, and when the
+        servers' tools changed: :meth:`refresh_tools`)."""
+        selection = self.tool_selection
+        if selection is None:
+            return
+        if self.mcp is not None:
+            self._mcp_revision = self.mcp.revision
+            own = [tool for tool in selection.available if not isinstance(tool, McpTool)]
+            selection = select_tools([*own, *self.mcp.tools()], self.settings.max_tools)
+        self.tool_selection = selection.with_budget(self.settings.max_tools)
+        self.registry = self.tool_selection.registry
+
+    async def wait_for_servers(self) -> None:
+        """At a turn's start: restart the MCP servers that failed or exited once their backoff has
+        passed, then wait at most ``mcpStartTimeout`` for those starting (no wait when none is)."""
+        if self.mcp is not None:
+            self.mcp.prepare_turn()
+            await self.mcp.wait_started(self.settings.mcp_start_timeout)
+
+    def refresh_tools(self) -> None:
+        """Before each model request of a turn: offer the tools the MCP servers list now when they
+        changed since the last request (a ``tools/list_changed``, a server ready, failed or restarted).
+        The system prompt stays the turn's (it names built-in tools only)."""
+        if self.mcp is not None and self.mcp.revision != self._mcp_revision:
+            self.budget_tools()
 
     def tool_context(self) -> ToolContext:
         """The context tools of this session run with."""
@@ -184,7 +214,8 @@ class Session:
                            write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo,
                            model_exclude=self.model_exclude(), ripgrep=self.settings.ripgrep_path,
                            extra={"result_limit": self.settings.result_limit,
-                                  "offered": frozenset(self.registry.names())},
+                                  "offered": frozenset(self.registry.names()),
+                                  CALL_TIMEOUT: self.settings.mcp_call_timeout, IMAGE_INPUT: self.settings.image_input},
                            editor=self.editor_intel())
 
     def editor_intel(self) -> EditorIntel | None:
@@ -243,13 +274,13 @@ class Session:
     def end_checkpoint(self, record: TurnCheckpoint | None, stop_reason: str, *, message: str | None = None,
                        usage: TurnUsage | None = None) -> None:
         """The turn ended: note why (``stop_reason``, ``message``) and what it cost (``usage``),
-        save its checkpoint if it changed anything, prune old ones."""
+        save its checkpoint if it changed anything or ran MCP calls, prune old ones."""
         if record is None:
             return
         record.stop_reason = stop_reason
         record.message = message or None
         record.usage = usage
-        if not record.changed_anything:
+        if not record.kept:
             return
         store = self.checkpoint_store()
         try:
@@ -260,15 +291,17 @@ class Session:
                         "in another process has only what was saved before", record.turn_id, exc.strerror or exc)
 
     def find_turn(self, turn_id: str | None, *, redo: bool = False) -> TurnCheckpoint | None:
-        """The checkpoint of ``turn_id``; by default the last turn with something to undo
-        (``redo``: the most recently undone turn with something to redo). None if none."""
+        """The checkpoint of ``turn_id``; by default the last turn with something to undo, else the
+        last turn that ran MCP calls (its undo says it cannot undo them), ``redo``: the most recently
+        undone turn with something to redo. None if none."""
         if turn_id is not None:
             return next((r for r in self.turn_records if r.turn_id == turn_id), None)
         if redo:
             undone = [r for r in self.turn_records if r.undone_at is not None and (
                 any(c.undone for c in r.changes()) or any(g.undone for g in r.git))]
             return max(undone, key=lambda r: r.undone_at or 0.0, default=None)
-        return next((r for r in reversed(self.turn_records) if r.undoable), None)
+        return next((r for r in reversed(self.turn_records) if r.undoable), None) or next(
+            (r for r in reversed(self.turn_records) if r.mcp_calls), None)
 
     @contextmanager
     def tree_write(self) -> Iterator[None]:

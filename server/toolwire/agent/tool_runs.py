@@ -1,7 +1,8 @@
 """One approved tool run and what comes of it, for the scheduler (:mod:`toolwire.agent.scheduler`):
-the tool between its checkpoints (:func:`checkpointed`), under its timeout with every failure a
-result (:func:`invoke`), the opt-in tool-call log (:func:`log_call`), and the tool message the
-model receives for a finished call (:func:`model_result_text`)."""
+the tool between its checkpoints (:func:`checkpointed`; an MCP tool outside them, its call noted in
+the turn's record), under its timeout with every failure a result (:func:`invoke`), the opt-in
+tool-call log (:func:`log_call`), and the tool message the model receives for a finished call
+(:func:`model_result_text`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from typing import Any
 
 import anyio
 
+from toolwire.agent.checkpoint_records import McpCall
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT
 from toolwire.agent.session import Session
-from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
+from toolwire.mcp.tool import McpTool
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
 from toolwire.tools.base import Tool, ToolError, ToolResult
 from toolwire.tools.fitting import truncate_for_model
@@ -65,14 +67,16 @@ def model_result_text(call: ToolCallState, limit: int) -> str:
 
 
 async def checkpointed(session: Session, checkpointer: Checkpointer | None, tool: Tool, args: Any, strict: bool = True,
-                       allowed: frozenset[Path] = frozenset()) -> ToolResult:
+                       allowed: frozenset[Path] = frozenset(), call_id: str | None = None) -> ToolResult:
     """Run the tool; a writing tool of a turn runs between its checkpoints
     (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation.
     ``strict``: a prior state that cannot be recorded stops the call before the tool
     runs (``not_undoable``, raised to the scheduler's ``_run_one``). ``allowed``: the excluded files
-    the user allowed this call to show (:mod:`toolwire.agent.exclusion`). An MCP tool changes
-    nothing a checkpoint can record: it runs without one."""
-    if checkpointer is None or tool.read_only or isinstance(tool, McpTool):
+    the user allowed this call to show (:mod:`toolwire.agent.exclusion`). An MCP tool's call
+    (``call_id``) takes no checkpoint: what its server does is outside them (:func:`_mcp_call`)."""
+    if isinstance(tool, McpTool):
+        return await _mcp_call(session, checkpointer, tool, args, call_id)
+    if checkpointer is None or tool.read_only:
         return await invoke(session, tool, args, allowed)
     step = await checkpointer.before(tool, args, strict=strict)
     result: ToolResult | None = None
@@ -83,25 +87,37 @@ async def checkpointed(session: Session, checkpointer: Checkpointer | None, tool
         with anyio.CancelScope(shield=True):
             await checkpointer.after(step, result)
 
-async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
-    """Run the tool under its timeout (``tool_timeout``; an MCP tool's ``mcp_call_timeout``, and
-    the ``image_input`` setting in its context); every failure becomes a result."""
-    settings = session.settings
+
+async def _mcp_call(session: Session, checkpointer: Checkpointer | None, tool: McpTool, args: Any,
+                    call_id: str | None) -> ToolResult:
+    """Run an MCP tool's call under ``mcpCallTimeout``; in a turn, one whose tool is not marked
+    ``readOnlyHint`` is noted in the turn's record before it is sent (an undo names it as not
+    undone) and forgotten again when it never reached its server (``mcp_server_unavailable``)."""
+    noted = None
+    if checkpointer is not None and call_id is not None and (tool.annotations or {}).get("readOnlyHint") is not True:
+        noted = McpCall(call_id=call_id, tool=tool.name)
+        checkpointer.record.mcp_calls.append(noted)
+        checkpointer.save()
+    result = await invoke(session, tool, args, timeout=session.settings.mcp_call_timeout)
+    if noted is not None and result.error_code == "mcp_server_unavailable":
+        checkpointer.record.mcp_calls.remove(noted)
+        checkpointer.save()
+    return result
+
+
+async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset(),
+                 timeout: float | None = None) -> ToolResult:
+    """Run the tool under its timeout (``toolTimeout`` unless ``timeout`` is given); every failure becomes a result."""
     ctx = session.tool_context()
     ctx.allowed_excluded = allowed
-    timeout = settings.tool_timeout
-    if isinstance(tool, McpTool):
-        timeout = settings.mcp_call_timeout
-        ctx.extra |= {CALL_TIMEOUT: timeout, IMAGE_INPUT: settings.image_input}
+    seconds = session.settings.tool_timeout if timeout is None else timeout
     try:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(seconds):
             return await tool.run(args, ctx)
     except ToolError as exc:
         return ToolResult.failure(exc.code, exc.message, exc.data)
     except TimeoutError:
-        message = f"{tool.name} did not finish within {timeout:g} s"
-        if isinstance(tool, McpTool):
-            message += " (the mcpCallTimeout setting); the server was told to cancel the call"
+        message = f"{tool.name} did not finish within {seconds:g} s"
         if unanswered := ctx.extra.get(EDITOR_WAIT):
             message += (f": the editor never answered the edit of {unanswered} (workspace/applyEdit); the request "
                         "was withdrawn but the editor may still apply it, so read the file before changing it again")

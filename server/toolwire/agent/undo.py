@@ -120,10 +120,11 @@ class Restorer:
 
         Returns:
             ``{turnId, status, message, paths: [{path, outcome, reason?, diff?}],
-            git: [{action, outcome, reason?}], unmatchedForce: [entry]}`` with
+            git: [{action, outcome, reason?}], unmatchedForce: [entry], notUndone: [{callId, tool}]}`` with
             status ``undone`` / ``redone`` / ``partial`` / ``blocked`` / ``nothing_to_do``;
             ``unmatchedForce`` lists the ``force`` entries (as given) that name
-            no path and no index entry of the turn (the message says so too).
+            no path and no index entry of the turn (the message says so too); ``notUndone`` (undo
+            only) the turn's MCP calls, whose effects no undo puts back (the message names them).
         """
         record = self.record
         self.redo, self.force = redo, forced_paths(record, self.ctx.root, force or [])
@@ -391,4 +392,4 @@ class Restorer:
         message = result_message(record, status, self.paths, self.git, redo=self.redo, unmatched=self.unmatched,
                                  rolled_back=self.rolled_back)
         return {"turnId": record.turn_id, "status": status, "message": message, "paths": self.paths, "git": self.git,
-                "unmatchedForce": self.unmatched}
+                "unmatchedForce": self.unmatched, "notUndone": [] if self.redo else record.not_undone()}

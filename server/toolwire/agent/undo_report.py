@@ -3,6 +3,9 @@ the user, and the note the session's next model request carries (issue 19: the
 history still said the edits landed, so the model's next ``edit_file`` failed
 ``no_match`` or, worse, matched older text).
 
+What MCP tool calls did is outside the checkpoints: an undo names the turn's MCP calls it
+could not undo (:func:`mcp_sentence`), in the result and in the note.
+
 Names are the result's, in display form (:func:`toolwire.workspace.names.display_name`);
 in the note for the model a name other than plain letters, digits and ``._/+-`` is
 quoted (:func:`toolwire.agent.session.quoted_name`), as in the external-change note,
@@ -18,10 +21,12 @@ from toolwire.agent.checkpoint_records import GitAction, TurnCheckpoint
 from toolwire.agent.session import MAX_NOTED_CHANGES, quoted_name
 from toolwire.workspace.names import display_name
 
-__all__ = ["result_message", "model_note"]
+__all__ = ["mcp_sentence", "result_message", "model_note"]
 
 #: At most this many blockers are named in a ``blocked`` result's message.
 MAX_NAMED_BLOCKERS: Final = 5
+#: At most this many MCP calls are named in a message (the result's ``notUndone`` lists them all).
+MAX_NAMED_CALLS: Final = 10
 
 _PLAIN = re.compile(r"[A-Za-z0-9._/+-]+")
 
@@ -34,7 +39,9 @@ def result_message(record: TurnCheckpoint, status: str, paths: list[dict[str, An
     turn = record.turn_id
     verb = "redo" if redo else "undo"
     if status == "nothing_to_do":
-        if not record.changed_anything:
+        if not record.changed_anything and record.mcp_calls:
+            message = f"Turn {turn} changed no files; there is nothing to {verb}."
+        elif not record.changed_anything:
             message = f"Turn {turn} changed nothing; there is nothing to {verb}."
         elif redo:
             message = f"Turn {turn} is not undone; there is nothing to redo."
@@ -67,11 +74,27 @@ def result_message(record: TurnCheckpoint, status: str, paths: list[dict[str, An
             message += f" Not done: {', '.join(blocked)} (see the reasons)."
         if rolled_back is False:
             message += f" A step failed while the {verb} ran and what was done before it could not all be put back."
+    if record.mcp_calls and not redo:
+        message += " " + mcp_sentence(record)
     if unmatched:
         shown = ", ".join(display_name(e) if e else '""' for e in unmatched)
         them = "it" if len(unmatched) == 1 else "them"
         message += f" Force entries that name no path of turn {turn}: {shown} (nothing was forced for {them})."
     return message
+
+
+def _calls(record: TurnCheckpoint) -> str:
+    """``call_3 (mcp__db__insert), call_5 (mcp__db__drop)``: at most :data:`MAX_NAMED_CALLS`, then how many more."""
+    calls = record.mcp_calls
+    named = ", ".join(f"{c.call_id} ({c.tool})" for c in calls[:MAX_NAMED_CALLS])
+    return named + (f" and {len(calls) - MAX_NAMED_CALLS} more" if len(calls) > MAX_NAMED_CALLS else "")
+
+
+def mcp_sentence(record: TurnCheckpoint) -> str:
+    """What an undo of ``record``'s turn says about its MCP calls, e.g. ``Toolwire cannot undo what
+    MCP tools do: call_3 (mcp__db__insert) was not undone.`` (the turn has some)."""
+    were = "was" if len(record.mcp_calls) == 1 else "were"
+    return f"Toolwire cannot undo what MCP tools do: {_calls(record)} {were} not undone."
 
 
 def _name(shown: str) -> str:
@@ -135,6 +158,8 @@ def model_note(record: TurnCheckpoint, result: dict[str, Any], *, redo: bool, re
     if left:
         parts.append(f"{_names(left)} {'was' if len(left) == 1 else 'were'} not {verb} (changed since, or not recorded)")
     parts += [f"{action} was not {verb}" for action in git_left]
+    if record.mcp_calls and not redo:
+        parts.append(f"what the MCP calls {_calls(record)} did was not undone (Toolwire cannot undo MCP tools)")
     how = f"{'partly ' if result['status'] == 'partial' else ''}{verb} by the user"
     if rewound:
         how += " and removed from this conversation"

@@ -95,7 +95,7 @@ class McpTool(Tool):
                 "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}}
 
     def paths(self, args: BaseModel) -> list[str]:
-        """No path: what the tool touches is the server's business, not a workspace path Toolwire locks."""
+        """None: what the tool touches is the server's business, not a workspace path."""
         return []
 
     def validate(self, arguments: dict[str, Any]) -> McpArguments:

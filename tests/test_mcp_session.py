@@ -1,0 +1,212 @@
+"""Issue 23, the core's part: a session's MCP servers as the host runs them for every front-end.
+
+Their tools are offered after the built-in ones and follow the servers between the model
+requests of a turn (``tools/list_changed``); a turn waits for servers still starting; state
+changes are ``McpServerChanged`` events on the session's outlet and a failure is told once; an
+allowlist name or a ``permissions`` key naming nothing is a ``mcp_config`` warning; undo names
+the MCP calls it cannot undo; ``toolwire/tools/list`` shows where each tool comes from.
+
+Driven through :class:`~toolwire.agent.host.SessionHost` with replay scripts, against real
+MCP servers over stdio (``tests/mcp_servers.py``: our probe server, ``mcp-server-time``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from conftest import write_script
+from mcp_servers import probe_server, time_server
+from toolwire.agent.events import (CallSnapshot, McpServerChanged, PermissionAnswer, RecordingSink,
+                                   SessionWarning)
+from toolwire.agent.host import Hosted, SessionHost
+from toolwire.mcp.status import ToolsChanged
+from toolwire.settings import Settings
+from toolwire.workspace.documents import NoOpenDocuments
+
+#: A safety net for waits on real servers (a loaded machine); never what a test measures.
+SLOW = 60.0
+ECHO = "mcp__probe__echo"
+ADD = "mcp__probe__add_tool"
+
+
+class Approver:
+    """Allows every call; ``gate`` (a tool name → event) holds that tool's question until the event is set."""
+
+    def __init__(self, gate: dict[str, anyio.Event] | None = None) -> None:
+        self.gate = gate or {}
+        self.asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def request_permission(self, call: CallSnapshot, subject: dict[str, Any]) -> PermissionAnswer:
+        self.asked.append((call.name, subject))
+        if call.name in self.gate:
+            with anyio.fail_after(SLOW):
+                await self.gate[call.name].wait()
+        return PermissionAnswer("allow_once")
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[SessionHost]:
+    host = SessionHost(Settings())
+    try:
+        yield host
+    finally:
+        await host.close_all()
+
+
+async def open_session(host: SessionHost, tmp_path: Path, lines: list[dict[str, Any]],
+                       **settings: Any) -> tuple[Hosted, RecordingSink]:
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    script = write_script(tmp_path / "script.jsonl", lines)
+    outlet = RecordingSink()
+    settings.setdefault("maxTools", 32)  # room for every built-in and MCP tool
+    hosted = await host.open(root, f"replay:{script}", settings, NoOpenDocuments(), lambda session: outlet)
+    return hosted, outlet
+
+
+def offered(request: Any) -> list[str]:
+    return [tool["function"]["name"] for tool in request.tools]
+
+
+def results(hosted: Hosted) -> list[str]:
+    return [m["content"] for m in hosted.session.conversation.messages if m["role"] == "tool"]
+
+
+def events(outlet: RecordingSink, kind: type) -> list[Any]:
+    return [event for event in outlet.events if isinstance(event, kind)]
+
+
+async def test_a_turn_waits_for_its_servers_then_offers_their_tools_after_the_builtins(host, tmp_path):
+    lines = [{"tool_calls": [{"id": "e1", "name": ECHO, "arguments": {"text": "hi"}}]}, {"text": "done"}]
+    hosted, outlet = await open_session(host, tmp_path, lines, mcpServers={"probe": probe_server()})
+    listing = host.tool_listing(hosted)
+    assert listing["mcpServers"] == [{"name": "probe", "state": "starting", "tools": 0, "offered": 0}]
+    assert all(tool["source"] == "builtin" for tool in listing["tools"])
+    sink, approver = RecordingSink(), Approver()
+    with anyio.fail_after(SLOW):
+        outcome = await host.run_turn(hosted, "echo hi", sink, approver)
+    assert outcome.stop_reason == "end_turn"
+    request = hosted.session.model.requests[0]
+    names = offered(request)
+    builtin = names.index(ECHO)
+    assert names[builtin:] == [ECHO, "mcp__probe__block", "mcp__probe__crash", "mcp__probe__fail", ADD]
+    assert not any(name.startswith("mcp__") for name in names[:builtin])
+    assert results(hosted) == ["echo: hi"]
+    assert [name for name, _ in approver.asked] == [ECHO]  # asked, although it is marked readOnlyHint
+    assert events(outlet, McpServerChanged) == [McpServerChanged("probe", "ready", None)]
+    listing = host.tool_listing(hosted)
+    echo = next(tool for tool in listing["tools"] if tool["function"]["name"] == ECHO)
+    assert echo["source"] == {"mcpServer": "probe", "tool": "echo"}
+    assert echo["annotations"] == {"readOnlyHint": True}
+    assert listing["mcpServers"] == [{"name": "probe", "state": "ready", "tools": 5, "offered": 5}]
+    assert listing["count"] == len(names) and listing["leftOut"] == []
+
+
+async def test_a_tool_list_that_changes_mid_turn_is_offered_from_the_next_request(host, tmp_path):
+    lines = [{"tool_calls": [{"id": "a1", "name": ADD, "arguments": {"name": "extra"}}]},
+             {"tool_calls": [{"id": "e1", "name": ECHO, "arguments": {"text": "wait"}}]},
+             {"tool_calls": [{"id": "x1", "name": "mcp__probe__extra", "arguments": {}}]},
+             {"text": "done"}]
+    hosted, _ = await open_session(host, tmp_path, lines, mcpServers={"probe": probe_server()})
+    changed = anyio.Event()
+    hosted.session.mcp.subscribe(lambda event: isinstance(event, ToolsChanged) and changed.set())
+    # the echo's question waits for the new list: the third request is built after it arrived
+    with anyio.fail_after(SLOW):
+        await host.run_turn(hosted, "add a tool", RecordingSink(), Approver({ECHO: changed}))
+    requests = hosted.session.model.requests
+    assert "mcp__probe__extra" not in offered(requests[1])
+    assert offered(requests[2])[-1] == "mcp__probe__extra"
+    assert results(hosted) == ["added extra", "echo: wait", "extra ran"]
+
+
+async def test_undo_names_the_mcp_calls_it_cannot_undo(host, tmp_path):
+    lines = [{"tool_calls": [{"id": "c1", "name": "create_file", "arguments": {"path": "a.txt", "content": "a\n"}},
+                             {"id": "a1", "name": ADD, "arguments": {"name": "extra"}},
+                             {"id": "e1", "name": ECHO, "arguments": {"text": "read only"}}]},
+             {"text": "done"},
+             {"tool_calls": [{"id": "a2", "name": ADD, "arguments": {"name": "other"}}]},
+             {"text": "done again"}]
+    hosted, _ = await open_session(host, tmp_path, lines, mcpServers={"probe": probe_server()},
+                                   permissions={"create_file": "auto"})
+    with anyio.fail_after(SLOW):
+        await host.run_turn(hosted, "first", RecordingSink(), Approver())
+        await host.run_turn(hosted, "second", RecordingSink(), Approver())
+    first, second = hosted.session.turn_records
+    add_1, add_2 = first.mcp_calls[0].call_id, second.mcp_calls[0].call_id
+    assert [call.tool for call in first.mcp_calls] == [ADD]  # the echo is marked readOnlyHint
+    # the second turn changed no file: undo says what it cannot do, not "nothing to undo" alone
+    result = await host.undo(hosted, None)
+    assert result["turnId"] == "t1"  # the last turn with something to undo
+    assert result["status"] == "undone"
+    assert result["notUndone"] == [{"callId": add_1, "tool": ADD}]
+    assert result["message"] == (f"Undid turn t1: 1 file(s) restored. Toolwire cannot undo what MCP tools do: "
+                                 f"{add_1} ({ADD}) was not undone.")
+    assert not (hosted.session.root / "a.txt").exists()
+    only_mcp = await host.undo(hosted, "t2")
+    assert only_mcp["status"] == "nothing_to_do"
+    assert only_mcp["notUndone"] == [{"callId": add_2, "tool": ADD}]
+    assert only_mcp["message"] == (f"Turn t2 changed no files; there is nothing to undo. Toolwire cannot undo what "
+                                   f"MCP tools do: {add_2} ({ADD}) was not undone.")
+    assert (await host.undo(hosted, None))["turnId"] == "t2"  # nothing else is left to undo
+    assert (await host.undo(hosted, "t1", redo=True))["notUndone"] == []
+    note = hosted.session.history_notes[0]
+    assert f"what the MCP calls {add_1} ({ADD}) did was not undone (Toolwire cannot undo MCP tools)" in note
+
+
+async def test_a_server_that_never_starts_is_told_once_and_no_turn_waits_for_it(host, tmp_path):
+    lines = [{"text": "one"}, {"text": "two"}]
+    missing = {"type": "stdio", "command": str(tmp_path / "no-such-server")}
+    hosted, outlet = await open_session(host, tmp_path, lines, mcpServers={"gone": missing})
+    with anyio.fail_after(SLOW):
+        await hosted.session.mcp.wait_started(SLOW)
+        await host.run_turn(hosted, "first", RecordingSink(), Approver())
+        await host.run_turn(hosted, "second", RecordingSink(), Approver())
+    failures = [w for w in events(outlet, SessionWarning) if w.code == "mcp_server_failed"]
+    assert len(failures) == 1 and failures[0].names == ("gone",)
+    assert failures[0].message.startswith("MCP server gone is not available: ")
+    state = host.snapshot(hosted)
+    assert failures[0] in state.warnings
+    changed = events(outlet, McpServerChanged)
+    assert changed and changed[-1].state == "failed" and changed[-1].error
+    status = host.tool_listing(hosted)["mcpServers"][0]
+    assert status["state"] == "failed" and status["offered"] == 0 and status["error"] == changed[-1].error
+    assert not any(name.startswith("mcp__") for name in offered(hosted.session.model.requests[0]))
+
+
+async def test_allowlist_names_and_permission_keys_that_name_nothing_are_warned_once(host, tmp_path):
+    entry = {**probe_server(), "tools": ["fail", "nosuch", "echo"]}
+    permissions = {"mcp__probe__echo": "auto", "mcp__probe__gone": "deny", "mcp__elsewhere": "ask"}
+    hosted, outlet = await open_session(host, tmp_path, [{"text": "ok"}], mcpServers={"probe": entry},
+                                        permissions=permissions)
+    at_open = [w for w in events(outlet, SessionWarning)]
+    assert at_open == [SessionWarning("mcp_config", "The permissions key mcp__elsewhere names no MCP server of this "
+                                      "session: it applies to nothing.", ("mcp__elsewhere",))]
+    with anyio.fail_after(SLOW):
+        await hosted.session.mcp.wait_started(SLOW)
+        await host.run_turn(hosted, "go", RecordingSink(), Approver())
+    warnings = [w for w in events(outlet, SessionWarning)]
+    assert warnings[1:] == [
+        SessionWarning("mcp_config", "The tools allowlist of MCP server probe names nosuch, which the server does not "
+                       "list: it is not offered.", ("probe/nosuch",)),
+        SessionWarning("mcp_config", "The permissions key mcp__probe__gone names a tool MCP server probe does not "
+                       "list: it applies to nothing.", ("mcp__probe__gone",))]
+    assert host.snapshot(hosted).warnings == warnings
+    names = offered(hosted.session.model.requests[0])
+    assert [name for name in names if name.startswith("mcp__")] == ["mcp__probe__fail", ECHO]
+
+
+async def test_mcp_tools_left_out_by_max_tools_are_named_in_the_warning(host, tmp_path):
+    hosted, _ = await open_session(host, tmp_path, [{"text": "ok"}], mcpServers={"time": time_server()}, maxTools=16)
+    sink = RecordingSink()
+    with anyio.fail_after(SLOW):
+        await host.run_turn(hosted, "go", sink, Approver())
+    warning = next(w for w in events(sink, SessionWarning) if w.code == "tools_left_out")
+    assert warning.names == ("mcp__time__get_current_time", "mcp__time__convert_time")
+    listing = host.tool_listing(hosted)
+    assert listing["leftOut"] == list(warning.names)
+    assert listing["mcpServers"] == [{"name": "time", "state": "ready", "tools": 2, "offered": 0}]
