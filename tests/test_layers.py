@@ -25,6 +25,8 @@ FORBIDDEN = {
     "acp": {*JSON_RPC, "pygls", "lsprotocol", "openai"},
     "rpc": {"toolwire.agent", "toolwire.lsp", "toolwire.acp", "toolwire.headless", "openai", "acp"},
     "headless": {"toolwire.agent", "toolwire.acp", "openai", "acp"},
+    "mcp": {"toolwire.agent", "toolwire.llm", "toolwire.acp", "toolwire.streaming", *JSON_RPC,
+            "pygls", "lsprotocol", "openai", "acp"},
 }
 
 #: The only modules of the LSP front-end the headless client may import: the wire models.
@@ -81,6 +83,12 @@ def test_the_headless_client_uses_only_the_wire_models_of_lsp():
             bad += [f"{path.relative_to(PACKAGE)} imports {n}" for n in names
                     if (n == "toolwire.lsp" or n.startswith("toolwire.lsp.")) and n not in HEADLESS_MAY_USE]
     assert not bad, bad
+
+
+def test_only_the_mcp_package_imports_the_mcp_sdk():
+    users = {p.relative_to(PACKAGE).parts[0] for p in PACKAGE.rglob("*.py")
+             if any(n.split(".")[0] in ("mcp", "mcp_types") for n in imports(p))}
+    assert users == {"mcp"}
 
 
 def test_only_the_acp_package_imports_the_acp_sdk():

@@ -1,14 +1,20 @@
 """What the model and the card get of an MCP ``tools/call`` answer (toolwire.mcp.results):
-every content block, structuredContent, isError, images, and the bounds of both."""
+every content block, structuredContent, isError, images, and the bounds of both; then a
+registry server's real answers."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+import anyio
 import mcp_types as types
 
+from mcp_servers import everything_stdio
+from test_mcp_runtime import NET, spec, started
 from toolwire.mcp.results import CARD_TEXT_LIMIT, MAX_CARD_IMAGE_BYTES, MAX_IMAGE_BYTES, to_result
+from toolwire.mcp.tool import McpTool
+from toolwire.tools.base import ToolContext
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * (34 * 1024 - 8)
 
@@ -131,3 +137,30 @@ def test_long_text_is_cut_with_the_marker_for_the_model_and_bounded_in_the_card(
     card_text = result.data["content"][0]["text"]
     assert len(card_text) <= CARD_TEXT_LIMIT and f"the full result is {len(text)} characters" in card_text
     json.dumps(result.data)  # the card's data goes on the wire as it is
+
+
+async def test_a_registry_servers_answers_map_as_they_come(tmp_path):
+    """server-everything (npm, over stdio): a real image, structuredContent its text carries,
+    resource links and an embedded resource."""
+    connection = await started(spec(tmp_path, "everything", everything_stdio()))
+    try:
+        listed = {tool.name: tool for tool in connection.tools}
+        ctx = ToolContext(root=tmp_path, extra={"result_limit": 5000})
+
+        async def run(name: str, arguments: dict):
+            tool = McpTool(connection, listed[name])
+            with anyio.fail_after(NET):
+                return await tool.run(tool.validate(arguments), ctx)
+
+        image = await run("get-tiny-image", {})
+        assert "[image image/png, 4 KB: shown to you in the message after the tool results]" in image.content
+        assert [(part.mime_type, part.size) for part in image.images] == [("image/png", 4033)]
+        assert base64.b64decode(image.data["content"][1]["data"]).startswith(b"\x89PNG")
+        weather = await run("get-structured-content", {"location": "New York"})
+        assert json.loads(weather.content) == weather.data["structuredContent"]  # carried by its text: once
+        links = await run("get-resource-links", {"count": 2})
+        assert '[resource link "Text Resource 2" demo://resource/dynamic/text/2, text/plain: ' in links.content
+        embedded = await run("get-resource-reference", {})
+        assert "[resource demo://resource/dynamic/text/1, text/plain]\nResource 1: " in embedded.content
+    finally:
+        await connection.stop()

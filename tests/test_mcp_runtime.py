@@ -164,7 +164,8 @@ async def test_servers_that_never_start_fail_with_the_reason(tmp_path):
                                                    "env": {"API_TOKEN": secret}}), redactor=redactor)
     assert (exits.state, exits.error) == ("failed", "exited during start (code 3)")
     assert exits.stderr_tail() == "token ***"
-    silent = await started(spec(tmp_path, "silent", {"command": "sleep", "args": ["600"]}), start_timeout=0.2)
+    silent = await started(spec(tmp_path, "silent", {"command": "sh", "args": ["-c", "cat > /dev/null"]}),
+                           start_timeout=0.2)  # reads its stdin to the end, never answers
     assert (silent.state, silent.error) == ("failed", "did not start within 0.2 s")
     for connection in (missing, exits, silent):
         await connection.stop()
@@ -329,3 +330,12 @@ async def test_everything_over_stdio_is_ready(tmp_path):
         assert (await connection.call("get-sum", {"a": 2, "b": 3}, timeout=NET)).content[0].text.endswith("5.")
     finally:
         await connection.stop()
+
+
+async def test_a_session_leaving_while_its_server_starts_stops_it(tmp_path, probe_record):
+    pool = McpPool()
+    servers = pool.attach("s", [spec(tmp_path, "probe", probe_server(probe_record))], start_timeout=NET)
+    assert servers.statuses() == [ServerStatus("probe", "starting")]
+    await pool.detach("s")
+    assert servers.statuses() == [ServerStatus("probe", "stopped")]
+    await pool.aclose()

@@ -295,3 +295,21 @@ test("a result's image is shown only as a data: URL of PNG, JPEG, GIF or WebP bu
   assert.deepEqual(imagesOf({ ok: true, content: "x", errorCode: null, data: { diff: "" } }), []);
   assert.deepEqual(imagesOf({ reason: "no" }), []);
 });
+
+test("a snapshot's toolImages message (tool images shown to the model) is neither a user entry nor a turn", () => {
+  const state = applySnapshot(initialState(), {
+    sessionId: "s", model: "replay", running: false, turnId: "t1", streaming: null,
+    messages: [
+      { role: "user", content: "draw", userText: "draw" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", function: { name: "mcp__pics__chart", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: "[image image/png, 34 KB: shown to you in the message after the tool results]" },
+      { role: "user", toolImages: true, content: [{ type: "text", text: "Image from mcp__pics__chart (c1):" },
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+      { role: "assistant", content: "a chart" },
+    ],
+    toolCalls: [], pendingPermissions: [], permissions: [], instructions: [],
+    turns: [{ turnId: "t1", stopReason: "end_turn", message: null, usage: null, undoable: false, undone: false }],
+  });
+  assert.deepEqual(state.entries.filter((e) => e.kind === "user").length, 1);
+  assert.deepEqual(state.entries.filter((e) => e.kind === "turnEnd").length, 1);
+});

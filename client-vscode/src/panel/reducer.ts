@@ -386,6 +386,9 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
   let userTurns = 0;
   const placed = new Set<string>();
   for (const message of snapshot.messages as HistoryMessage[]) {
+    if (message?.role === "user" && message.toolImages === true) {
+      continue; // the images of tool calls, shown to the model: the calls' cards show them
+    }
     if (message?.role === "user") {
       if (userTurns > 0) {
         const turn = turns[userTurns - 1];
@@ -449,6 +452,8 @@ interface HistoryMessage {
   content?: unknown;
   /** A user message's own text, without what the session added for the model (protocol.md, snapshot). */
   userText?: unknown;
+  /** The message that shows the model the images of tool calls: not a user's message (protocol.md, snapshot). */
+  toolImages?: unknown;
   reasoning?: unknown;
   tool_call_id?: unknown;
   tool_calls?: { id: string; function?: { name?: string; arguments?: string } }[];

@@ -30,7 +30,8 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
     Args:
         messages: The conversation in OpenAI Chat Completions shape (system, user,
             assistant with ``tool_calls``, tool results by ``tool_call_id``), as
-            :meth:`Conversation.shown` gives it: a user message's ``userText`` is shown.
+            :meth:`Conversation.shown` gives it: a user message's ``userText`` is shown, a
+            ``toolImages`` message (the images of tool calls, for the model) is not.
         root: The workspace folder (locations are absolute).
 
     Returns:
@@ -41,6 +42,8 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
     updates: list[Any] = []
     for message in messages:
         role = message.get("role")
+        if role == "user" and message.get("toolImages"):
+            continue  # the images of tool calls, shown to the model: not the user's message
         content = message.get("content")
         text = content if isinstance(content, str) else _joined(content)
         shown = display_text(text, keep="\n\t")  # as the live updates show it

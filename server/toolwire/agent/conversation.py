@@ -6,6 +6,11 @@ or arguments are not a JSON object (``""`` included). :meth:`Conversation.repair
 is run before every model request; it adds error results for missing ones and
 never drops half of a call/result pair.
 
+A Chat Completions ``tool`` message takes text only, so the images a tool returned
+(an MCP tool's, :attr:`toolwire.tools.base.ToolResult.images`) go in one ``user`` message
+right after the tool messages of their assistant message (:meth:`Conversation.add_images`):
+``Image from NAME (CALL_ID):`` then the image as an ``image_url`` data URL, for each.
+
 Every text stored is valid Unicode: a lone surrogate (what Python makes of a
 file name or a JSON ``\\udcXX`` escape that is not UTF-8) cannot be encoded for
 any provider, and once in the history it would make every later request of
@@ -17,8 +22,11 @@ that got in otherwise.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
+from toolwire.tools.base import ImagePart
 from toolwire.workspace.names import valid_text
 
 #: Result text for a call that never got one (turn cancelled, server restarted).
@@ -27,6 +35,38 @@ MISSING_RESULT = "Error: this tool call has no result (it was interrupted before
 
 #: Start of the note that replaces an old tool result dropped to fit the context window.
 DROPPED_PREFIX = "[older tool result dropped to fit the context window;"
+
+#: Start of the note that replaces the images of an older tool-images message dropped to fit.
+IMAGES_DROPPED = "[older images dropped to fit the context window:"
+
+#: Characters an image part counts for in the history's size (about 1600 tokens: Anthropic
+#: counts width x height / 750 tokens, at most about 1600 for an image it does not scale
+#: down; OpenAI at most 1105 for a high-detail image at 2048 px), whatever its bytes.
+IMAGE_CHARS = 6400
+
+#: The text before each image of a tool-images message.
+_IMAGE_INTRO = re.compile(r"Image from \S+ \(\S+\):")
+
+
+def is_tool_images(message: dict[str, Any]) -> bool:
+    """Whether ``message`` is the ``user`` message :meth:`Conversation.add_images` adds (not the user's)."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list) or not content:
+        return False
+    return all(isinstance(part, dict) and (part.get("type") == "image_url" or (
+        part.get("type") == "text" and (_IMAGE_INTRO.fullmatch(text := str(part.get("text", "")))
+                                        or text.startswith(IMAGES_DROPPED)))) for part in content)
+
+
+def message_chars(message: dict[str, Any]) -> int:
+    """Characters ``message`` counts for (its JSON as sent), an image part :data:`IMAGE_CHARS`
+    whatever the size of its data URL."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") == "image_url" for p in content):
+        return len(json.dumps(message, ensure_ascii=False))
+    images = sum(1 for p in content if isinstance(p, dict) and p.get("type") == "image_url")
+    rest = [p for p in content if not (isinstance(p, dict) and p.get("type") == "image_url")]
+    return len(json.dumps({**message, "content": rest}, ensure_ascii=False)) + images * IMAGE_CHARS
 
 
 def _scrub(value: Any) -> tuple[Any, bool]:
@@ -130,12 +170,15 @@ class Conversation:
     def shown(self) -> list[dict[str, Any]]:
         """The messages for a front-end to show (a snapshot, a replayed history): as sent, and
         each user message whose own text is known with it as ``userText`` (without the
-        workspace overview and the notes the session added for the model)."""
-        if not self._typed or len(self._owners) != len(self.messages):
-            return self.messages
+        workspace overview and the notes the session added for the model); the message that
+        shows the model the images of tool calls (:meth:`add_images`) with ``toolImages: true``
+        instead (it is not a user's message, nor a turn's start)."""
+        owners = self._owners if len(self._owners) == len(self.messages) else [None] * len(self.messages)
         out = []
-        for message, owner in zip(self.messages, self._owners, strict=True):
-            if message.get("role") == "user" and owner in self._typed:
+        for message, owner in zip(self.messages, owners, strict=True):
+            if is_tool_images(message):
+                message = {**message, "toolImages": True}
+            elif message.get("role") == "user" and owner in self._typed:
                 message = {**message, "userText": self._typed[owner]}
             out.append(message)
         return out
@@ -177,16 +220,34 @@ class Conversation:
         """Append the result of one call."""
         self._append({"role": "tool", "tool_call_id": valid_text(call_id), "content": valid_text(content)})
 
+    def add_images(self, shown: Sequence[tuple[str, str, Sequence[ImagePart]]]) -> None:
+        """Append the ``user`` message that shows the model the images of calls, after the
+        tool messages of their assistant message.
+
+        Args:
+            shown: ``(tool name, call id, images)`` per call, in call order; nothing is added
+                when there is no image.
+        """
+        content: list[dict[str, Any]] = []
+        for name, call_id, images in shown:
+            for image in images:
+                content.append({"type": "text", "text": f"Image from {valid_text(name)} ({valid_text(call_id)}):"})
+                content.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}})
+        if content:
+            self._append({"role": "user", "content": content})
+
     def size(self) -> int:
-        """Characters of the history as sent (a cheap proxy for tokens: about 4 per token)."""
-        return sum(len(json.dumps(m, ensure_ascii=False)) for m in self.messages)
+        """Characters of the history as sent (a cheap proxy for tokens: about 4 per token; an
+        image :data:`IMAGE_CHARS`)."""
+        return sum(message_chars(m) for m in self.messages)
 
     def fit(self, max_chars: int) -> int:
         """Shrink the oldest tool results until the history fits ``max_chars``.
 
         A result is replaced by a short note giving its original size; the tool
-        message itself stays, so a call is never separated from its result. The
-        results of the latest assistant message are never shrunk.
+        message itself stays, so a call is never separated from its result. The images
+        of older calls (:meth:`add_images`) give way the same way, their message left with
+        a note naming them. The results of the latest assistant message are never shrunk.
 
         Returns:
             How many results were shrunk (their call ids: :attr:`last_dropped`).
@@ -201,6 +262,13 @@ class Conversation:
             if total <= max_chars or position >= last_assistant:
                 break
             content = message.get("content")
+            if is_tool_images(message):
+                names = " ".join(p["text"].removeprefix("Image from ").rstrip(":") for p in content
+                                 if p.get("type") == "text")
+                note = [{"type": "text", "text": f"{IMAGES_DROPPED} {names}]"}]
+                total -= message_chars(message) - message_chars({**message, "content": note})
+                message["content"] = note
+                continue
             if message.get("role") != "tool" or not isinstance(content, str) or content.startswith(DROPPED_PREFIX):
                 continue
             note = f"{DROPPED_PREFIX} it was {len(content)} characters]"

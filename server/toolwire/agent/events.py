@@ -129,6 +129,24 @@ def excluded_notice(subject: dict[str, Any]) -> str | None:
     return f"{EXCLUDED_PREFIX}{named}. Allowing shows it to the model for this call only."
 
 
+#: An MCP tool's hints (MCP ``ToolAnnotations``) with their words when true and when false, as
+#: every front-end shows them in the question about a call (the panel too: src/permission.ts).
+MCP_HINT_WORDS = (("readOnlyHint", "read-only", "not read-only"),
+                  ("destructiveHint", "destructive", "not destructive"),
+                  ("openWorldHint", "open world (reaches outside this computer)", "closed world"))
+
+
+def mcp_hints_notice(subject: dict[str, Any]) -> str | None:
+    """The server's hints of an ``mcp`` subject in words (``Hints from the server, not checked:
+    read-only, closed world.``), or None when it gave none: shown with the question, never used
+    to allow a call."""
+    hints = subject.get("hints")
+    if not isinstance(hints, dict):
+        return None
+    words = [yes if hints[key] else no for key, yes, no in MCP_HINT_WORDS if isinstance(hints.get(key), bool)]
+    return f"Hints from the server, not checked: {', '.join(words)}." if words else None
+
+
 def offered(subject: dict[str, Any]) -> tuple[str, ...]:
     """The answers a question about ``subject`` offers, by option id: ``allow_once``,
     ``allow_always`` and ``reject``; no ``allow_always`` when it names files kept from the
@@ -181,6 +199,6 @@ class RecordingSink:
 
 
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "EXCLUDED_PREFIX",
-           "IRREVERSIBLE_PREFIX", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
+           "IRREVERSIBLE_PREFIX", "MCP_HINT_WORDS", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
            "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
-           "WorkspaceChange", "call_changed", "excluded_notice", "offered"]
+           "WorkspaceChange", "call_changed", "excluded_notice", "mcp_hints_notice", "offered"]

@@ -10,6 +10,12 @@ name, then a group (``"edits"`` for every file-changing tool, ``"git"`` for
 every mutating git tool, ``"read"`` for read-only tools). ``deny`` from the
 configuration wins over session rules.
 
+An MCP tool (:class:`toolwire.mcp.tool.McpTool`) asks by default, whatever its
+``readOnlyHint`` (a server's hints are never trusted to skip a question). Its keys,
+most specific first: the name it is offered under, ``mcp__<server>__<tool>`` (cleaned,
+never cut), ``mcp__<server>`` (every tool of the server), then the group ``other``.
+"Allow always" remembers that tool for any arguments, never the whole server.
+
 "Allow always" remembers the whole action: the tool, every path argument
 (normalized inside the workspace; ``path``/``new_path`` by position, ``paths``
 as a set), every other argument except the text being written (``old_string``,
@@ -25,7 +31,8 @@ file. Actions whose size is unknown until they run are never remembered: a
 
 :func:`build_subject` says what the user is asked about: the exact diff of an
 edit (a dry run of the tool's own plan), the argv and folder of a git command,
-or the arguments of any other tool.
+the tool, server, arguments, hints and undo line of an MCP tool, or the arguments of
+any other tool.
 """
 
 from __future__ import annotations
@@ -38,17 +45,23 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from toolwire.mcp.naming import PREFIX, clean, server_key
+from toolwire.mcp.tool import McpTool
 from toolwire.tools.base import Tool, ToolContext
 from toolwire.tools.target import FileTool
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
 from toolwire.workspace.positions import line_count
 
-__all__ = ["Decision", "PermissionPolicy", "build_subject", "action_key"]
+__all__ = ["Decision", "PermissionPolicy", "build_subject", "action_key", "policy_keys", "UNDO_LINE"]
 
 _CONTENT_FIELDS: Final = frozenset({"old_string", "new_string", "content", "edits", "message"})
 _PATH_FIELDS: Final = ("path", "new_path")
 _PATH_LIST_FIELD: Final = "paths"
+#: The MCP hints an approval shows (MCP ``ToolAnnotations``).
+_HINTS: Final = ("readOnlyHint", "destructiveHint", "openWorldHint")
+#: What the approval of an MCP tool not marked read-only says.
+UNDO_LINE: Final = "Toolwire cannot undo what this tool does"
 
 
 class Decision(str, Enum):
@@ -63,6 +76,13 @@ def action_key(tool: Tool, args: BaseModel) -> str | None:
     """The per-argument key of a call (``"git_branch.switch"``), or None for tools without actions."""
     action = getattr(args, "action", None)
     return f"{tool.name}.{action}" if isinstance(action, str) else None
+
+
+def policy_keys(tool: Tool, args: BaseModel) -> list[str]:
+    """The ``permissions`` keys that may decide a call, most specific first."""
+    if isinstance(tool, McpTool):
+        return [tool.name, f"{PREFIX}{clean(tool.server)}__{clean(tool.original)}", server_key(tool.server), "other"]
+    return [key for key in (action_key(tool, args), tool.name, _group(tool)) if key is not None]
 
 
 def _default(tool: Tool, args: BaseModel) -> Decision:
@@ -92,7 +112,10 @@ def _norm(root: Path, value: str) -> str | None:
 
 
 def _scope(tool: Tool, args: BaseModel, root: Path) -> tuple[Any, ...] | None:
-    """The identity of a call's whole action, or None when a path leaves the workspace."""
+    """The identity of a call's whole action, or None when a path leaves the workspace (an
+    MCP tool's: the tool alone, whatever its arguments)."""
+    if isinstance(tool, McpTool):
+        return (tool.name, ())
     items: list[tuple[str, Any]] = []
     for name, value in sorted(args.model_dump(mode="json").items()):
         if name in _CONTENT_FIELDS:
@@ -135,8 +158,8 @@ class PermissionPolicy:
 
     def configured(self, tool: Tool, args: BaseModel) -> Decision:
         """The decision from overrides and defaults alone (session rules ignored)."""
-        for key in (action_key(tool, args), tool.name, _group(tool)):
-            if key is not None and key in self._overrides:
+        for key in policy_keys(tool, args):
+            if key in self._overrides:
                 return self._overrides[key]
         return _default(tool, args)
 
@@ -216,9 +239,14 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
         ``{"kind": "edit", "tool", "path", "diff"}`` (plus ``new_path`` for a
         rename) for file tools, the diff being a dry run of the tool's own
         plan on the current text; ``{"kind": "git", "tool", "argv", "cwd"}``
-        for git tools; ``{"kind": "tool", "tool", "arguments"}`` otherwise. If
+        for git tools; ``{"kind": "mcp", "tool", "server", "serverTool", "arguments",
+        "hints", "undo"?}`` for MCP tools (``hints``: those the server gives of ``readOnlyHint``,
+        ``destructiveHint`` and ``openWorldHint``; ``undo``: :data:`UNDO_LINE` unless
+        ``readOnlyHint`` is true); ``{"kind": "tool", "tool", "arguments"}`` otherwise. If
         the plan fails, ``{"kind": "tool", "tool", "arguments", "note": <why>}``.
     """
+    if isinstance(tool, McpTool):
+        return _mcp_subject(tool, args)
     try:
         if isinstance(tool, FileTool):
             change = await tool.plan(args, ctx)
@@ -242,3 +270,13 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
     except Exception:  # noqa: BLE001
         arguments = {}
     return {"kind": "tool", "tool": tool.name, "arguments": arguments, "note": note}
+
+
+def _mcp_subject(tool: McpTool, args: BaseModel) -> dict[str, Any]:
+    """The approval of an MCP call: what runs where, the server's hints, and that it cannot be undone."""
+    hints = {key: value for key in _HINTS if (value := tool.hint(key)) is not None}
+    subject: dict[str, Any] = {"kind": "mcp", "tool": tool.name, "server": tool.server, "serverTool": tool.original,
+                               "arguments": getattr(args, "arguments", {}), "hints": hints}
+    if hints.get("readOnlyHint") is not True:
+        subject["undo"] = UNDO_LINE
+    return subject

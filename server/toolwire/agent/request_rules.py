@@ -20,6 +20,7 @@ import random
 import unicodedata
 from typing import Any
 
+from toolwire.agent.conversation import message_chars
 from toolwire.llm.base import ContextLengthError, ModelError
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 
@@ -51,8 +52,9 @@ def retry_delay(error: ModelError, attempt: int) -> float | None:
 
 def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
     """A request's size in tokens, estimated at :data:`CHARS_PER_TOKEN` characters of
-    its JSON (messages and tool definitions) a token."""
-    chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) + len(json.dumps(tools, ensure_ascii=False))
+    its JSON (messages and tool definitions) a token, an image as
+    :data:`toolwire.agent.conversation.IMAGE_CHARS` characters."""
+    chars = sum(message_chars(m) for m in messages) + len(json.dumps(tools, ensure_ascii=False))
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 

@@ -22,9 +22,13 @@ Policy, in call order:
    barrier (commit, branch switch), which waits for every earlier call and runs
    alone. A call that changes a path is asked about only after the earlier
    calls on that path finished, so the diff it shows is the one it will make.
-   Each call runs under ``tool_timeout``.
+   Each call runs under ``tool_timeout`` (an MCP tool's under ``mcp_call_timeout``).
 5. Results are appended to the conversation in call order, whatever order the
-   tools finished in.
+   tools finished in; the images calls returned follow the results of their
+   response in one ``user`` message (:meth:`Conversation.add_images`).
+
+An MCP tool (:class:`toolwire.mcp.tool.McpTool`) changes nothing Toolwire can record: no
+checkpoint is taken around it and the irreversible rule does not apply to it.
 
 One tool's run itself (checkpoints, timeout, the tool-call log) and the text the model gets
 for a finished call are in :mod:`toolwire.agent.tool_runs`.
@@ -52,10 +56,11 @@ from toolwire.agent.problem_watch import Baseline, NotOpen, ProblemWatch
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
 from toolwire.agent.tool_runs import checkpointed, log_call, model_result_text
+from toolwire.mcp.tool import McpTool
 from toolwire.streaming.changes import snapshot
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
-from toolwire.tools.base import ArgumentsInvalid, Tool, ToolResult
+from toolwire.tools.base import ArgumentsInvalid, ImagePart, Tool, ToolResult
 from toolwire.workspace.errors import tool_error_in
 from toolwire.workspace.locks import overlaps
 
@@ -78,6 +83,9 @@ class Scheduler:
         self._calls: dict[str, ToolCallState] = {}
         self._in_history: list[ToolCallState] = []
         self._recorded: set[int] = set()
+        self._ends: set[int] = set()  # the last call of each response in the history
+        self._images: dict[int, tuple[ImagePart, ...]] = {}  # per call: the images the model is shown
+        self._shown: list[tuple[str, str, tuple[ImagePart, ...]]] = []  # recorded, waiting for their response's end
         self._pending: ResponseRun | None = None
         self._allowed: dict[str, frozenset[Path]] = {}  # call id -> excluded files the user allowed for it
         self._problems = ProblemWatch()  # problems after every edit of an open file
@@ -115,7 +123,8 @@ class Scheduler:
         """Append a result for every finished call in the history that has none yet.
 
         Results go in call order, so recording stops at the first call that is
-        not terminal yet (the turn's cleanup settles it and calls this again).
+        not terminal yet (the turn's cleanup settles it and calls this again). The
+        images of a response's calls follow its last result.
         """
         conversation = self.session.conversation
         limit = self.session.settings.result_limit
@@ -125,6 +134,11 @@ class Scheduler:
             if id(call) not in self._recorded:
                 self._recorded.add(id(call))
                 conversation.add_tool_result(call.id, model_result_text(call, limit))
+                if images := self._images.pop(id(call), ()):
+                    self._shown.append((call.name, call.id, images))
+                if id(call) in self._ends and self._shown:
+                    conversation.add_images(self._shown)
+                    self._shown = []
 
     def streaming_merger(self) -> StreamMerger | None:
         """The merger of the response being streamed (not yet in the history), or None."""
@@ -155,6 +169,8 @@ class Scheduler:
             merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls], reasoning
         )
         self._in_history.extend(calls)
+        if calls:
+            self._ends.add(id(calls[-1]))
         self.record_missing_results()
 
     def flush_pending(self) -> None:
@@ -261,7 +277,8 @@ class Scheduler:
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.POLICY_DENIED)
             return None
         checkpointer = self.checkpointer
-        irreversible = None if checkpointer is None or tool.read_only else await checkpointer.unrecordable(tool, args)
+        outside = checkpointer is None or tool.read_only or isinstance(tool, McpTool)
+        irreversible = None if outside else await checkpointer.unrecordable(tool, args)
         withheld = call_exclusions(tool, args, session.tool_context())
         if decision is Decision.AUTO and not withheld and (irreversible is None or session.settings.allow_irreversible):
             return {"irreversible": {"reason": irreversible}} if irreversible else {}
@@ -414,6 +431,8 @@ class Scheduler:
     def _finish(self, call: ToolCallState, result: ToolResult) -> None:
         """End a call that ran with its tool's result: ``done``, or ``errored`` with its code."""
         call.result = result.to_wire()
+        if result.images and result.ok:
+            self._images[id(call)] = result.images
         if result.error_code == "timeout":
             message = result.content.removeprefix("Error (timeout): ")
             self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))

@@ -21,7 +21,7 @@ from toolwire.agent.permissions import PermissionPolicy
 from toolwire.agent.system_prompt import SYSTEM_PROMPT, base_prompt  # noqa: F401  (SYSTEM_PROMPT: re-exported)
 from toolwire.agent.project_rules import ROOT_FILES, ProjectRules, RulesFile, RulesSource
 from toolwire.llm.base import Model
-from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
+from toolwire.mcp.tool import McpTool
 from toolwire.settings import Settings
 from toolwire.tools.base import Registry, ToolContext
 from toolwire.tools.editor_intel import EditorIntel, EditorLink
@@ -214,8 +214,7 @@ class Session:
                            write_listener=self.write_listener, git=self.git_cache, plans=self.plan_memo,
                            model_exclude=self.model_exclude(), ripgrep=self.settings.ripgrep_path,
                            extra={"result_limit": self.settings.result_limit,
-                                  "offered": frozenset(self.registry.names()),
-                                  CALL_TIMEOUT: self.settings.mcp_call_timeout, IMAGE_INPUT: self.settings.image_input},
+                                  "offered": frozenset(self.registry.names())},
                            editor=self.editor_intel())
 
     def editor_intel(self) -> EditorIntel | None:

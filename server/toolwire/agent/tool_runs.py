@@ -19,7 +19,7 @@ from toolwire.agent.checkpoint_records import McpCall
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT
 from toolwire.agent.session import Session
-from toolwire.mcp.tool import McpTool
+from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
 from toolwire.tools.base import Tool, ToolError, ToolResult
 from toolwire.tools.fitting import truncate_for_model
@@ -90,7 +90,7 @@ async def checkpointed(session: Session, checkpointer: Checkpointer | None, tool
 
 async def _mcp_call(session: Session, checkpointer: Checkpointer | None, tool: McpTool, args: Any,
                     call_id: str | None) -> ToolResult:
-    """Run an MCP tool's call under ``mcpCallTimeout``; in a turn, one whose tool is not marked
+    """Run an MCP tool's call (:func:`invoke`); in a turn, one whose tool is not marked
     ``readOnlyHint`` is noted in the turn's record before it is sent (an undo names it as not
     undone) and forgotten again when it never reached its server (``mcp_server_unavailable``)."""
     noted = None
@@ -98,26 +98,32 @@ async def _mcp_call(session: Session, checkpointer: Checkpointer | None, tool: M
         noted = McpCall(call_id=call_id, tool=tool.name)
         checkpointer.record.mcp_calls.append(noted)
         checkpointer.save()
-    result = await invoke(session, tool, args, timeout=session.settings.mcp_call_timeout)
+    result = await invoke(session, tool, args)
     if noted is not None and result.error_code == "mcp_server_unavailable":
         checkpointer.record.mcp_calls.remove(noted)
         checkpointer.save()
     return result
 
 
-async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset(),
-                 timeout: float | None = None) -> ToolResult:
-    """Run the tool under its timeout (``toolTimeout`` unless ``timeout`` is given); every failure becomes a result."""
+async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
+    """Run the tool under its timeout (``tool_timeout``; an MCP tool's ``mcp_call_timeout``, and
+    the ``image_input`` setting in its context); every failure becomes a result."""
+    settings = session.settings
     ctx = session.tool_context()
     ctx.allowed_excluded = allowed
-    seconds = session.settings.tool_timeout if timeout is None else timeout
+    timeout = settings.tool_timeout
+    if isinstance(tool, McpTool):
+        timeout = settings.mcp_call_timeout
+        ctx.extra |= {CALL_TIMEOUT: timeout, IMAGE_INPUT: settings.image_input}
     try:
-        with anyio.fail_after(seconds):
+        with anyio.fail_after(timeout):
             return await tool.run(args, ctx)
     except ToolError as exc:
         return ToolResult.failure(exc.code, exc.message, exc.data)
     except TimeoutError:
-        message = f"{tool.name} did not finish within {seconds:g} s"
+        message = f"{tool.name} did not finish within {timeout:g} s"
+        if isinstance(tool, McpTool):
+            message += " (the mcpCallTimeout setting); the server was told to cancel the call"
         if unanswered := ctx.extra.get(EDITOR_WAIT):
             message += (f": the editor never answered the edit of {unanswered} (workspace/applyEdit); the request "
                         "was withdrawn but the editor may still apply it, so read the file before changing it again")

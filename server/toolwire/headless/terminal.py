@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolwire.headless.result_notes import count_summary, note_lines
+from toolwire.lsp.messages import mcp_hints_notice
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 
@@ -179,19 +180,11 @@ def mcp_origin(subject: dict[str, Any]) -> str:
     return f"({subject.get('serverTool')} from the MCP server {subject.get('server')})"
 
 
-#: An MCP hint and its words when true and when false (the panel's words, src/permission.ts).
-_HINTS = (("readOnlyHint", "read-only", "not read-only"), ("destructiveHint", "destructive", "not destructive"),
-          ("openWorldHint", "open world (reaches outside this computer)", "closed world"))
-
-
 def mcp_detail(subject: dict[str, Any], arguments: str) -> str:
     """The lines under the question about an MCP call: the server's hints in words (``Hints from the
     server, not checked: read-only, closed world.``; none when it gave none), then ``arguments``."""
-    hints = subject.get("hints") if isinstance(subject.get("hints"), dict) else {}
-    words = [yes if hints[key] else no for key, yes, no in _HINTS if isinstance(hints.get(key), bool)]
-    if not words:
-        return arguments
-    return display_text(f"Hints from the server, not checked: {', '.join(words)}.") + "\n" + arguments
+    hints = mcp_hints_notice(subject)
+    return arguments if hints is None else display_text(hints) + "\n" + arguments
 
 
 class Prompt:

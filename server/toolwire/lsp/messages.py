@@ -17,9 +17,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-# How every question about an Irreversible change, or one naming files kept from the model, opens (the agent's
-# rule), for clients of the wire (toolwire run).
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice  # noqa: F401
+# How every question about an Irreversible change, or one naming files kept from the model, opens, and the words of
+# an MCP tool's hints (the agent's rules), for clients of the wire (toolwire run).
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice, mcp_hints_notice  # noqa: F401
 from toolwire.lsp.protocol import (
     CallErrorWire,
     InstructionsFile,

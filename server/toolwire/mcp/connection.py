@@ -50,7 +50,7 @@ from toolwire.workspace.errors import ToolError
 if TYPE_CHECKING:
     from toolwire.mcp.config import ServerSpec
 
-__all__ = ["McpCallError", "McpConnection", "Change", "FIRST_BACKOFF", "MAX_BACKOFF"]
+__all__ = ["McpCallError", "McpConnection", "Change", "FIRST_BACKOFF", "MAX_BACKOFF", "STOP_GRACE"]
 
 _LOG = logging.getLogger(__name__)
 _CLIENT = mcp_types.Implementation(name="toolwire", version=toolwire.__version__)
@@ -59,6 +59,8 @@ _CLIENT = mcp_types.Implementation(name="toolwire", version=toolwire.__version__
 FIRST_BACKOFF = 1.0
 #: The longest wait between restarts, in seconds.
 MAX_BACKOFF = 60.0
+#: Seconds a ready server has to be stopped the SDK's way before its task is cancelled.
+STOP_GRACE = 10.0
 #: The SDK's HTTP timeouts (seconds): 30 to connect, write or get a connection, 300 between reads
 #: (a server may hold a response stream open).
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
@@ -76,8 +78,8 @@ class McpCallError(ToolError):
     """A ``tools/call`` that got no result (a tool failure: the call's result says it).
 
     Attributes:
-        code: ``mcp_server_exited`` (the server exited or lost its connection during the
-            call), ``mcp_server_unavailable`` (not ready, or stopped during the call),
+        code: ``mcp_server_exited`` (the server exited, lost its connection or was stopped
+            during the call), ``mcp_server_unavailable`` (not ready: the call was not sent),
             ``mcp_error`` (a JSON-RPC error answer, or an answer the SDK refused: its message),
             or ``timeout`` (no answer within the call's timeout: the request was cancelled).
         message: One sentence for the model, secrets removed.
@@ -88,7 +90,7 @@ class McpCallError(ToolError):
 class _Run:
     """One start of the server, from the spawn to the end of its task."""
 
-    gone: anyio.Event = field(default_factory=anyio.Event)  # the server went away by itself
+    gone: anyio.Event = field(default_factory=anyio.Event)  # the server went away (or, stopping, is let go)
     started: anyio.Event = field(default_factory=anyio.Event)  # ready, or the task ended
     done: anyio.Event = field(default_factory=anyio.Event)  # the task ended
     relist: anyio.Event = field(default_factory=anyio.Event)
@@ -153,11 +155,20 @@ class McpConnection:
         return True
 
     async def stop(self) -> None:
-        """Stop the server (its process group, for stdio) and wait until it is down: ``stopped``."""
+        """Stop the server and wait until it is down (its process group, for stdio): ``stopped``.
+
+        A ready server is left the way the SDK leaves it (stdin closed and the process waited
+        for; an HTTP session ended with ``DELETE``), within :data:`STOP_GRACE`; a starting one,
+        or one past its grace, is cancelled (the SDK still stops the process).
+        """
         run = self._run
         if run is None:
             return
         run.stopping = True
+        if run.ready:
+            run.gone.set()
+            with anyio.move_on_after(STOP_GRACE):
+                await run.done.wait()
         if run.scope is not None:
             run.scope.cancel()
         await run.done.wait()
@@ -209,12 +220,11 @@ class McpConnection:
                 return await session.call_tool(tool, arguments)
             except MCPError as exc:
                 if run.stopping:
-                    raise McpCallError("mcp_server_unavailable",
-                                       f"the MCP server {self.name} was stopped during the call") from None
+                    raise McpCallError("mcp_server_exited", f"the MCP server {self.name} was stopped during the call") from None
                 if run.gone.is_set() or (exc.code == mcp_types.CONNECTION_CLOSED and await self._lost(run, session)):
-                    raise McpCallError("mcp_server_exited",
-                                       f"the MCP server {self.name} exited during the call; Toolwire starts it again "
-                                       "for the next turn") from None
+                    how = "exited" if isinstance(self.spec.config, StdioServerConfig) else "closed the connection"
+                    raise McpCallError("mcp_server_exited", f"the MCP server {self.name} {how} during the call; "
+                                                            "Toolwire starts it again for the next turn") from None
                 raise McpCallError("mcp_error", self._clean(exc.message or f"error {exc.code}")) from None
             except (RuntimeError, ValidationError) as exc:  # an answer the SDK refused (schema, shape)
                 raise McpCallError("mcp_error",

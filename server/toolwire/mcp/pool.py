@@ -17,13 +17,13 @@ import anyio
 
 from toolwire.mcp.connection import Change, McpConnection
 from toolwire.mcp.status import ServerStatus, ToolsChanged
+from toolwire.mcp.tool import McpTool
 from toolwire.redaction import Redactor
 
 if TYPE_CHECKING:
     import mcp_types
 
     from toolwire.mcp.config import ServerSpec
-    from toolwire.mcp.tool import McpTool
 
 __all__ = ["McpPool", "SessionServers"]
 
@@ -49,8 +49,6 @@ class SessionServers:
 
     def tools(self) -> list[McpTool]:
         """The tools of the ready servers, in configuration order, each server's allowlist applied."""
-        from toolwire.mcp.tool import McpTool
-
         return [McpTool(connection, listed) for connection in self.connections for listed in _allowed(connection)]
 
     def statuses(self) -> list[ServerStatus]:

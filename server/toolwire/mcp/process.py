@@ -40,9 +40,13 @@ _SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("too
 
 
 def _remember_spawns() -> None:
-    """Wrap the SDK's spawn so the task that called ``stdio_client`` learns the process."""
-    original = sdk_stdio._create_platform_compatible_process
-    if getattr(original, "toolwire_remembers", False):
+    """Wrap the SDK's spawn so the task that called ``stdio_client`` learns the process.
+
+    Should an SDK lose that function, servers run as before, without exit codes, the pidfd
+    watch or the group's stop (tests/test_mcp_runtime.py then fails: it reads the pid).
+    """
+    original = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    if original is None or getattr(original, "toolwire_remembers", False):
         return
 
     async def spawn(*args: Any, **kwargs: Any) -> Any:

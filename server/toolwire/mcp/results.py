@@ -19,6 +19,9 @@ text; cut to the session's ``resultLimit`` with the marker of built-in results
   ``MCPServer`` wraps a value that is not an object as ``{"result": value}``, and a text block
   holding that value carries it).
 
+The text is redacted (the process's redactor, :meth:`toolwire.redaction.Redactor.redact_content`,
+which knows the servers' secrets) before it is cut: a server may echo the secrets of its own
+``env`` or headers (server-everything's ``get-env`` does), and they never reach the model.
 ``isError: true`` makes a failed result (``mcp_tool_error``) whose message is that text: an
 errored call, the server's message as data.
 
@@ -41,6 +44,7 @@ from typing import Any
 
 import mcp_types
 
+from toolwire.redaction import shared
 from toolwire.tools.base import ImagePart, ToolResult
 from toolwire.tools.fitting import truncate_for_model
 
@@ -99,7 +103,7 @@ def to_result(answer: mcp_types.CallToolResult, *, limit: int | None, show_image
         if len(text) <= CARD_TEXT_LIMIT:
             mapped.data["structuredContent"] = structured
     mapped.data["isError"] = answer.is_error
-    text = "\n".join(mapped.parts)
+    text = shared().redact_content("\n".join(mapped.parts))
     if answer.is_error:
         return ToolResult.failure("mcp_tool_error", text or "the tool reported an error and gave no message",
                                   mapped.data)

@@ -95,7 +95,7 @@ class McpTool(Tool):
                 "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}}
 
     def paths(self, args: BaseModel) -> list[str]:
-        """None: what the tool touches is the server's business, not a workspace path."""
+        """No path: what the tool touches is the server's business, not a workspace path Toolwire locks."""
         return []
 
     def validate(self, arguments: dict[str, Any]) -> McpArguments:
