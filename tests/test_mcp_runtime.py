@@ -22,7 +22,9 @@ from mcp_servers import (PROBE, everything_http, everything_stdio, git_server, p
                          start_everything_http, stop, time_server)
 from toolwire.mcp import connection as connection_module
 from toolwire.mcp.config import ServerSpec, parse_servers, resolve_servers
+from toolwire.mcp.config import HttpServerConfig, StdioServerConfig
 from toolwire.mcp.connection import McpCallError, McpConnection
+from toolwire.mcp.failures import RunEnd, reason
 from toolwire.mcp.pool import McpPool
 from toolwire.mcp.status import ServerStatus, ToolsChanged
 from toolwire.redaction import Redactor
@@ -339,3 +341,23 @@ async def test_a_session_leaving_while_its_server_starts_stops_it(tmp_path, prob
     await pool.detach("s")
     assert servers.statuses() == [ServerStatus("probe", "stopped")]
     await pool.aclose()
+
+
+STDIO = StdioServerConfig(command="srv", cwd="/w")
+HTTP = HttpServerConfig(type="http", url="https://user:pw@host/mcp?token=t0k")
+
+
+@pytest.mark.parametrize(("config", "end", "sentence"), [
+    (STDIO, RunEnd(gone=True, ready=True, returncode=-9), "exited (signal 9)"),
+    (STDIO, RunEnd(gone=True, ready=False, returncode=None), "closed its output during start"),
+    (STDIO, RunEnd(False, False, failure=ExceptionGroup("g", [FileNotFoundError(2, "No such file", "/w")])),
+     "working folder not found: /w"),
+    (STDIO, RunEnd(False, False, failure=PermissionError(13, "Permission denied")), "cannot run srv: Permission denied"),
+    (HTTP, RunEnd(False, False, http_error="401 Unauthorized"), "https://***@host/mcp?token=*** answered HTTP 401 Unauthorized"),
+    (HTTP, RunEnd(False, False, failure=connection_module.httpx2.ConnectError("refused")),
+     "cannot reach https://***@host/mcp?token=***: refused"),
+    (HTTP, RunEnd(False, False, failure=connection_module.MCPError(-32600, "unsupported version")),
+     "initialize failed: unsupported version"),
+])
+async def test_each_way_a_run_ends_has_its_sentence(config, end, sentence):
+    assert reason(config, end) == sentence

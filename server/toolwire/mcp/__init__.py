@@ -12,6 +12,7 @@ The layer sits beside :mod:`toolwire.tools` (it may import ``tools`` and ``works
 * :mod:`toolwire.mcp.status`: a server's state and the events a server sends its sessions.
 * :mod:`toolwire.mcp.connection`: one running server (the SDK's client session over stdio
   or streamable HTTP), its calls, cancellation, crash and restart.
+* :mod:`toolwire.mcp.failures`: why a server failed, in the sentence its status carries.
 * :mod:`toolwire.mcp.process`: a stdio server's process (stderr tail, exit, process group).
 * :mod:`toolwire.mcp.pool`: the servers of the process, shared by sessions of one workspace
   with the same configuration, stopped with the last of them.

@@ -43,8 +43,9 @@ from pydantic import ValidationError
 import toolwire
 from toolwire.mcp import process as proc
 from toolwire.mcp.config import HttpServerConfig, StdioServerConfig
+from toolwire.mcp.failures import RunEnd, reason
 from toolwire.mcp.status import ServerState
-from toolwire.redaction import Redactor, redact_url, shared
+from toolwire.redaction import Redactor, shared
 from toolwire.workspace.errors import ToolError
 
 if TYPE_CHECKING:
@@ -289,7 +290,8 @@ class McpConnection:
             if run.stderr is not None:
                 self._tail = run.stderr.text(50)
             if not run.stopping:
-                self._failed(run, self._reason(run, failure))
+                end = RunEnd(run.gone.is_set(), run.ready, run.returncode, run.http_error, failure)
+                self._failed(run, self._clean(reason(self.spec.config, end)))
         finally:
             run.started.set()
             run.done.set()
@@ -394,34 +396,6 @@ class McpConnection:
                 self.tools = tools
                 self._tell("tools")
 
-    def _reason(self, run: _Run, failure: BaseException | None) -> str:
-        """Why the run ended, in one sentence (the server was not stopped by Toolwire)."""
-        config = self.spec.config
-        if run.gone.is_set() and isinstance(config, StdioServerConfig):
-            code = run.returncode
-            if code is None:
-                return "closed its output during start" if not run.ready else "closed its output"
-            how = f"code {code}" if code >= 0 else f"signal {-code}"
-            return f"exited during start ({how})" if not run.ready else f"exited ({how})"
-        if isinstance(config, HttpServerConfig):
-            url = redact_url(config.url)
-            if run.http_error is not None:
-                return self._clean(f"{url} answered HTTP {run.http_error}")
-            if run.gone.is_set() or failure is None:
-                return self._clean(f"the connection to {url} was lost")
-        leaf = _leaf(failure)
-        if isinstance(config, StdioServerConfig) and isinstance(leaf, OSError):
-            if isinstance(leaf, FileNotFoundError) and leaf.filename == config.cwd and config.cwd is not None:
-                return self._clean(f"working folder not found: {config.cwd}")
-            if isinstance(leaf, FileNotFoundError):
-                return self._clean(f"command not found: {config.command}")
-            return self._clean(f"cannot run {config.command}: {leaf.strerror or leaf}")
-        if isinstance(leaf, httpx2.HTTPError):
-            return self._clean(f"cannot reach {redact_url(getattr(config, 'url', ''))}: {leaf}")
-        if isinstance(leaf, MCPError):
-            return self._clean(f"initialize failed: {leaf.message}")
-        return self._clean(f"{type(leaf).__name__}: {leaf}" if leaf is not None else "the server went away")
-
 
 class _Watched:
     """The transport's read stream, setting ``gone`` when it ends: the server closed its side."""
@@ -472,12 +446,4 @@ async def _list_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
         if not cursor:
             break
     return tuple(tools.values())
-
-
-def _leaf(exc: BaseException | None) -> BaseException | None:
-    """The first exception inside (nested) exception groups that is not a cancellation."""
-    while isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
 
