@@ -324,12 +324,15 @@ async def test_an_http_server_gone_fails_the_next_call_and_the_server(tmp_path):
         await connection.stop()
 
 
-async def test_everything_over_stdio_is_ready(tmp_path):
-    connection = await started(spec(tmp_path, "everything", everything_stdio()))
+async def test_everything_over_stdio_is_ready_with_its_env_and_not_toolwires(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLWIRE_API_KEY", "sk-toolwire-own-key-0123")
+    connection = await started(spec(tmp_path, "everything", {**everything_stdio(), "env": {"GIVEN": "yes"}}))
     try:
         assert connection.state == "ready", connection.error
         assert "trigger-long-running-operation" in {tool.name for tool in connection.tools}
         assert (await connection.call("get-sum", {"a": 2, "b": 3}, timeout=NET)).content[0].text.endswith("5.")
+        seen = (await connection.call("get-env", {}, timeout=NET)).content[0].text
+        assert '"GIVEN": "yes"' in seen and "PATH" in seen and "TOOLWIRE_API_KEY" not in seen
     finally:
         await connection.stop()
 
