@@ -256,3 +256,18 @@ async def test_a_turn_cancelled_while_it_waits_for_its_servers_ends_without_a_re
     assert outcome[0].stop_reason == "cancelled"
     assert hosted.session.model.requests == []
     assert host.tool_listing(hosted)["mcpServers"][0]["state"] == "starting"
+
+
+async def test_sessions_with_the_same_servers_share_them_and_a_later_one_is_warned_at_once(host, tmp_path):
+    first, _ = await open_session(host, tmp_path, [{"text": "ok"}], mcpServers={"probe": probe_server()})
+    with anyio.fail_after(SLOW):
+        await first.session.mcp.wait_started(SLOW)
+    second, outlet = await open_session(host, tmp_path, [{"text": "ok"}], mcpServers={"probe": probe_server()},
+                                        permissions={"mcp__probe__gone": "deny"})
+    assert second.session.mcp.connections[0] is first.session.mcp.connections[0]
+    assert events(outlet, SessionWarning) == [SessionWarning(
+        "mcp_config", "The permissions key mcp__probe__gone names a tool MCP server probe does not list: it applies "
+        "to nothing.", ("mcp__probe__gone",))]
+    assert events(outlet, McpServerChanged) == []  # its state at opening is in the answers
+    await host.close(first.id)
+    assert host.tool_listing(second)["mcpServers"][0]["state"] == "ready"  # the last session stops it

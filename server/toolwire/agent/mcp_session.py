@@ -97,7 +97,7 @@ class McpLink:
                 if status.state == "failed":
                     link._failed(status)
             link._unsubscribe = servers.subscribe(link._on_event)
-        link.check_permissions()
+        link._check_tools()  # a server shared with another session may be ready already
         return link
 
     async def close(self) -> None:
@@ -141,9 +141,7 @@ class McpLink:
     def _check_tools(self) -> None:
         """A server's tool list arrived: allowlist names and permission keys that name nothing."""
         servers = self.session.mcp
-        if servers is None:
-            return
-        for entry in servers.missing_allowed():
+        for entry in servers.missing_allowed() if servers is not None else []:
             server, _, tool = entry.partition("/")
             self.warn("mcp_config", f"The tools allowlist of MCP server {server} names {tool}, which the server does "
                       "not list: it is not offered.", (entry,))
