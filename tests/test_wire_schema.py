@@ -45,8 +45,12 @@ def test_wire_models_describe_what_the_server_sends():
     from toolwire.lsp import messages as M
     from toolwire.tools import default_registry
 
-    definitions = default_registry().definitions()
-    M.ToolsListResult.model_validate({"tools": definitions, "count": len(definitions), "maxTools": 20, "leftOut": []})
+    definitions = [{**d, "source": "builtin"} for d in default_registry().definitions()]
+    definitions.append({"type": "function", "function": {"name": "mcp__time__get_current_time", "description": "d",
+                                                         "parameters": {"type": "object"}},
+                        "source": {"mcpServer": "time", "tool": "get_current_time"}, "annotations": {"readOnlyHint": True}})
+    M.ToolsListResult.model_validate({"tools": definitions, "count": len(definitions), "maxTools": 20, "leftOut": [],
+                                      "mcpServers": [{"name": "time", "state": "ready", "tools": 2, "offered": 1}]})
     M.SessionUpdateParams.model_validate({"sessionId": "s", "update": {
         "sessionUpdate": "warning", "code": "tools_left_out", "message": "m", "names": ["git_branch"]}})
     M.SessionUpdateParams.model_validate({"sessionId": "s", "update": {

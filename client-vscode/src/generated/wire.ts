@@ -514,8 +514,9 @@ export interface ToolsListParams {
 }
 /**
  * ``toolwire/tools/list`` result: the tools a model request offers (the first ``maxTools``,
- * built-in tools first), how many (``count``), the budget (``maxTools``) and the names of
- * the tools past it (``leftOut``, in order; a call to one is refused as an unknown tool).
+ * built-in tools first, then the MCP servers'), how many (``count``), the budget (``maxTools``),
+ * the names of the tools past it (``leftOut``, in order; a call to one is refused as an unknown
+ * tool) and, with a ``sessionId``, the session's MCP servers (``mcpServers``, ``[]`` without).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolsListResult".
@@ -525,9 +526,13 @@ export interface ToolsListResult {
   count: number;
   maxTools: number;
   leftOut: string[];
+  mcpServers: McpServerStatusWire[];
 }
 /**
- * One entry of ``toolwire/tools/list``: ``{"type": "function", "function": {…}}``.
+ * One entry of ``toolwire/tools/list``: ``{"type": "function", "function": {…}, "source",
+ * "annotations"?}``; ``source`` says where the tool comes from (``"builtin"``, or the MCP server
+ * and the tool's own name there), ``annotations`` are an MCP tool's ``ToolAnnotations`` as its
+ * server gave them (camelCase; absent when none).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolDefinition".
@@ -535,6 +540,10 @@ export interface ToolsListResult {
 export interface ToolDefinition {
   type: "function";
   function: FunctionDefinition;
+  source: "builtin" | McpToolSource;
+  annotations?: {
+    [k: string]: unknown | undefined;
+  } | null;
 }
 /**
  * A tool as the model sees it: name, description, JSON Schema of its arguments.
@@ -549,6 +558,16 @@ export interface FunctionDefinition {
     [k: string]: unknown | undefined;
   };
   [k: string]: unknown | undefined;
+}
+/**
+ * Where an MCP tool comes from: the server's name and the tool's own name there.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "McpToolSource".
+ */
+export interface McpToolSource {
+  mcpServer: string;
+  tool: string;
 }
 /**
  * ``toolwire/toolCalls/merge`` params: a batch of raw provider chunks of one stream.

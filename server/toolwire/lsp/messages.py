@@ -30,7 +30,7 @@ from toolwire.lsp.protocol import (
     ToolCallWire,
     Wire,
 )
-from toolwire.lsp.mcp_messages import McpServerUpdate, McpSubject
+from toolwire.lsp.mcp_messages import McpServerUpdate, McpSubject, McpToolSource
 
 Status = Literal["generating", "generated", "calling", "done", "errored", "canceled"]
 
@@ -65,21 +65,28 @@ class FunctionDefinition(Wire):
 
 
 class ToolDefinition(Wire):
-    """One entry of ``toolwire/tools/list``: ``{"type": "function", "function": {…}}``."""
+    """One entry of ``toolwire/tools/list``: ``{"type": "function", "function": {…}, "source",
+    "annotations"?}``; ``source`` says where the tool comes from (``"builtin"``, or the MCP server
+    and the tool's own name there), ``annotations`` are an MCP tool's ``ToolAnnotations`` as its
+    server gave them (camelCase; absent when none)."""
 
     type: Literal["function"]
     function: FunctionDefinition
+    source: Literal["builtin"] | McpToolSource
+    annotations: dict[str, Any] | None = None
 
 
 class ToolsListResult(Wire):
     """``toolwire/tools/list`` result: the tools a model request offers (the first ``maxTools``,
-    built-in tools first), how many (``count``), the budget (``maxTools``) and the names of
-    the tools past it (``leftOut``, in order; a call to one is refused as an unknown tool)."""
+    built-in tools first, then the MCP servers'), how many (``count``), the budget (``maxTools``),
+    the names of the tools past it (``leftOut``, in order; a call to one is refused as an unknown
+    tool) and, with a ``sessionId``, the session's MCP servers (``mcpServers``, ``[]`` without)."""
 
     tools: list[ToolDefinition]
     count: int
     max_tools: int
     left_out: list[str]
+    mcp_servers: list[McpServerStatusWire]
 
 
 class ToolCallBrief(Wire):

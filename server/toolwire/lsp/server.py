@@ -41,9 +41,7 @@ from toolwire.streaming.state import CancelReason
 from toolwire.lsp.call_wire import brief_form, snapshot_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.lsp.editor_link import LspEditorLink, declared_features, diagnostics_changed
-from toolwire.tools import session_tools
 from toolwire.tools.editor_intel import DiagnosticsFeed
-from toolwire.tools.selection import select_tools
 from toolwire.lsp import actions
 from toolwire.lsp.progress import LongTools
 
@@ -70,6 +68,12 @@ def session_of(ls: ToolwireServer, session_id: str) -> Hosted:
     if hosted is None:
         raise UnknownSession(f"unknown session {session_id!r}")
     return hosted
+
+
+def mcp_servers(ls: ToolwireServer, hosted: Hosted) -> list[dict[str, Any]]:
+    """The session's MCP servers now (``[{name, state, tools, offered, error?}]``), as
+    ``toolwire/tools/list`` gives them."""
+    return ls.host.tool_listing(hosted, declared_features(ls))["mcpServers"]
 
 
 def load(ls: ToolwireServer) -> None:
@@ -162,7 +166,7 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     hosted = await open_session(ls, P.SESSION_NEW, req.cwd, req.model, req.settings)
     session = hosted.session
     return P.SessionNewResult(session_id=session.id, model=session.model.model_id, tools=session.registry.names(),
-                              instructions=hosted.instructions()).dump()
+                              instructions=hosted.instructions(), mcp_servers=mcp_servers(ls, hosted)).dump()
 
 
 @server.feature(P.SESSION_PROMPT)
@@ -238,17 +242,13 @@ async def tool_call_preview(ls: ToolwireServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.TOOLS_LIST)
 def tools_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
-    """``toolwire/tools/list`` → ``{tools, count, maxTools, leftOut}``: the definitions and JSON
-    Schemas one model request offers, under the server's ``maxTools`` (a session's with ``sessionId``)."""
+    """``toolwire/tools/list`` → ``{tools, count, maxTools, leftOut, mcpServers}``: the definitions,
+    JSON Schemas and sources one model request offers, under the server's ``maxTools`` (with
+    ``sessionId``: the session's, its MCP tools and servers included)."""
     req = parse(P.TOOLS_LIST, ToolsListParams, params or {})
-    if req.session_id is not None:
-        selection = session_of(ls, req.session_id).session.tool_selection
-    else:
-        selection = select_tools(session_tools(declared_features(ls)), ls.host.settings.max_tools)
-    assert selection is not None
-    return ToolsListResult.model_validate({
-        "tools": selection.registry.definitions(), "count": selection.count, "maxTools": selection.max_tools,
-        "leftOut": list(selection.left_out)}).dump()
+    hosted = session_of(ls, req.session_id) if req.session_id is not None else None
+    listing = ls.host.tool_listing(hosted, declared_features(ls))
+    return ToolsListResult.model_validate(listing).dump()
 
 
 @server.feature(P.SESSION_SNAPSHOT)
@@ -259,7 +259,8 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     sent before it and none sent after it (see protocol.md).
     """
     req = parse(P.SESSION_SNAPSHOT, P.SessionRef, params)
-    state = ls.host.snapshot(session_of(ls, req.session_id))
+    hosted = session_of(ls, req.session_id)
+    state = ls.host.snapshot(hosted)
     return {
         "sessionId": state.session_id,
         "model": state.model_id,
@@ -272,6 +273,7 @@ def session_snapshot(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         "turns": state.turns,
         "instructions": state.instructions,
         "warnings": [P.warning_form(warning) for warning in state.warnings],
+        "mcpServers": mcp_servers(ls, hosted),
     }
 
 
