@@ -42,6 +42,8 @@ from toolwire.acp import mapping
 from toolwire.acp.commands import Command, CommandError, Continue, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.history import replay_history
+from toolwire.acp.mcp_servers import marked_read_only, raw_entries
+from toolwire.agent.events import SessionWarning
 from toolwire.agent.host import (TURN_ALREADY_RUNNING, HostError, Hosted, SessionHost, SessionSpecError,
                                  TurnRunning)
 from toolwire.redaction import shared as shared_redactor
@@ -70,9 +72,9 @@ TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
 
 
 def register_mcp_secrets(servers: list[Any] | None) -> None:
-    """Register the secrets of ACP ``mcpServers`` with the redactor (even while MCP is
-    unsupported, they are in the request the process holds): each server's URL,
-    ``headers`` and ``env`` values (``[{name, value}]``)."""
+    """Register the secrets of ACP ``mcpServers`` with the redactor before anything about them
+    is told (those of a server left out too: they are in the request the process holds): each
+    server's URL, ``headers`` and ``env`` values (``[{name, value}]``)."""
     redactor = shared_redactor()
     for server in servers or []:
         redactor.add_url(getattr(server, "url", None))
@@ -118,7 +120,8 @@ class ToolwireAcpAgent:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None,
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
         """Negotiate: ACP version ``min(client's, SDK's)``; files through the client when
-        it declares both ``fs.readTextFile`` and ``fs.writeTextFile``; no authentication."""
+        it declares both ``fs.readTextFile`` and ``fs.writeTextFile``; MCP servers over stdio
+        and HTTP (not SSE); no authentication."""
         fs = getattr(client_capabilities, "fs", None)
         self._client_fs = bool(fs and fs.read_text_file and fs.write_text_file)
         return InitializeResponse(
@@ -126,7 +129,7 @@ class ToolwireAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             auth_methods=[],
             agent_info=Implementation(name="toolwire", title="Toolwire", version=__version__),
@@ -138,33 +141,34 @@ class ToolwireAcpAgent:
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        """Open a session on ``cwd`` (absolute, an existing folder).
+        """Open a session on ``cwd`` (absolute, an existing folder) with the editor's MCP servers.
 
-        MCP servers are not supported: they are ignored, logged, and named in the
-        response's ``_meta.toolwire.unsupportedMcpServers``. The project rules files the
-        system prompt carries are in ``_meta.toolwire.instructions`` (later changes:
-        ``session_info_update`` with the same ``_meta``).
+        The stdio and HTTP servers of ``mcp_servers`` start in the background after the
+        settings' (:mod:`toolwire.acp.mcp_servers`); one of another transport is left out with
+        an agent message (a ``mcp_config`` warning), sent after the answer like every other
+        message about the servers. The project rules files the system prompt carries are in
+        ``_meta.toolwire.instructions`` (later changes: ``session_info_update`` with the same
+        ``_meta``); the session's MCP servers, when it has any, in ``_meta.toolwire.mcpServers``
+        (:meth:`_meta`).
 
         Raises:
             RequestError: invalid params naming ``cwd`` or the model.
         """
         register_mcp_secrets(mcp_servers)
-        session = await self._open(cwd)
-        names = [getattr(server, "name", "?") for server in mcp_servers or []]
-        meta: dict[str, Any] = {"toolwire": {"instructions": session.hosted.instructions()}}
-        if names:
-            meta["toolwire"]["unsupportedMcpServers"] = names
-        if names:
-            log.warning("MCP servers are not supported by Toolwire; ignored: %s", ", ".join(names))
+        entries, refused = raw_entries(mcp_servers)
+        session = await self._open(cwd, entries)
+        for name, warning in refused:
+            session.sink.emit(SessionWarning("mcp_config", warning, (name,)))
         self._advertise(session.core.id)
         return NewSessionResponse(session_id=session.core.id, modes=self._modes(session),
-                                  config_options=self._config(session), field_meta=meta)
+                                  config_options=self._config(session), field_meta=self._meta(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
         """Replay a session of this agent process: its history is sent again as
         ``session/update`` notifications (user and agent messages, tool calls with
-        their outcomes) before the answer.
+        their outcomes) before the answer. The session keeps the MCP servers it was opened
+        with (``_meta.toolwire.mcpServers``); ``mcp_servers`` is not started again.
 
         Raises:
             RequestError: resource not found for a session this process does not hold.
@@ -173,11 +177,11 @@ class ToolwireAcpAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.resource_not_found(f"session:{session_id}")
-        for update in replay_history(session.core.conversation.shown(), session.core.root):
+        for update in replay_history(session.core.conversation.shown(), session.core.root, session.sink.read_only):
             await self._conn.session_update(session_id=session_id, update=update)
         self._advertise(session_id)
         return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session),
-                                   field_meta={"toolwire": {"instructions": session.hosted.instructions()}})
+                                   field_meta=self._meta(session))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """Switch the permission mode (``ask``, ``accept_edits``, ``read_only``) from the next call on."""
@@ -324,15 +328,25 @@ class ToolwireAcpAgent:
         self._advertising.add(task)
         task.add_done_callback(self._advertising.discard)
 
-    async def _open(self, cwd: str) -> AcpSession:
+    def _meta(self, session: AcpSession) -> dict[str, Any]:
+        """The answer's ``_meta``: ``{"toolwire": {"instructions", "mcpServers"?}}``, the servers
+        (``[{"name", "state", "tools", "offered", "error"?}]``, as ``toolwire/tools/list`` has them)
+        only when the session has any."""
+        meta: dict[str, Any] = {"instructions": session.hosted.instructions()}
+        servers = self.host.tool_listing(session.hosted)["mcpServers"]
+        if servers:
+            meta["mcpServers"] = servers
+        return {"toolwire": meta}
+
+    async def _open(self, cwd: str, mcp_servers: dict[str, dict[str, Any]]) -> AcpSession:
         documents = AcpDocuments(self._conn, "", self._client_fs)
 
         def outlet(core: Any) -> AcpSink:  # the session's one sink, for its turns too
             documents.bind(core.id)
-            return AcpSink(self._conn, core.id, core.root)
+            return AcpSink(self._conn, core.id, core.root, read_only=lambda name: marked_read_only(core, name))
 
         try:
-            hosted = await self.host.open(cwd, None, None, documents, outlet)
+            hosted = await self.host.open(cwd, None, None, documents, outlet, mcp_servers=mcp_servers)
         except SessionSpecError as exc:
             raise RequestError.invalid_params({exc.field: str(exc)}) from None
         sink = hosted.outlet

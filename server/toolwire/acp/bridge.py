@@ -83,12 +83,16 @@ class AcpSink:
         conn: The agent-side connection (``session_update``).
         session_id: The ACP session id.
         root: The workspace folder (locations are absolute paths).
+        read_only: Whether the MCP tool of a name is one its server marks ``readOnlyHint``
+            (its calls' kind is then ``read``, :func:`toolwire.acp.mapping.tool_kind`).
     """
 
-    def __init__(self, conn: Any, session_id: str, root: Path) -> None:
+    def __init__(self, conn: Any, session_id: str, root: Path,
+                 read_only: Callable[[str], bool] = lambda name: False) -> None:
         self._conn = conn
         self._session_id = session_id
         self._root = root
+        self.read_only = read_only
         self._queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
         self.calls: dict[str, SentCall] = {}
 
@@ -146,7 +150,7 @@ class AcpSink:
         status = mapping.STATUS.get(call.status.value, "pending")
         fields: dict[str, Any] = {
             "title": mapping.title(call, view.resolve),
-            "kind": mapping.tool_kind(call),
+            "kind": mapping.tool_kind(call, self.read_only),
             "status": status,
             "locations": mapping.locations(call, view.resolve, mapping.result_diff(call)),
         }
@@ -208,7 +212,7 @@ class AcpApprover:
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.id,
             title=mapping.title(call, view.resolve),
-            kind=mapping.tool_kind(call),
+            kind=mapping.tool_kind(call, self._sink.read_only),
             status="pending",
             content=content,
             locations=mapping.locations(call, view.resolve, subject.get("diff")),

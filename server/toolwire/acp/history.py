@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ from toolwire.workspace.shown_paths import call_path
 _NOT_RUN = ("The user rejected this tool call.", "Canceled by the user.")
 
 
-def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
+def replay_history(messages: list[dict[str, Any]], root: Path,
+                   read_only: Callable[[str], bool] = lambda name: False) -> list[Any]:
     """The updates that tell a client the whole conversation again.
 
     Args:
@@ -33,6 +35,8 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
             :meth:`Conversation.shown` gives it: a user message's ``userText`` is shown, a
             ``toolImages`` message (the images of tool calls, for the model) is not.
         root: The workspace folder (locations are absolute).
+        read_only: Whether the MCP tool of a name is marked ``readOnlyHint`` (the calls' kind,
+            :func:`toolwire.acp.mapping.tool_kind`).
 
     Returns:
         ``user_message_chunk`` and ``agent_message_chunk`` for the texts, a
@@ -69,7 +73,7 @@ def replay_history(messages: list[dict[str, Any]], root: Path) -> list[Any]:
                 resolve = functools.partial(call_path, root)
                 updates.append(ToolCallStart(
                     session_update="tool_call", tool_call_id=tool_call.get("id") or "",
-                    title=mapping.title(call, resolve), kind=mapping.tool_kind(call), status="pending",
+                    title=mapping.title(call, resolve), kind=mapping.tool_kind(call, read_only), status="pending",
                     raw_input=arguments, locations=mapping.locations(call, resolve)))
         elif role == "tool" and message.get("tool_call_id"):
             failed = text.startswith("Error (") or text.startswith(_NOT_RUN)

@@ -11,9 +11,11 @@ protocol.md ("Agent Client Protocol front-end"):
   (``{"canceled": true, "cancelReason": …}``), while a failure carries
   ``{"error": {"code", "message"}}``.
 * Kind: from the tool (``read_file`` → ``read``, edits → ``edit``, …), ``other``
-  for provider-executed calls and unknown tools.
+  for provider-executed calls and unknown tools, and for MCP tools (``read`` for one its server
+  marks ``readOnlyHint``).
 * Locations: the real file's absolute path and, once known, the first changed line.
-* Content: edits carry ACP ``diff`` content built from the unified diff's hunks.
+* Content: edits carry ACP ``diff`` content built from the unified diff's hunks; an MCP
+  tool's images are ``image`` content after its text.
 * Paths (:mod:`toolwire.workspace.shown_paths`): titles show them in display form, as
   the approval subject does; locations and diff contents carry the real file's
   absolute path. Other text shown to the user (tool names, result and error text,
@@ -34,12 +36,14 @@ from typing import Any
 from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
+    ImageContentBlock,
     PermissionOption,
     TextContentBlock,
     ToolCallLocation,
 )
 
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, CallSnapshot, excluded_notice
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, CallSnapshot, excluded_notice, mcp_hints_notice
+from toolwire.mcp.naming import PREFIX as MCP_PREFIX
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import CallPath, subject_file
 
@@ -117,10 +121,13 @@ def stop_reason(toolwire_reason: str) -> str:
     return toolwire_reason if toolwire_reason in STOP_REASONS else "end_turn"
 
 
-def tool_kind(call: CallSnapshot) -> str:
-    """ACP ``ToolKind`` of a call (``other`` for provider-executed and unknown tools)."""
+def tool_kind(call: CallSnapshot, read_only: Callable[[str], bool] = lambda name: False) -> str:
+    """ACP ``ToolKind`` of a call (``other`` for provider-executed and unknown tools, and for an
+    MCP tool unless ``read_only`` says its server marks it ``readOnlyHint``: then ``read``)."""
     if call.kind != "function":
         return "other"
+    if call.name.startswith(MCP_PREFIX):
+        return "read" if read_only(call.name) else "other"
     return KIND.get(call.name, "other")
 
 
@@ -240,7 +247,25 @@ def outcome(call: CallSnapshot, resolve: Resolver) -> tuple[list[Any], Any]:
     text = result.get("content") if isinstance(result, dict) else None
     if isinstance(text, str) and text:
         content.append(text_content(text))
+    content.extend(image_contents(data))
     return content, {"ok": True, "data": data}
+
+
+#: The image types a call's content shows (those an MCP result's card data carries bytes of).
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def image_contents(data: Any) -> list[ContentToolCallContent]:
+    """ACP ``image`` content for each image an MCP tool returned (``data.content`` blocks of type
+    ``image`` that carry their base64 ``data``, of :data:`IMAGE_TYPES`), in order."""
+    blocks = data.get("content") if isinstance(data, dict) else None
+    out: list[ContentToolCallContent] = []
+    for block in blocks if isinstance(blocks, list) else []:
+        if (isinstance(block, dict) and block.get("type") == "image" and block.get("mimeType") in IMAGE_TYPES
+                and isinstance(block.get("data"), str)):
+            out.append(ContentToolCallContent(type="content", content=ImageContentBlock(
+                type="image", data=block["data"], mime_type=block["mimeType"])))
+    return out
 
 
 def result_diff(call: CallSnapshot) -> str | None:
@@ -253,7 +278,8 @@ def result_diff(call: CallSnapshot) -> str | None:
 
 def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
     """The content shown with a permission request: the exact diff of an edit, the git
-    command line, or the arguments.
+    command line, or the arguments (for an MCP tool after the line naming its server and the
+    line of its hints).
 
     The subject's ``path`` is in display form; the diff names the file it stands for
     (:func:`toolwire.workspace.shown_paths.subject_file`)."""
@@ -267,17 +293,25 @@ def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
     if kind == "git":
         argv = " ".join(_quote(a) for a in subject.get("argv") or [])
         return [text_content(f"$ {argv}\n(in {subject.get('cwd')})")]
-    return [text_content(json.dumps(subject.get("arguments", subject), ensure_ascii=False, indent=2))]
+    arguments = json.dumps(subject.get("arguments", subject), ensure_ascii=False, indent=2)
+    if kind == "mcp":
+        hints = mcp_hints_notice(subject)
+        origin = f"{subject.get('tool')}: {subject.get('serverTool')} from the MCP server {subject.get('server')}"
+        return [text_content("\n".join([origin, *([hints] if hints else []), arguments]))]
+    return [text_content(arguments)]
 
 
 def with_warning(subject: dict[str, Any], content: list[Any]) -> list[Any]:
     """``content`` opened by "This change cannot be undone: <reason>" when the subject is
-    marked irreversible (protocol.md, "Permission"), and by "Kept from the model
-    (modelExclude): <path> (pattern '<pattern>')…" when it names files kept from the model;
-    else as it is."""
+    marked irreversible (protocol.md, "Permission"), by "Toolwire cannot undo what this tool
+    does" for an MCP tool not marked read-only (the subject's ``undo``), and by "Kept from the
+    model (modelExclude): <path> (pattern '<pattern>')…" when it names files kept from the
+    model; else as it is."""
     irreversible = subject.get("irreversible")
     if isinstance(irreversible, dict):
         content = [text_content(f"{IRREVERSIBLE_PREFIX}{irreversible.get('reason')}"), *content]
+    if subject.get("kind") == "mcp" and isinstance(subject.get("undo"), str):
+        content = [text_content(subject["undo"]), *content]
     kept = excluded_notice(subject)
     return [text_content(kept), *content] if kept else content
 
