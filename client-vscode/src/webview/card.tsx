@@ -188,7 +188,7 @@ export class CallCard extends Component<Props, State> {
           </div>
         ) : null}
         {undoNotice(subject) !== undefined ? (
-          <div class="irreversible" role="alert">
+          <div class="cannot-undo" role="alert">
             <i class="codicon codicon-warning" aria-hidden="true" /> {displayText(undoNotice(subject) ?? "")}
           </div>
         ) : null}
