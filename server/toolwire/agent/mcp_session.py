@@ -121,6 +121,13 @@ class McpLink:
 
     # ------------------------------------------------------------ events
     def _on_event(self, event: ServerStatus | ToolsChanged) -> None:
+        """A server's event (called from its connection's task: a failure here is logged, never raised there)."""
+        try:
+            self._handle(event)
+        except Exception:  # noqa: BLE001 - the server's task must go on
+            log.exception("session %s: MCP server event %r not handled", self.session.id, event)
+
+    def _handle(self, event: ServerStatus | ToolsChanged) -> None:
         if isinstance(event, ToolsChanged):
             self._check_tools()
             return
