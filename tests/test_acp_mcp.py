@@ -1,8 +1,9 @@
 """MCP servers an ACP editor sends with ``session/new`` (issue 23, "ACP"): ``toolwire acp`` over
 stdio with the SDK's client side, a real ``mcp-server-time`` (tests/mcp_servers.py), a replayed
 turn. ``initialize`` advertises HTTP servers (not SSE); a stdio server is started and its tools
-run with the pipeline's approvals; an SSE one is refused with an agent message; the answer's
-``_meta.toolwire.mcpServers`` says how the servers are."""
+run with the pipeline's approvals; an SSE one is refused with an agent message, and one that
+never starts is told once as an agent message; the answer's ``_meta.toolwire.mcpServers`` says
+how the servers are."""
 
 from __future__ import annotations
 
@@ -34,14 +35,20 @@ async def test_acp_session_new_starts_a_stdio_server_and_refuses_an_sse_one(repo
                            env=[EnvVariable(name="TIME_TOKEN", value=SECRET)]),
             SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse",
                          headers=[HttpHeader(name="Authorization", value=f"Bearer {SECRET}")]),
+            McpServerStdio(name="broken", command=str(tmp_path / "no-such-server"), args=[], env=[]),
         ])
         sid = session.session_id
-        [told] = session.field_meta["toolwire"]["mcpServers"]
-        assert told["name"] == "time" and told["state"] in ("starting", "ready"), told
+        told = session.field_meta["toolwire"]["mcpServers"]
+        assert [s["name"] for s in told] == ["time", "broken"] and told[0]["state"] in ("starting", "ready"), told
         answer = await conn.prompt(session_id=sid, prompt=text("what time is it"))
         assert answer.stop_reason == "end_turn"
+        await client.wait_for(lambda: any("MCP server broken" in m for m in messages(client)))
         loaded = await conn.load_session(cwd=str(repo), session_id=sid, mcp_servers=[])
-    assert loaded.field_meta["toolwire"]["mcpServers"] == [{"name": "time", "state": "ready", "tools": 2, "offered": 2}]
+    servers = loaded.field_meta["toolwire"]["mcpServers"]
+    assert servers[0] == {"name": "time", "state": "ready", "tools": 2, "offered": 2}
+    assert (servers[1]["name"], servers[1]["state"]) == ("broken", "failed") and servers[1]["error"], servers
+    [failed] = [m for m in messages(client) if "MCP server broken" in m]  # once, whatever the turns
+    assert failed.startswith("[Warning: MCP server broken is not available: "), failed
     [refused] = [m for m in messages(client) if "'old'" in m]
     assert refused.startswith("[Warning: MCP server 'old' uses the sse transport"), refused
     [asked] = client.permissions
