@@ -4,7 +4,7 @@ Their tools are offered after the built-in ones and follow the servers between t
 requests of a turn (``tools/list_changed``); a turn waits for servers still starting; state
 changes are ``McpServerChanged`` events on the session's outlet and a failure is told once; an
 allowlist name or a ``permissions`` key naming nothing is a ``mcp_config`` warning; undo names
-the MCP calls it cannot undo; ``toolwire/tools/list`` shows where each tool comes from.
+the MCP calls it cannot undo (``toolwire undo`` too); ``toolwire/tools/list`` shows where each tool comes from.
 
 Driven through :class:`~toolwire.agent.host.SessionHost` with replay scripts, against real
 MCP servers over stdio (``tests/mcp_servers.py``: our probe server, ``mcp-server-time``).
@@ -12,6 +12,8 @@ MCP servers over stdio (``tests/mcp_servers.py``: our probe server, ``mcp-server
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -70,6 +72,11 @@ async def open_session(host: SessionHost, tmp_path: Path, lines: list[dict[str, 
     settings.setdefault("maxTools", 32)  # room for every built-in and MCP tool
     hosted = await host.open(root, f"replay:{script}", settings, NoOpenDocuments(), lambda session: outlet)
     return hosted, outlet
+
+
+def toolwire_undo(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toolwire", "undo", "--workspace", str(root), *args],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=SLOW)
 
 
 def offered(request: Any) -> list[str]:
@@ -159,6 +166,9 @@ async def test_undo_names_the_mcp_calls_it_cannot_undo(host, tmp_path):
     assert (await host.undo(hosted, "t1", redo=True))["notUndone"] == []
     note = hosted.session.history_notes[0]
     assert f"what the MCP calls {add_1} ({ADD}) did was not undone (Toolwire cannot undo MCP tools)" in note
+    # toolwire undo reads the saved records: an MCP-only turn was saved too
+    saved = toolwire_undo(hosted.session.root, "--turn", "t2", "--json")
+    assert json.loads(saved.stdout)["notUndone"] == [{"callId": add_2, "tool": ADD}], saved.stdout + saved.stderr
 
 
 async def test_a_server_that_never_starts_is_told_once_and_no_turn_waits_for_it(host, tmp_path):
