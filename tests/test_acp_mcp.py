@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acp.schema import EnvVariable, HttpHeader, McpServerStdio, SseMcpServer
+from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
-from mcp_servers import time_server
+from mcp_servers import everything_http, time_server
 from test_acp import RecordingClient, initialize, script, start, text
+
+__all__ = ["everything_http"]  # the fixture
 
 SECRET = "acp-mcp-env-secret-31337"
 
@@ -60,4 +62,19 @@ async def test_acp_session_new_starts_a_stdio_server_and_refuses_an_sse_one(repo
     assert final["status"] == "completed" and final["kind"] == "read"  # the server marks it readOnlyHint
     assert '"timezone": "UTC"' in final["content"][0]["content"]["text"]
     assert SECRET not in repr(client.updates) + repr(session) + repr(loaded)
+    assert not client.invalid, client.invalid
+
+
+async def test_acp_session_new_reaches_an_http_server(repo: Path, tmp_path: Path, everything_http) -> None:
+    model = script(tmp_path, [{"text": "ready"}])
+    client = RecordingClient()
+    async with await start(client, f"replay:{model}", settings={"mcpStartTimeout": 60}) as (conn, _):
+        await initialize(conn)
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[HttpMcpServer(
+            type="http", name="web", url=everything_http["url"], headers=[HttpHeader(name="X-Token", value=SECRET)])])
+        await conn.prompt(session_id=session.session_id, prompt=text("hi"))  # the turn waits for the server
+        loaded = await conn.load_session(cwd=str(repo), session_id=session.session_id, mcp_servers=[])
+    [web] = loaded.field_meta["toolwire"]["mcpServers"]
+    assert (web["name"], web["state"]) == ("web", "ready") and web["tools"] >= 10, web
+    assert SECRET not in repr(client.updates) + repr(loaded)
     assert not client.invalid, client.invalid
