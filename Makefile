@@ -101,7 +101,7 @@ chromium:
 	  fi; \
 	fi
 
-test-panel: $(STAMP) $(NODE_STAMP) chromium
+test-panel: $(STAMP) $(NODE_STAMP) chromium mcp-servers
 	cd client-vscode && npm run --silent build && node esbuild.mjs --test && TOOLWIRE_CHROMIUM=$(CHROMIUM) TOOLWIRE_PYTHON=$(abspath $(BIN)/python) npm run --silent test:panel
 
 # Panel figures (not a timed test): update throughput and the longest main-thread task.
