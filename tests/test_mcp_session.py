@@ -281,3 +281,28 @@ async def test_sessions_with_the_same_servers_share_them_and_a_later_one_is_warn
     assert events(outlet, McpServerChanged) == []  # its state at opening is in the answers
     await host.close(first.id)
     assert host.tool_listing(second)["mcpServers"][0]["state"] == "ready"  # the last session stops it
+
+
+async def test_changed_mcp_servers_settings_reach_an_open_session_when_it_is_idle(host, tmp_path):
+    assert host.change_settings({"mcpServers": {"probe": probe_server()}}) == []
+    lines = [{"text": "one"}, {"text": "two"}, {"text": "three"}]
+    hosted, outlet = await open_session(host, tmp_path, lines)
+    with anyio.fail_after(SLOW):
+        await host.run_turn(hosted, "first", RecordingSink(), Approver())
+    probe, stopped = hosted.session.mcp.connections[0], anyio.Event()
+    probe.watch(lambda connection, change: connection.state == "stopped" and stopped.set())
+    assert host.change_settings({"mcpServers": {"time": time_server()}}) == []
+    assert events(outlet, McpServerChanged)[-2:] == [McpServerChanged("time", "starting", None),
+                                                      McpServerChanged("probe", "stopped", None)]
+    with anyio.fail_after(SLOW):
+        await host.run_turn(hosted, "second", RecordingSink(), Approver())
+    mcp = [name for name in offered(hosted.session.model.requests[1]) if name.startswith("mcp__")]
+    assert mcp == ["mcp__time__get_current_time", "mcp__time__convert_time"]
+    with anyio.fail_after(SLOW):
+        await stopped.wait()  # no other session used it
+    assert host.change_settings({"mcpServers": {}}) == []
+    assert events(outlet, McpServerChanged)[-1] == McpServerChanged("time", "stopped", None)
+    assert hosted.session.mcp is None and host.tool_listing(hosted)["mcpServers"] == []
+    with anyio.fail_after(SLOW):
+        await host.run_turn(hosted, "third", RecordingSink(), Approver())
+    assert not any(name.startswith("mcp__") for name in offered(hosted.session.model.requests[2]))

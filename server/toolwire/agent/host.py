@@ -430,8 +430,8 @@ class SessionHost:
     def _refresh(self, hosted: Hosted) -> None:
         """Give an idle session the server's current settings (:func:`refreshed`); a replaced model is closed."""
         old = refreshed(hosted.session, hosted.origin, self.settings, self.warn)
-        if hosted.mcp is not None:
-            hosted.mcp.check_permissions()
+        if hosted.mcp is not None and (stale := hosted.mcp.settings_changed()) is not None:
+            self.spawn(self.mcp.detach(stale))
         if old is not None:
             self.spawn(self.close_model(old))
 

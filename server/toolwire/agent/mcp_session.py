@@ -4,7 +4,10 @@
   ``.vscode/mcp.json`` when ``mcpWorkspaceServers`` is true, and a front-end's own entries (ACP's
   ``session/new``), resolved and expanded by :func:`toolwire.mcp.config.resolve_servers`; their
   ``env`` and header values join the redactor's secrets; the process's pool starts them in the
-  background (sessions with the same configuration share a server).
+  background (sessions with the same configuration share a server). Settings that change
+  while the session is open (:meth:`McpLink.settings_changed`, when it is idle) are resolved
+  again the same way: servers no longer named are left (the pool stops those no other session
+  uses), new ones start.
 * While the session is open (:class:`McpLink`): every state change of a server is an
   :class:`~toolwire.agent.events.McpServerChanged` on the session's outlet; a failure is also told
   once per session and server (a ``mcp_server_failed`` warning); when a server's tool list arrives,
@@ -47,66 +50,101 @@ log = logging.getLogger(__name__)
 class McpLink:
     """What the host keeps of one session's MCP servers: the events they cause, the warnings told.
 
-    Open it with :meth:`open`, close it with :meth:`close`.
+    Open it with :meth:`open`, tell it of changed settings with :meth:`settings_changed`, close it
+    with :meth:`close`.
 
     Args:
         session: The session; its servers are ``session.mcp`` (None: it has none).
         pool: The process's servers (``session.mcp`` is this session's handle on them).
+        redactor: Learns the servers' secrets before anything about them is told.
+        extra: Raw entries from the front-end (ACP's ``mcpServers``, converted), or None.
         outlet: The session's sink outside a turn, recording into its log.
-        redact: Removes every known secret from a text.
 
     Attributes:
         warnings: Every warning told about the session's servers, oldest first (snapshots carry them).
     """
 
-    def __init__(self, session: Session, pool: McpPool, outlet: Sink, redact: Callable[[str], str]) -> None:
+    def __init__(self, session: Session, pool: McpPool, redactor: Redactor, extra: Mapping[str, Any] | None,
+                 outlet: Sink) -> None:
         self.session = session
         self.pool = pool
+        self.redactor = redactor
+        self.extra = dict(extra) if extra else None
         self.outlet = outlet
-        self.redact = redact
         self.warnings: list[SessionWarning] = []
         self._told: set[tuple[str, ...]] = set()
         self._states: dict[str, tuple[str, str | None]] = {}
         self._unsubscribe: Callable[[], None] | None = None
+        self._owner: str | None = None  # the session's name in the pool (a new one per set of servers)
+        self._sets = 0
 
     @classmethod
     def open(cls, session: Session, pool: McpPool, redactor: Redactor, extra: Mapping[str, Any] | None,
              outlet: Sink) -> "McpLink":
         """Resolve the new ``session``'s servers, attach them to ``pool`` (``session.mcp``; left None
-        when it has none) and listen to them.
-
-        Args:
-            session: The new session (its settings and folder say which servers).
-            pool: The process's servers.
-            redactor: Learns the servers' secrets before anything about them is told.
-            extra: Raw entries from the front-end (ACP's ``mcpServers``, converted), or None.
-            outlet: The session's sink outside a turn: the entries skipped (``${input:…}``, a bad
-                ``mcp.json``, a name used twice) are told there at once, as ``mcp_config`` warnings.
-        """
-        settings = session.settings
-        specs, problems = resolve_servers(settings.mcp_servers, root=session.root,
-                                          workspace_file=settings.mcp_workspace_servers, extra=extra)
-        register_secrets(redactor, specs)
-        link = cls(session, pool, outlet, redactor.redact)
-        for problem in problems:
-            link.warn("mcp_config", problem)
-        if specs:
-            servers = session.mcp = pool.attach(session.id, specs, start_timeout=settings.mcp_start_timeout)
-            for status in servers.statuses():  # the states at opening are in the answers, not events
-                link._states[status.name] = (status.state, status.error)
-                if status.state == "failed":
-                    link._failed(status)
-            link._unsubscribe = servers.subscribe(link._on_event)
-        link._check_tools()  # a server shared with another session may be ready already
+        when it has none) and listen to them. Their states at opening are in the answers, not
+        events; the entries skipped (``${input:…}``, a bad ``mcp.json``, a name used twice) are
+        told on ``outlet`` at once, as ``mcp_config`` warnings."""
+        link = cls(session, pool, redactor, extra, outlet)
+        link._attach(announce=False)
         return link
+
+    def settings_changed(self) -> str | None:
+        """The idle session's settings changed (``mcpServers``, ``mcpWorkspaceServers``, ``permissions``):
+        when its servers are not the same any more, attach the ones named now (each change of state an
+        :class:`McpServerChanged`, ``stopped`` for those gone) and offer their tools.
+
+        Returns:
+            The pool owner of the servers it had before, for the caller to detach (it stops those no
+            other session uses), or None when they stay.
+        """
+        stale = self._attach(announce=True)
+        if stale is not None:
+            self.session.budget_tools()
+        return stale
 
     async def close(self) -> None:
         """The session closes: stop listening, and let the pool stop the servers no other session uses."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        if self.session.mcp is not None:
-            await self.pool.detach(self.session.id)
+        if self._owner is not None:
+            await self.pool.detach(self._owner)
+
+    def _attach(self, *, announce: bool) -> str | None:
+        """Attach the servers the session's settings name now, unless they are the ones it has."""
+        session, settings = self.session, self.session.settings
+        specs, problems = resolve_servers(settings.mcp_servers, root=session.root,
+                                          workspace_file=settings.mcp_workspace_servers, extra=self.extra)
+        register_secrets(self.redactor, specs)
+        for problem in problems:
+            self.warn("mcp_config", problem)
+        had = [c.spec.key for c in session.mcp.connections] if session.mcp is not None else []
+        if had == [spec.key for spec in specs]:
+            self._check_tools()
+            return None
+        stale = self._owner
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        session.mcp, self._owner, before = None, None, dict(self._states)
+        self._states = {}
+        if specs:
+            self._sets += 1
+            self._owner = session.id if self._sets == 1 else f"{session.id}/{self._sets}"
+            servers = session.mcp = self.pool.attach(self._owner, specs, start_timeout=settings.mcp_start_timeout)
+            for status in servers.statuses():
+                error = self.redactor.redact(status.error) if status.error is not None else None
+                self._states[status.name] = state = (status.state, error)
+                if announce and before.get(status.name) != state:
+                    self.outlet.emit(McpServerChanged(status.name, status.state, error))
+                if status.state == "failed":
+                    self._failed(status)
+            self._unsubscribe = servers.subscribe(self._on_event)
+        for name in before.keys() - self._states.keys() if announce else ():
+            self.outlet.emit(McpServerChanged(name, "stopped", None))
+        self._check_tools()  # a server shared with another session may be ready already
+        return stale
 
     def warn(self, code: str, message: str, names: tuple[str, ...] = ()) -> None:
         """Tell ``message`` once (per ``code`` and ``names``, or the message when it names nothing)."""
@@ -114,7 +152,7 @@ class McpLink:
         if key in self._told:
             return
         self._told.add(key)
-        warning = SessionWarning(code, self.redact(message), names)
+        warning = SessionWarning(code, self.redactor.redact(message), names)
         log.warning("session %s: %s", self.session.id, warning.message)
         self.warnings.append(warning)
         self.outlet.emit(warning)
@@ -131,7 +169,7 @@ class McpLink:
         if isinstance(event, ToolsChanged):
             self._check_tools()
             return
-        error = self.redact(event.error) if event.error is not None else None
+        error = self.redactor.redact(event.error) if event.error is not None else None
         if self._states.get(event.name) != (event.state, error):
             self._states[event.name] = (event.state, error)
             self.outlet.emit(McpServerChanged(event.name, event.state, error))
@@ -152,9 +190,9 @@ class McpLink:
             server, _, tool = entry.partition("/")
             self.warn("mcp_config", f"The tools allowlist of MCP server {server} names {tool}, which the server does "
                       "not list: it is not offered.", (entry,))
-        self.check_permissions()
+        self._check_permissions()
 
-    def check_permissions(self) -> None:
+    def _check_permissions(self) -> None:
         """Each ``mcp__`` key of ``permissions`` that names no server of the session, or a tool its
         ready server does not list, told once (at opening, when a tool list arrives, when the
         session's settings changed)."""

@@ -187,10 +187,10 @@ class Session:
         selection = self.tool_selection
         if selection is None:
             return
-        if self.mcp is not None:
-            self._mcp_revision = self.mcp.revision
-            own = [tool for tool in selection.available if not isinstance(tool, McpTool)]
-            selection = select_tools([*own, *self.mcp.tools()], self.settings.max_tools)
+        own = [tool for tool in selection.available if not isinstance(tool, McpTool)]
+        if self.mcp is not None or len(own) < len(selection.available):  # servers now, or before
+            self._mcp_revision = self.mcp.revision if self.mcp is not None else None
+            selection = select_tools([*own, *(self.mcp.tools() if self.mcp is not None else [])], self.settings.max_tools)
         self.tool_selection = selection.with_budget(self.settings.max_tools)
         self.registry = self.tool_selection.registry
 
