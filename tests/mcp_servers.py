@@ -76,26 +76,33 @@ def node() -> str:
     return found
 
 
-def time_server(timezone: str = "UTC") -> dict[str, Any]:
-    """``mcp-server-time`` over stdio, its local time zone fixed so answers do not depend on the machine."""
-    return {"type": "stdio", "command": installed(CACHE / "venv" / "bin" / "mcp-server-time"),
-            "args": ["--local-timezone", timezone]}
+def _entry(command: str, args: list[str], tools: list[str] | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
+    if tools is not None:
+        entry["tools"] = tools
+    return entry
 
 
-def git_server(repository: Path) -> dict[str, Any]:
+def time_server(timezone: str = "UTC", tools: list[str] | None = None) -> dict[str, Any]:
+    """``mcp-server-time`` over stdio, its local time zone fixed so answers do not depend on
+    the machine; ``tools``: the entry's allowlist (all of them when None)."""
+    return _entry(installed(CACHE / "venv" / "bin" / "mcp-server-time"), ["--local-timezone", timezone], tools)
+
+
+def git_server(repository: Path, tools: list[str] | None = None) -> dict[str, Any]:
     """``mcp-server-git`` over stdio, limited to ``repository``."""
-    return {"type": "stdio", "command": installed(CACHE / "venv" / "bin" / "mcp-server-git"),
-            "args": ["--repository", str(repository)]}
+    return _entry(installed(CACHE / "venv" / "bin" / "mcp-server-git"), ["--repository", str(repository)], tools)
 
 
-def everything_stdio() -> dict[str, Any]:
-    """``server-everything`` over stdio."""
-    return {"type": "stdio", "command": node(), "args": [installed(EVERYTHING), "stdio"]}
+def everything_stdio(tools: list[str] | None = None) -> dict[str, Any]:
+    """``server-everything`` over stdio. Its 13 tools and the built-in ones are more than the
+    default ``maxTools`` (20) offers: name the ones a test calls in ``tools``."""
+    return _entry(node(), [installed(EVERYTHING), "stdio"], tools)
 
 
-def probe_server(record: ProbeRecord | None = None) -> dict[str, Any]:
+def probe_server(record: ProbeRecord | None = None, tools: list[str] | None = None) -> dict[str, Any]:
     """Our probe server over stdio; its events go to ``record`` when given."""
-    entry: dict[str, Any] = {"type": "stdio", "command": sys.executable, "args": [str(PROBE)]}
+    entry = _entry(sys.executable, [str(PROBE)], tools)
     if record is not None:
         entry["env"] = {"TOOLWIRE_PROBE_RECORD": str(record.path)}
     return entry

@@ -132,7 +132,8 @@ async def test_a_call_past_its_timeout_is_cancelled(tmp_path, probe_record):
         assert failed.value.code == "timeout"
         assert failed.value.message == "block of the MCP server probe did not answer within 0.2 s (mcpCallTimeout); " \
                                        "the call was cancelled"
-        assert (await probe_record.await_for("cancelled"))["requestId"] == probe_record.events[0]["requestId"]
+        cancelled = await probe_record.await_for("cancelled")
+        assert cancelled["requestId"] == next(e["requestId"] for e in probe_record.events if e["event"] == "started")
     finally:
         await connection.stop()
 

@@ -6,7 +6,9 @@ Run as ``python probe_server.py``. With ``TOOLWIRE_PROBE_RECORD`` set to a path 
 file or a fifo the test reads), the server appends one JSON object per line there:
 ``{"event": "started", "tool", "requestId", "pid"}`` when ``block`` or ``crash`` begins,
 ``{"event": "cancelled", "requestId", "reason"}`` for every ``notifications/cancelled``
-received, and ``{"event": "added", "tool"}`` when ``add_tool`` has announced a new tool.
+received, ``{"event": "added", "tool"}`` when ``add_tool`` has announced a new tool, and
+``{"event": "listed", "tools": [name, ...]}`` as it answers a ``tools/list`` (written before
+the answer, with no await in between, so a later call's answer follows that one).
 
 Tools (every one a plain ``{"type": "object"}`` input schema with the properties below):
 
@@ -58,6 +60,13 @@ TOOLS: dict[str, types.Tool] = {
 }
 
 
+def record_now(**event: Any) -> None:
+    """:func:`record` without leaving the event loop (a short line to a fifo with a reader)."""
+    if RECORD is not None:
+        with open(RECORD, "a", encoding="utf-8") as out:
+            out.write(json.dumps(event) + "\n")
+
+
 async def record(**event: Any) -> None:
     """Append ``event`` as one JSON line to ``TOOLWIRE_PROBE_RECORD`` (nothing when unset)."""
     if RECORD is None:
@@ -78,11 +87,14 @@ def text(value: str, *, error: bool = False) -> types.CallToolResult:
 
 async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
     tools = list(TOOLS.values())
-    if not PAGE_SIZE:
-        return types.ListToolsResult(tools=tools)
-    start = int(params.cursor) if params is not None and params.cursor else 0
-    end = start + PAGE_SIZE
-    return types.ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+    if PAGE_SIZE:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE_SIZE
+        page = types.ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+    else:
+        page = types.ListToolsResult(tools=tools)
+    record_now(event="listed", tools=[tool.name for tool in page.tools])
+    return page
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
