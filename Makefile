@@ -108,11 +108,12 @@ test-panel: $(STAMP) $(NODE_STAMP) chromium mcp-servers
 bench-panel: $(STAMP) $(NODE_STAMP) chromium
 	cd client-vscode && npm run --silent build && node esbuild.mjs --test && TOOLWIRE_CHROMIUM=$(CHROMIUM) TOOLWIRE_PYTHON=$(abspath $(BIN)/python) node out/bench/panel.js
 
-bench: $(STAMP)
+bench: $(STAMP) mcp-servers
 	$(BIN)/python bench/merge.py
 	$(BIN)/python bench/server.py
 	$(BIN)/python bench/search_files.py
 	$(BIN)/python bench/problems.py
+	$(BIN)/python bench/mcp_overhead.py
 
 clean:
 	rm -rf $(VENV) client-vscode/node_modules client-vscode/dist client-vscode/bundled dist
