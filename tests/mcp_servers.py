@@ -32,6 +32,10 @@ command; it is never skipped. What each offers that the tests use:
   server over stdio) for what the registry servers cannot show on demand: the
   ``notifications/cancelled`` it received, a crash in the middle of a call, a server ignoring
   a cancel, ``tools/list_changed`` when asked. Its events go to a :class:`ProbeRecord` fifo.
+* ``hostile_server(*modes)``: ``tests/data/mcp/hostile_server.py`` (ours, JSON-RPC by hand so it
+  can break the rules): garbage on stdout, no or an error answer to ``initialize``, no tools
+  capability, odd, invalid or thousands of tools, huge or malformed results, stderr floods,
+  ``list_changed`` storms.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ CACHE = Path(os.environ.get("TOOLWIRE_MCP_CACHE") or Path.home() / ".cache" / "t
 INSTALL = "make mcp-servers"
 EVERYTHING = CACHE / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 PROBE = Path(__file__).parent / "data" / "mcp" / "probe_server.py"
+HOSTILE = Path(__file__).parent / "data" / "mcp" / "hostile_server.py"
 START_TIMEOUT = 60.0  # a safety net: the HTTP server listens within a second or two
 
 
@@ -106,6 +111,12 @@ def probe_server(record: ProbeRecord | None = None, tools: list[str] | None = No
     if record is not None:
         entry["env"] = {"TOOLWIRE_PROBE_RECORD": str(record.path)}
     return entry
+
+
+def hostile_server(*modes: str, **env: str) -> dict[str, Any]:
+    """Our hostile server over stdio, misbehaving as ``modes`` say (see its docstring), with ``env``."""
+    return {"type": "stdio", "command": sys.executable, "args": [str(HOSTILE)],
+            "env": {"TOOLWIRE_HOSTILE": ",".join(modes), **env}}
 
 
 def _free_port() -> int:

@@ -97,6 +97,8 @@ class _Run:
     relist: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
     stopping: bool = False
+    broke: bool = False  # the start raised while the server was there (it exits in the teardown)
+    step: str = "initialize"  # the request of the start under way: initialize, then tools/list
     ready: bool = False
     failed: bool = False
     session: ClientSession | None = None
@@ -290,7 +292,8 @@ class McpConnection:
             if run.stderr is not None:
                 self._tail = run.stderr.text(50)
             if not run.stopping:
-                end = RunEnd(run.gone.is_set(), run.ready, run.returncode, run.http_error, failure)
+                end = RunEnd(run.gone.is_set() and not run.broke, run.ready, run.returncode, run.http_error, failure,
+                             run.step)
                 self._failed(run, self._clean(reason(self.spec.config, end)))
         finally:
             run.started.set()
@@ -325,8 +328,13 @@ class McpConnection:
             read, write = await self._open(run, stack, tg)
             session = await stack.enter_async_context(
                 ClientSession(_Watched(read, run.gone), write, message_handler=self._handler(run), client_info=_CLIENT))
-            await session.initialize()
-            tools = await _list_tools(session)
+            try:
+                started = await session.initialize()
+                run.step = "tools/list"
+                tools = await _list_tools(session) if started.capabilities.tools is not None else ()
+            except Exception:
+                run.broke = not run.gone.is_set()
+                raise
             assert run.scope is not None
             run.scope.deadline = math.inf
             run.session, run.ready = session, True

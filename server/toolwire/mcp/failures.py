@@ -4,7 +4,10 @@ The sentences (protocol.md, "MCP servers' lifecycle and states"): ``command not 
 ``working folder not found: /w``, ``cannot run x: Permission denied``, ``exited during start
 (code 1)``, ``exited (signal 9)``, ``did not start within 30 s`` (told by the connection at its
 deadline), ``http://host/mcp answered HTTP 401 Unauthorized``, ``cannot reach http://host/mcp:
-…``, ``the connection to http://host/mcp was lost``, ``initialize failed: …``. URLs have their
+…``, ``the connection to http://host/mcp was lost``, ``initialize failed: …``, ``tools/list
+failed: …`` (an error answer), ``tools/list answered an invalid ListToolsResult (2 problems):
+tools.12.inputSchema.properties: Input should be a valid dictionary`` (an answer MCP's types
+refuse). URLs have their
 user info and key-like query values masked; the caller removes the other secrets.
 """
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from toolwire.mcp.config import HttpServerConfig, StdioServerConfig
 from toolwire.redaction import redact_url
@@ -32,6 +36,7 @@ class RunEnd:
         returncode: A stdio server's exit status (negative: the signal), None when unknown.
         http_error: The first HTTP error status of the start (``"401 Unauthorized"``).
         failure: What was raised, if anything (exception groups are looked into).
+        step: The request of the start under way when it failed (``initialize``, ``tools/list``).
     """
 
     gone: bool
@@ -39,6 +44,7 @@ class RunEnd:
     returncode: int | None = None
     http_error: str | None = None
     failure: BaseException | None = None
+    step: str = "initialize"
 
 
 def reason(config: StdioServerConfig | HttpServerConfig, end: RunEnd) -> str:
@@ -65,7 +71,13 @@ def reason(config: StdioServerConfig | HttpServerConfig, end: RunEnd) -> str:
     if isinstance(leaf, httpx2.HTTPError) and isinstance(config, HttpServerConfig):
         return f"cannot reach {redact_url(config.url)}: {leaf}"
     if isinstance(leaf, MCPError):
-        return f"initialize failed: {leaf.message}"
+        return f"{end.step} failed: {leaf.message}"
+    if isinstance(leaf, ValidationError):
+        first = leaf.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(answer)"
+        count = leaf.error_count()
+        return (f"{end.step} answered an invalid {leaf.title} ({count} problem{'s' if count > 1 else ''}): "
+                f"{where}: {first['msg']}")
     return f"{type(leaf).__name__}: {leaf}" if leaf is not None else "the server went away"
 
 

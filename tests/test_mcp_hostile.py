@@ -1,0 +1,38 @@
+"""MCP servers that break the rules (tests/data/mcp/hostile_server.py): Toolwire keeps running,
+and what it tells the user about them is true and readable."""
+
+from __future__ import annotations
+
+import anyio
+
+from mcp_servers import hostile_server
+from toolwire.mcp.config import parse_servers, resolve_servers
+from toolwire.mcp.connection import McpConnection
+
+NET = 60  # seconds: the safety net of every wait, never what a test measures
+
+
+async def started(root, *modes: str) -> McpConnection:
+    specs, _ = resolve_servers(parse_servers({"h": hostile_server(*modes)}), root=root, workspace_file=False)
+    connection = McpConnection(specs[0], start_timeout=NET)
+    connection.start()
+    with anyio.fail_after(NET):
+        await connection.wait_started()
+    return connection
+
+
+async def test_a_failed_start_says_which_request_failed_and_why_not_that_the_server_exited(tmp_path):
+    refused = await started(tmp_path, "init_error")
+    assert (refused.state, refused.error) == ("failed", "initialize failed: the hostile server refuses to start")
+    invalid = await started(tmp_path, "invalid")
+    assert (invalid.state, invalid.error) == (
+        "failed", "tools/list answered an invalid ListToolsResult (2 problems): tools.8.inputSchema.properties: "
+                  "Input should be a valid dictionary")
+    for connection in (refused, invalid):
+        await connection.stop()
+
+
+async def test_a_server_without_tools_is_ready_with_none(tmp_path):
+    resources_only = await started(tmp_path, "no_tools")  # its tools/list answers "Method not found"
+    assert (resources_only.state, resources_only.error, resources_only.tools) == ("ready", None, ())
+    await resources_only.stop()
