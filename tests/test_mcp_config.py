@@ -53,6 +53,11 @@ def test_entries_parse_in_order_and_type_may_be_left_out():
     ({"type": "http"}, "url is required"),
     ({"url": "file:///etc/passwd"}, "url must be an http:// or https:// URL with a host"),
     ("uvx x", "must be an object, not str"),
+    ({"command": "x", "args": ["a\0b"]}, "args must not contain a NUL character"),
+    ({"command": "x", "env": {"A=B": "1"}}, "env: a variable name must not be empty nor contain '='"),
+    ({"command": "x", "env": {"A": "1\0"}}, "env.A must not contain a NUL character"),
+    ({"url": "http://h/mcp", "headers": {"Bad Name": "v"}}, "headers: a header name must be letters"),
+    ({"url": "http://h/mcp", "headers": {"X": "a\r\nInjected: 1"}}, "headers.X must be visible ASCII"),
 ])
 def test_a_bad_entry_is_refused_saying_what_is_wrong(entry, said):
     with pytest.raises(ValueError) as exc:

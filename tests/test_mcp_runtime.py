@@ -167,10 +167,15 @@ async def test_servers_that_never_start_fail_with_the_reason(tmp_path):
                                                    "env": {"API_TOKEN": secret}}), redactor=redactor)
     assert (exits.state, exits.error) == ("failed", "exited during start (code 3)")
     assert exits.stderr_tail() == "token ***"
+    folder = await started(spec(tmp_path, "folder", {"command": str(tmp_path)}))
+    assert (folder.state, folder.error) == ("failed", f"cannot run {tmp_path}: it is a folder")
+    (tmp_path / "file").write_text("")
+    in_a_file = await started(spec(tmp_path, "in-a-file", {"command": "sh", "cwd": str(tmp_path / "file")}))
+    assert (in_a_file.state, in_a_file.error) == ("failed", f"working folder is not a folder: {tmp_path / 'file'}")
     silent = await started(spec(tmp_path, "silent", {"command": "sh", "args": ["-c", "cat > /dev/null"]}),
                            start_timeout=0.2)  # reads its stdin to the end, never answers
     assert (silent.state, silent.error) == ("failed", "did not start within 0.2 s")
-    for connection in (missing, exits, silent):
+    for connection in (missing, exits, folder, in_a_file, silent):
         await connection.stop()
         assert connection.state == "stopped"
 

@@ -19,13 +19,14 @@ import difflib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from toolwire.mcp.files import WORKSPACE_FILE, read_env_file, read_jsonc
@@ -51,6 +52,12 @@ class _Entry(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 
 
+#: A header's name: an HTTP token (RFC 9110 "Tokens").
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: A header's value: visible ASCII, spaces and tabs (what HTTP clients send).
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
 class StdioServerConfig(_Entry):
     """A server Toolwire starts as a process and talks to over its stdin and stdout."""
 
@@ -61,6 +68,25 @@ class StdioServerConfig(_Entry):
     env_file: str | None = None
     cwd: str | None = None
     tools: list[str] | None = None
+
+    @field_validator("command", "args", "env_file", "cwd")
+    @classmethod
+    def _no_nul(cls, value: Any, info: ValidationInfo) -> Any:
+        """No NUL character: a process cannot be given one (the value is never quoted)."""
+        if any("\0" in text for text in ([value] if isinstance(value, str) else value or [])):
+            raise ValueError(f"{to_camel(info.field_name or '')} must not contain a NUL character")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        """Names a process environment can hold, values without NUL (values never quoted)."""
+        for name, text in value.items():
+            if not name or "=" in name or "\0" in name:
+                raise ValueError("env: a variable name must not be empty nor contain '=' or a NUL character")
+            if "\0" in text:
+                raise ValueError(f"env.{name} must not contain a NUL character")
+        return value
 
 
 class HttpServerConfig(_Entry):
@@ -75,6 +101,17 @@ class HttpServerConfig(_Entry):
         """The repr's fields, the URL's user info and key-like query values masked (``headers`` left out)."""
         for name, value in super().__repr_args__():
             yield name, redact_url(value) if name == "url" else value
+
+    @field_validator("headers")
+    @classmethod
+    def _header_shape(cls, value: dict[str, str]) -> dict[str, str]:
+        """Names that are HTTP tokens, values of visible ASCII (values never quoted)."""
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError("headers: a header name must be letters, digits and !#$%&'*+.^_`|~- only")
+            if not _HEADER_VALUE.fullmatch(text):
+                raise ValueError(f"headers.{name} must be visible ASCII characters, spaces and tabs only")
+        return value
 
     @field_validator("url")
     @classmethod

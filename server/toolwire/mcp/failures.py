@@ -1,18 +1,20 @@
 """Why a server's run ended, in the one sentence its status carries (``error``).
 
 The sentences (protocol.md, "MCP servers' lifecycle and states"): ``command not found: x``,
-``working folder not found: /w``, ``cannot run x: Permission denied``, ``exited during start
-(code 1)``, ``exited (signal 9)``, ``did not start within 30 s`` (told by the connection at its
-deadline), ``http://host/mcp answered HTTP 401 Unauthorized``, ``cannot reach http://host/mcp:
-…``, ``the connection to http://host/mcp was lost``, ``initialize failed: …``, ``tools/list
-failed: …`` (an error answer), ``tools/list answered an invalid ListToolsResult (2 problems):
+``working folder not found: /w``, ``working folder is not a folder: /w``, ``cannot run x:
+Permission denied``, ``cannot run /bin: it is a folder``, ``exited during start (code 1)``,
+``exited (signal 9)``, ``did not start within 30 s`` (told by the connection at its deadline),
+``http://host/mcp answered HTTP 401 Unauthorized``, ``cannot reach http://host/mcp: …``, ``the
+connection to http://host/mcp was lost``, ``initialize failed: …``, ``tools/list failed: …``
+(an error answer), ``tools/list answered an invalid ListToolsResult (2 problems):
 tools.12.inputSchema.properties: Input should be a valid dictionary`` (an answer MCP's types
-refuse). URLs have their
-user info and key-like query values masked; the caller removes the other secrets.
+refuse). URLs have their user info and key-like query values masked; the caller removes the
+other secrets.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import anyio
@@ -65,6 +67,10 @@ def reason(config: StdioServerConfig | HttpServerConfig, end: RunEnd) -> str:
     if isinstance(config, StdioServerConfig) and isinstance(leaf, OSError):
         if isinstance(leaf, FileNotFoundError) and config.cwd is not None and leaf.filename == config.cwd:
             return f"working folder not found: {config.cwd}"
+        if isinstance(leaf, NotADirectoryError) and config.cwd is not None and leaf.filename == config.cwd:
+            return f"working folder is not a folder: {config.cwd}"
+        if isinstance(leaf, PermissionError) and os.path.isdir(os.path.join(config.cwd or "", config.command)):
+            return f"cannot run {config.command}: it is a folder"
         if isinstance(leaf, FileNotFoundError):
             return f"command not found: {config.command}"
         return f"cannot run {config.command}: {leaf.strerror or leaf}"
