@@ -15,6 +15,7 @@ from mcp_inprocess import connected
 from test_turn import ScriptedApprover, assert_invariants, call_updates, make_session, tool_messages
 from toolwire.agent.events import RecordingSink
 from toolwire.agent.turn import Turn
+from toolwire.mcp import tool as tool_module
 from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
 from toolwire.tools.base import ArgumentsInvalid, ToolContext
 
@@ -86,8 +87,22 @@ async def test_a_schema_that_is_not_json_schema_leaves_the_checking_to_the_serve
         listed = conn.listed("echo").model_copy(update={"input_schema": {"type": "object", "properties": 3}})
         with caplog.at_level(logging.WARNING):
             tool = McpTool(conn, listed)
+            assert "not valid JSON Schema" not in caplog.text  # checked at the first call, not when listed
+            assert tool.validate({"anything": 1}).arguments == {"anything": 1}
         assert "not valid JSON Schema" in caplog.text
-        assert tool.validate({"anything": 1}).arguments == {"anything": 1}
+
+
+async def test_thousands_of_listed_tools_are_built_without_checking_their_schemas(monkeypatch):
+    checked = []
+    monkeypatch.setattr(tool_module, "_validator", lambda text, name: checked.append(name))
+    async with connected(demo_server()) as conn:
+        listed = conn.listed("echo")
+        tools = [McpTool(conn, listed.model_copy(update={"name": f"t{i}", "input_schema": {
+            "type": "object", "properties": {f"p{i}": {"type": "string"}}}})) for i in range(3000)]
+        assert checked == []  # a server's tools are built again on every list change
+        tools[7].validate({"p7": "x"})
+        tools[7].validate({"p7": "y"})
+        assert checked == ["mcp__demo__t7"]
 
 
 async def test_run_maps_the_answer_and_passes_the_call_timeout(tmp_path):

@@ -77,7 +77,12 @@ class McpTool(Tool):
         self.input_schema = listed.input_schema
         hints = listed.annotations.model_dump(by_alias=True, exclude_none=True) if listed.annotations else {}
         self.annotations = hints or None
-        self._validator = _validator(json.dumps(self.input_schema, sort_keys=True), self.name)
+
+    @functools.cached_property
+    def _validator(self) -> Any:
+        """The input schema's validator, made at the first call: a server may list thousands of
+        tools, built again whenever its list changes, and checking a schema takes milliseconds."""
+        return _validator(json.dumps(self.input_schema, sort_keys=True), self.name)
 
     def source(self) -> dict[str, str]:
         """``{"mcpServer", "tool"}``: where the tool comes from (``toolwire/tools/list``)."""

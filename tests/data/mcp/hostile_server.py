@@ -53,7 +53,7 @@ TOOLS = [
     _tool("env", "Tells an environment variable.", name={"type": "string"}),
 ]
 if "many" in MODES:
-    TOOLS += [_tool(f"t{i:04d}", f"Tool {i}.") for i in range(3000)]
+    TOOLS += [_tool(f"t{i:04d}", f"Tool {i}.", **{f"p{i}": {"type": "string"}}) for i in range(3000)]
 if "odd" in MODES:
     TOOLS += [
         _tool("has space.and/dots", "odd\x00name\x1b[31m red \u202e"),
