@@ -8,6 +8,8 @@ import anyio
 from mcp_servers import hostile_server
 from toolwire.mcp.config import parse_servers, resolve_servers
 from toolwire.mcp.connection import McpConnection
+from toolwire.mcp.naming import offered_name
+from toolwire.mcp.pool import McpPool
 
 NET = 60  # seconds: the safety net of every wait, never what a test measures
 
@@ -36,3 +38,19 @@ async def test_a_server_without_tools_is_ready_with_none(tmp_path):
     resources_only = await started(tmp_path, "no_tools")  # its tools/list answers "Method not found"
     assert (resources_only.state, resources_only.error, resources_only.tools) == ("ready", None, ())
     await resources_only.stop()
+
+
+async def test_tools_whose_names_clean_to_the_same_are_all_offered_under_distinct_names(tmp_path):
+    specs, _ = resolve_servers(parse_servers({"h": hostile_server("odd")}), root=tmp_path, workspace_file=False)
+    pool = McpPool()
+    servers = pool.attach("s1", specs, start_timeout=NET)
+    try:
+        with anyio.fail_after(NET):
+            await servers.wait_started(NET)
+        names = {tool.original: tool.name for tool in servers.tools()}
+        assert names["get_item"] == "mcp__h__get_item"
+        assert names["get.item"] == offered_name("h", "get.item", hashed=True) != "mcp__h__get_item"
+        assert names["has space.and/dots"] == "mcp__h__has_space_and_dots" and len(names["x" * 100]) == 64
+        assert len(set(names.values())) == len(names)
+    finally:
+        await pool.aclose()

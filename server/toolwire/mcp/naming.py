@@ -4,7 +4,8 @@ A tool ``t`` of the server ``s`` is offered to the model as ``mcp__s__t``: every
 outside ``[A-Za-z0-9_-]`` becomes ``_`` (the providers' rule for function names), and a name
 longer than 64 characters is cut and ends with ``_`` and 8 hex digits of a hash of the
 original server and tool names, so the same tool keeps the same name and two long names
-that share a prefix stay apart.
+that share a prefix stay apart. A tool whose name another tool of the session already has
+(``get.item`` after ``get_item``) ends with the hash too.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ def clean(part: str) -> str:
     return _OUTSIDE.sub("_", part)
 
 
-def offered_name(server: str, tool: str) -> str:
-    """The name the model calls the tool ``tool`` of ``server`` by (at most :data:`MAX_NAME` characters)."""
+def offered_name(server: str, tool: str, *, hashed: bool = False) -> str:
+    """The name the model calls the tool ``tool`` of ``server`` by (at most :data:`MAX_NAME` characters);
+    ``hashed``: ending with the hash even when not cut (for a name another tool has already)."""
     name = f"{PREFIX}{clean(server)}__{clean(tool)}"
-    if len(name) <= MAX_NAME:
+    if len(name) <= MAX_NAME and not hashed:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode("utf-8", "surrogatepass")).hexdigest()[:_HASH]
     return f"{name[:MAX_NAME - _HASH - 1]}_{digest}"

@@ -48,8 +48,18 @@ class SessionServers:
         return sum(connection.revision for connection in self.connections)
 
     def tools(self) -> list[McpTool]:
-        """The tools of the ready servers, in configuration order, each server's allowlist applied."""
-        return [McpTool(connection, listed) for connection in self.connections for listed in _allowed(connection)]
+        """The tools of the ready servers, in configuration order, each server's allowlist applied;
+        a tool whose offered name an earlier one has (``get.item`` after ``get_item``) is named with its hash."""
+        tools: list[McpTool] = []
+        taken: set[str] = set()
+        for connection in self.connections:
+            for listed in _allowed(connection):
+                tool = McpTool(connection, listed)
+                if tool.name in taken:
+                    tool = McpTool(connection, listed, hashed=True)
+                taken.add(tool.name)
+                tools.append(tool)
+        return tools
 
     def statuses(self) -> list[ServerStatus]:
         """Each server's status (``offered`` 0: the session sets it)."""

@@ -55,6 +55,7 @@ class McpTool(Tool):
     Args:
         connection: The running server (:class:`toolwire.mcp.connection.McpConnection`).
         listed: The tool as its ``tools/list`` gave it.
+        hashed: Name it with the hash (:func:`toolwire.mcp.naming.offered_name`): its plain name is taken.
 
     Attributes:
         name: The name the model calls (``mcp__<server>__<tool>``, at most 64 characters).
@@ -68,11 +69,11 @@ class McpTool(Tool):
     Args: ClassVar[type[BaseModel]] = McpArguments
     read_only: ClassVar[bool] = False
 
-    def __init__(self, connection: McpConnection, listed: mcp_types.Tool) -> None:
+    def __init__(self, connection: McpConnection, listed: mcp_types.Tool, *, hashed: bool = False) -> None:
         self.connection = connection
         self.server = connection.name
         self.original = listed.name
-        self.name = offered_name(self.server, listed.name)
+        self.name = offered_name(self.server, listed.name, hashed=hashed)
         self.description = listed.description or ""
         self.input_schema = listed.input_schema
         hints = listed.annotations.model_dump(by_alias=True, exclude_none=True) if listed.annotations else {}

@@ -12,7 +12,8 @@ send what this one must: tool lists and results that break the rules. Run as
   ``tools/list`` with "Method not found", as such servers do.
 * ``many``: lists 3000 more tools (``t0000`` … ``t2999``).
 * ``odd``: lists tools with odd names (spaces and dots, non-ASCII, 100 characters, a
-  duplicate of ``echo``, an empty name), control characters in a description.
+  duplicate of ``echo``, an empty name, ``get_item`` then ``get.item``), control characters in a
+  description.
 * ``invalid``: lists two tools MCP's types refuse: an input schema that is not valid JSON
   Schema (``bad_schema``) and one that is not an object's (``no_schema``).
 
@@ -61,6 +62,8 @@ if "odd" in MODES:
         _tool("x" * 100, "a long name"),
         _tool("echo", "a duplicate"),
         _tool("", "an empty name"),
+        _tool("get_item", "a plain name"),
+        _tool("get.item", "the same name once cleaned"),
     ]
 if "invalid" in MODES:
     TOOLS += [
