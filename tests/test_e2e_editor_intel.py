@@ -135,7 +135,7 @@ async def test_a_client_declaring_a_subset_gets_only_those_tools(subset, repo, t
                                                          "settings": {"replayLog": str(log)}})
     offered = [name for name in created["tools"] if name in EDITOR_TOOLS]
     assert offered == ["get_diagnostics", "find_symbol"]  # symbols: false declares nothing
-    assert created["tools"][:16] == [name for name in created["tools"] if name not in EDITOR_TOOLS][:16]
+    assert created["tools"][:17] == [name for name in created["tools"] if name not in EDITOR_TOOLS][:17]
     listed = await subset.call("toolwire/tools/list", {"sessionId": created["sessionId"]})
     names = [tool["function"]["name"] for tool in listed["tools"]]
     assert names == created["tools"] and names[-2:] == ["get_diagnostics", "find_symbol"]
@@ -153,7 +153,7 @@ async def test_a_client_declaring_nothing_gets_no_editor_tools(undeclared, repo,
     script = write_script(tmp_path / "s.jsonl", [{"text": "ok"}])
     created = await undeclared.call("toolwire/session/new", {"cwd": str(repo), "model": f"replay:{script}",
                                                              "settings": {"replayLog": str(log)}})
-    assert len(created["tools"]) == 16 and not set(created["tools"]) & set(EDITOR_TOOLS)
+    assert len(created["tools"]) == 17 and not set(created["tools"]) & set(EDITOR_TOOLS)
     listed = await undeclared.call("toolwire/tools/list", {})
     assert not {tool["function"]["name"] for tool in listed["tools"]} & set(EDITOR_TOOLS)
     await prompt(undeclared, created["sessionId"])

@@ -214,7 +214,7 @@ async def test_allowlist_names_and_permission_keys_that_name_nothing_are_warned_
 
 
 async def test_mcp_tools_left_out_by_max_tools_are_named_in_the_warning(host, tmp_path):
-    hosted, _ = await open_session(host, tmp_path, [{"text": "ok"}], mcpServers={"time": time_server()}, maxTools=16)
+    hosted, _ = await open_session(host, tmp_path, [{"text": "ok"}], mcpServers={"time": time_server()}, maxTools=17)
     sink = RecordingSink()
     with anyio.fail_after(SLOW):
         await host.run_turn(hosted, "go", sink, Approver())

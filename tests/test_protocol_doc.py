@@ -41,8 +41,8 @@ def test_the_client_types_name_every_method_update_status_and_stop_reason():
     """protocol.ts has a method object for every method (typed from the generated table);
     the generated types hold every update kind, status and cancel reason the server
     sends; protocol.ts names the stop reasons (the wire says only ``string``)."""
-    from toolwire.agent.events import (CallChange, CallSnapshot, McpServerChanged, MessageChunk, SessionWarning,
-                                       ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange)
+    from toolwire.agent.events import (CallChange, CallSnapshot, McpServerChanged, MessageChunk, PlanEntry, PlanUpdate,
+                                       SessionWarning, ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange)
     from toolwire.lsp.protocol import update_payload
     from toolwire.streaming.state import CancelReason, Status
 
@@ -51,7 +51,7 @@ def test_the_client_types_name_every_method_update_status_and_stop_reason():
         assert f'"{method}": {{' in WIRE_TS, method
     samples = [ToolCallChanged(CallSnapshot(), CallChange()), MessageChunk("x"), MessageChunk("x", "reasoning"), TurnUpdate("ended", "end_turn"),
                UsageUpdate(1, 2, 3), WorkspaceChange(("a",)), SessionWarning("tools_left_out", "m", ("git_branch",)),
-               McpServerChanged("time", "failed", "exited (code 1)")]
+               McpServerChanged("time", "failed", "exited (code 1)"), PlanUpdate((PlanEntry("a", "pending", "low"),))]
     for event in samples:
         kind = update_payload(event)["sessionUpdate"]
         assert re.search(rf'sessionUpdate: (?:"[a-z_]+" \| )*"{kind}"', WIRE_TS), kind

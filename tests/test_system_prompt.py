@@ -49,7 +49,7 @@ def test_the_discipline_is_there_whatever_the_tools() -> None:
         assert "returns its error as the call's result" in text
         assert "Nothing is committed unless the user asks" in text
         assert "no shell" in text
-    assert len(SYSTEM_PROMPT.split()) < 260  # short
+    assert len(SYSTEM_PROMPT.split()) < 280  # short (the plan's line included)
 
 
 def test_the_prompt_is_stable_and_ignores_order() -> None:
@@ -90,14 +90,25 @@ def _properties(schema: dict, defs: dict) -> set[str]:
     return names
 
 
+def _enum_values(schema: object) -> set[str]:
+    """Every string value an ``enum`` of a JSON Schema allows, at any depth."""
+    if isinstance(schema, dict):
+        own = {v for v in schema.get("enum", []) if isinstance(v, str)}
+        return own.union(*(_enum_values(v) for v in schema.values()))
+    if isinstance(schema, list):
+        return set().union(*(_enum_values(v) for v in schema))
+    return set()
+
+
 def test_tool_descriptions_name_only_tools_and_arguments_that_exist() -> None:
-    """A description written for the model points at real tools (``use multi_edit``) and at
-    arguments (``old_string``); a rename of either would leave it lying."""
+    """A description written for the model points at real tools (``use multi_edit``), at
+    arguments (``old_string``) and at their values (``in_progress``); a rename of any would
+    leave it lying."""
     registry = default_registry()
     allowed = set(registry.names())
     for definition in registry.definitions():
         schema = definition["function"]["parameters"]
-        allowed |= _properties(schema, schema.get("$defs", {}))
+        allowed |= _properties(schema, schema.get("$defs", {})) | _enum_values(schema)
     for definition in registry.definitions():
         function = definition["function"]
         stray = named_tools(function["description"]) - allowed

@@ -57,7 +57,8 @@ def test_wire_models_describe_what_the_server_sends():
         "sessionUpdate": "usage", "usage": {"inputTokens": None, "outputTokens": 3, "durationMs": 12}}})
     M.SessionUpdateParams.model_validate({"sessionId": "s", "streamId": "r", "update": {
         "sessionUpdate": "turn", "state": "ended", "turnId": "t1", "stopReason": "end_turn"}})
-    from toolwire.agent.events import McpServerChanged
-    for event in (McpServerChanged("time", "ready"), McpServerChanged("git", "failed", "command not found: mcp-server-gitx")):
+    from toolwire.agent.events import McpServerChanged, PlanEntry, PlanUpdate
+    for event in (McpServerChanged("time", "ready"), McpServerChanged("git", "failed", "command not found: mcp-server-gitx"),
+                  PlanUpdate((PlanEntry("Fix it", "in_progress", "high"), PlanEntry("Test it", "pending", "low")))):
         M.SessionUpdateParams.model_validate({"sessionId": "s", "update": P.update_payload(event)})
     assert json.loads(SCHEMA.read_text())["title"] == "ToolwireProtocol"

@@ -767,7 +767,8 @@ export interface SessionUpdateParams {
     | WorkspaceChangeUpdate
     | SessionInfoUpdate
     | WarningUpdate
-    | McpServerUpdate;
+    | McpServerUpdate
+    | PlanUpdateKind;
 }
 /**
  * ``sessionUpdate: "tool_call"``: a call changed (an upsert keyed by ``toolCallId``).
@@ -916,6 +917,28 @@ export interface McpServerUpdate {
   name: string;
   state: "starting" | "ready" | "failed" | "stopped";
   error?: string | null;
+}
+/**
+ * ``sessionUpdate: "plan"``: the turn's plan is now ``entries`` (an ``update_plan`` call is
+ * done); the whole list each time, the latest of the turn is its plan.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "PlanUpdateKind".
+ */
+export interface PlanUpdateKind {
+  sessionUpdate: "plan";
+  entries: PlanEntryWire[];
+}
+/**
+ * One step of a plan (``update_plan``'s entry, as the model gave it).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "PlanEntryWire".
+ */
+export interface PlanEntryWire {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+  priority: "high" | "medium" | "low";
 }
 /**
  * The client's answer to ``toolwire/session/requestPermission``.

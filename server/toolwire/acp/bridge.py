@@ -21,9 +21,11 @@ from typing import Any
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
     FileEditToolCallContent,
+    PlanEntry,
     SessionInfoUpdate,
     TextContentBlock,
     ToolCallProgress,
@@ -34,8 +36,8 @@ from acp.schema import (
 from toolwire.acp import mapping
 from toolwire.agent.host import Preview, PreviewError, Session
 from toolwire.acp.commands import capped_text
-from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, SessionInfo, SessionWarning,
-                                   ToolCallChanged, TurnUpdate, offered)
+from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, PlanUpdate, SessionInfo,
+                                   SessionWarning, ToolCallChanged, TurnUpdate, offered)
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_text
@@ -125,6 +127,10 @@ class AcpSink:
             return [AgentMessageChunk(session_update="agent_message_chunk", content=block)]
         if isinstance(event, ToolCallChanged):
             return self._tool_call(event.call)
+        if isinstance(event, PlanUpdate):  # the whole plan each time, as ACP's plan update is
+            return [AgentPlanUpdate(session_update="plan", entries=[
+                PlanEntry(content=display_text(entry.content), status=entry.status, priority=entry.priority)
+                for entry in event.entries])]
         if isinstance(event, SessionInfo):  # ACP has no field for it: Toolwire's own _meta key
             return [SessionInfoUpdate(session_update="session_info_update", field_meta={"toolwire": {
                 "instructions": [rules.to_wire() for rules in event.instructions]}})]

@@ -78,6 +78,7 @@ KIND = {
     "git_restore": "execute",
     "git_commit": "execute",
     "git_branch": "execute",
+    "update_plan": "think",  # its plan is sent as a ``plan`` update too
     # the editor tools: never offered over ACP (its clients have no toolwire/editor/* methods); kinds kept
     "get_diagnostics": "read",
     "search_symbols": "search",

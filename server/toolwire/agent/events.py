@@ -9,6 +9,7 @@ from toolwire.agent.project_rules import RulesFile
 from toolwire.mcp.status import ServerState
 from toolwire.streaming.changes import ArgumentsPiece, CallChange, CallSnapshot, observe
 from toolwire.streaming.state import ToolCallState
+from toolwire.tools.plan import PlanEntry
 
 TurnStateName = Literal["started", "model_request", "running_tools", "ended"]
 
@@ -97,8 +98,16 @@ class McpServerChanged:
     error: str | None = None
 
 
+@dataclass(slots=True, frozen=True)
+class PlanUpdate:
+    """The turn's plan is now ``entries`` (an ``update_plan`` call is done, :mod:`toolwire.tools.plan`):
+    the whole list, in order; the latest of a turn is the turn's plan."""
+
+    entries: tuple[PlanEntry, ...]
+
+
 AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, WorkspaceChange, SessionInfo,
-                   SessionWarning, McpServerChanged]
+                   SessionWarning, McpServerChanged, PlanUpdate]
 
 
 class Sink(Protocol):
@@ -199,6 +208,7 @@ class RecordingSink:
 
 
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "EXCLUDED_PREFIX",
-           "IRREVERSIBLE_PREFIX", "MCP_HINT_WORDS", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "RecordingSink", "RulesFile",
+           "IRREVERSIBLE_PREFIX", "MCP_HINT_WORDS", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "PlanEntry", "PlanUpdate",
+           "RecordingSink", "RulesFile",
            "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
            "WorkspaceChange", "call_changed", "excluded_notice", "mcp_hints_notice", "offered"]

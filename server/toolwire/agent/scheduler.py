@@ -48,7 +48,7 @@ import anyio
 
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer
-from toolwire.agent.events import AgentEvent, Approver, SessionInfo
+from toolwire.agent.events import AgentEvent, Approver, PlanUpdate, SessionInfo
 from toolwire.agent.exclusion import allowed_files, call_exclusions, not_asked_message as not_allowed_message
 from toolwire.agent.exclusion import rejected_note, subject_entries
 from toolwire.agent.permissions import Decision, build_subject
@@ -61,6 +61,7 @@ from toolwire.streaming.changes import snapshot
 from toolwire.streaming.merger import StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
 from toolwire.tools.base import ArgumentsInvalid, ImagePart, Tool, ToolResult
+from toolwire.tools.plan import UpdatePlan, plan_entries
 from toolwire.workspace.errors import tool_error_in
 from toolwire.workspace.locks import overlaps
 
@@ -92,6 +93,7 @@ class Scheduler:
         self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
         self.checkpointer: Checkpointer | None = None  # set by a turn: checkpoints around writing tools
         self.announce: Callable[[AgentEvent], None] | None = None  # set by owners: events other than calls
+        self.plan: PlanUpdate | None = None  # the latest plan an update_plan call of this scheduler gave
 
     # ------------------------------------------------------------ helpers
     def _set(self, call: ToolCallState, status: Status, **kw: Any) -> None:
@@ -429,7 +431,8 @@ class Scheduler:
             self._problems.release(baseline)
 
     def _finish(self, call: ToolCallState, result: ToolResult) -> None:
-        """End a call that ran with its tool's result: ``done``, or ``errored`` with its code."""
+        """End a call that ran with its tool's result: ``done``, or ``errored`` with its code. A done
+        ``update_plan`` call's plan becomes :attr:`plan` and is announced (a :class:`PlanUpdate`)."""
         call.result = result.to_wire()
         if result.images and result.ok:
             self._images[id(call)] = result.images
@@ -438,6 +441,10 @@ class Scheduler:
             self._set(call, Status.ERRORED, error=CallError("timeout", message, retryable=True))
         elif result.ok:
             self._set(call, Status.DONE)
+            if call.name == UpdatePlan.name and (entries := plan_entries(result.data)) is not None:
+                self.plan = PlanUpdate(entries)
+                if self.announce is not None:
+                    self.announce(self.plan)
         else:
             code = result.error_code or "tool_failed"
             message = result.content.removeprefix(f"Error ({code}): ")

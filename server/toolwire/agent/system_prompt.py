@@ -22,7 +22,7 @@ from typing import Any
 #: Every tool name the prompt can mention (``tests/test_system_prompt.py`` checks
 #: that each is a tool a session can have: :func:`toolwire.tools.every_tool`).
 PROMPT_TOOLS = ("list_files", "search_files", "read_file", "edit_file", "multi_edit", "create_file",
-                "git_status", "git_diff", "get_diagnostics", "search_symbols", "find_symbol")
+                "git_status", "git_diff", "get_diagnostics", "search_symbols", "find_symbol", "update_plan")
 
 
 def _named(offered: set[str], *pairs: tuple[str, str]) -> list[str]:
@@ -65,6 +65,14 @@ def _editor(offered: set[str]) -> list[str]:
     return [f"- The editor's language servers help: {_join(tools)}{exact}."]
 
 
+def _plan(offered: set[str]) -> list[str]:
+    """The plan's line when update_plan is offered, else none (without the tool there is no advice to give)."""
+    if "update_plan" not in offered:
+        return []
+    return ["- For a task of several steps, keep a plan with update_plan: make it first, keep one step in "
+            "progress, update it as you go."]
+
+
 def _errors() -> str:
     return ("- A tool that fails returns its error as the call's result: read it, fix the call and try "
             "again; do not repeat a call unchanged. A call the user denies is their answer: do not retry "
@@ -97,6 +105,7 @@ def base_prompt(tool_names: Iterable[str]) -> str:
         _look(offered),
         _edit(offered),
         *_editor(offered),
+        *_plan(offered),
         _errors(),
         _git(offered),
         "- You cannot run commands: there is no shell, so no builds, tests or installs. Say what the "

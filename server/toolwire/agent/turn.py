@@ -28,7 +28,8 @@ from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
 from toolwire.agent.overview import add_overview
-from toolwire.agent.events import Approver, MessageChunk, SessionInfo, Sink, TurnUpdate, UsageUpdate, call_changed
+from toolwire.agent.events import (Approver, MessageChunk, PlanUpdate, SessionInfo, Sink, TurnUpdate, UsageUpdate,
+                                   call_changed)
 from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
                                           lowered_window, retry_delay, too_large_message)
 from toolwire.agent.scheduler import ResponseRun, Scheduler
@@ -140,6 +141,11 @@ class Turn:
                 self._push(call, force=True)
                 return True
         return False
+
+    @property
+    def plan(self) -> PlanUpdate | None:
+        """The turn's plan: the latest an ``update_plan`` call of the turn gave, None before one."""
+        return self.scheduler.plan
 
     def streaming_response(self) -> dict[str, str] | None:
         """The model response being streamed now and not yet in the conversation:

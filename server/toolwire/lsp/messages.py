@@ -213,8 +213,24 @@ class WarningUpdate(SessionWarningWire):
     session_update: Literal["warning"]
 
 
+class PlanEntryWire(Wire):
+    """One step of a plan (``update_plan``'s entry, as the model gave it)."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"]
+
+
+class PlanUpdateKind(Wire):
+    """``sessionUpdate: "plan"``: the turn's plan is now ``entries`` (an ``update_plan`` call is
+    done); the whole list each time, the latest of the turn is its plan."""
+
+    session_update: Literal["plan"]
+    entries: list[PlanEntryWire]
+
+
 SessionUpdate = Union[ToolCallUpdateKind, MessageChunkUpdate, TurnUpdateKind, UsageUpdateKind, WorkspaceChangeUpdate,
-                      SessionInfoUpdate, WarningUpdate, McpServerUpdate]
+                      SessionInfoUpdate, WarningUpdate, McpServerUpdate, PlanUpdateKind]
 
 
 class SessionUpdateParams(Wire):

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from toolwire.agent.events import (AgentEvent, McpServerChanged, MessageChunk, SessionInfo, SessionWarning,
+from toolwire.agent.events import (AgentEvent, McpServerChanged, MessageChunk, PlanUpdate, SessionInfo, SessionWarning,
                                    ToolCallChanged, TurnUpdate, UsageUpdate, WorkspaceChange)
 from toolwire.lsp.call_wire import update_form
 from toolwire.rpc.invalid import describe_validation_error  # noqa: F401 - re-exported for handlers
@@ -378,7 +378,7 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
     ``agent_thought_chunk`` {content: {type: "text", text}}; ``turn`` {state, turnId, stopReason?, message?};
     ``usage`` {usage: {inputTokens, outputTokens, durationMs}};
     ``workspace_change`` {paths}; ``session_info`` {instructions}; ``warning`` {code, message, names};
-    ``mcp_server`` {name, state, error?}.
+    ``mcp_server`` {name, state, error?}; ``plan`` {entries: [{content, status, priority}]}.
     """
     if type(event) is ToolCallChanged:
         return {"sessionUpdate": "tool_call", "toolCall": update_form(event)}
@@ -411,4 +411,6 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
         if event.error is not None:
             out["error"] = event.error
         return out
+    if type(event) is PlanUpdate:
+        return {"sessionUpdate": "plan", "entries": [entry.to_wire() for entry in event.entries]}
     raise TypeError(f"not an agent event: {event!r}")

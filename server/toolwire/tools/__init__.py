@@ -12,18 +12,20 @@ from toolwire.tools.files import CreateFile, DeleteFile, ReadFile, RenameFile
 from toolwire.tools.git import GitAdd, GitBranch, GitCommit, GitLog, GitRestore, GitStatus
 from toolwire.tools.gitdiff import GitDiff, GitShow
 from toolwire.tools.listing import ListFiles
+from toolwire.tools.plan import UpdatePlan
 from toolwire.tools.searching import SearchFiles
 
 __all__ = ["default_registry", "session_tools", "every_tool"]
 
 
 def default_registry() -> Registry:
-    """Every tool, reads first, then edits, then git (read-only before mutating).
+    """Every tool, reads first, then edits, then git (read-only before mutating), then the plan
+    (a help the model can work without: the first built-in a smaller ``maxTools`` leaves out).
 
     Returns:
         A new :class:`Registry` of fresh tool instances: read_file, list_files, search_files, create_file,
         edit_file, multi_edit, delete_file, rename_file, git_status, git_diff,
-        git_log, git_show, git_add, git_restore, git_commit, git_branch.
+        git_log, git_show, git_add, git_restore, git_commit, git_branch, update_plan.
     """
     return Registry(
         [
@@ -43,6 +45,7 @@ def default_registry() -> Registry:
             GitRestore(),
             GitCommit(),
             GitBranch(),
+            UpdatePlan(),
         ]
     )
 
