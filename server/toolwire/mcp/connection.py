@@ -357,7 +357,10 @@ class McpConnection:
                 event_hooks={"response": [self._http_hook(run)]})
             await stack.enter_async_context(client)
             return await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
-        params = StdioServerParameters(command=config.command, args=config.args, env=config.env, cwd=config.cwd)
+        # "replace": with the SDK's "strict", one byte that is not UTF-8 on stdout ends its reader
+        # but not the session, and every later call waits for its timeout.
+        params = StdioServerParameters(command=config.command, args=config.args, env=config.env, cwd=config.cwd,
+                                       encoding_error_handler="replace")
         tail = run.stderr = proc.StderrTail()
         try:
             with proc.spawned() as processes:

@@ -21,8 +21,10 @@ Tools (input schema ``{"type": "object"}`` with the properties named):
 
 * ``echo`` ``{text}``: answers ``"echo: <text>"``.
 * ``big`` ``{size}``: answers a text of ``size`` characters.
+* ``big_error`` ``{size}``: answers ``isError: true`` with a text of ``size`` characters.
 * ``bogus_image``: answers an ``image/png`` part whose bytes are not an image.
 * ``raw_stdout`` ``{size}``: writes a line of ``size`` bytes that is not JSON to stdout, then answers.
+* ``bad_utf8``: writes a line that is not UTF-8 to stdout, then answers.
 * ``stderr_flood`` ``{size}``: writes ``size`` bytes to stderr, then answers.
 * ``storm`` ``{count}``: sends ``notifications/tools/list_changed`` ``count`` times, then answers.
 * ``env`` ``{name}``: answers the value of the environment variable ``name`` and writes it to stderr.
@@ -46,9 +48,11 @@ def _tool(name: str, description: str, /, **properties: Any) -> dict[str, Any]:
 TOOLS = [
     _tool("echo", "Answers with the text.", text={"type": "string"}),
     _tool("big", "A long text.", size={"type": "integer"}),
+    _tool("big_error", "A long error.", size={"type": "integer"}),
     _tool("bogus_image", "Bytes labelled image/png."),
     _tool("raw_stdout", "Garbage on stdout.", size={"type": "integer"}),
     _tool("stderr_flood", "Floods stderr.", size={"type": "integer"}),
+    _tool("bad_utf8", "Bytes that are not UTF-8 on stdout."),
     _tool("storm", "A list_changed storm.", count={"type": "integer"}),
     _tool("bad_result", "A result of the wrong shape."),
     _tool("env", "Tells an environment variable.", name={"type": "string"}),
@@ -86,10 +90,16 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
         return text(f"echo: {args.get('text', '')}")
     if name == "big":
         return text("x" * int(args.get("size", 1_000_000)))
+    if name == "big_error":
+        return {**text("E" * int(args.get("size", 1_000_000))), "isError": True}
     if name == "bogus_image":
         return {"content": [{"type": "image", "data": "bm90IGFuIGltYWdl", "mimeType": "image/png"}]}
     if name == "raw_stdout":
         sys.stdout.write("g" * int(args.get("size", 1000)) + "\n")
+        return text("wrote")
+    if name == "bad_utf8":
+        sys.stdout.flush()
+        os.write(1, b"\xff\xfe not UTF-8\n")
         return text("wrote")
     if name == "stderr_flood":
         line = "e" * 1023 + "\n"
