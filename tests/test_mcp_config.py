@@ -213,6 +213,11 @@ def test_a_bad_mcp_json_is_a_warning(tmp_path):
     assert [s.name for s in specs] == ["s"]
     assert warnings == [".vscode/mcp.json cannot be used: it is not valid JSON (line 3, column 35: Expecting ',' "
                         "delimiter); none of its servers is started"]
+    write_mcp_json(tmp_path, '{"servers": ' + "[" * 100_000 + "]" * 100_000 + "}")  # 200 KB, too deep to parse
+    specs, warnings = resolve(tmp_path, {"s": {"command": "x"}}, workspace_file=True)
+    assert [s.name for s in specs] == ["s"]
+    assert warnings == [".vscode/mcp.json cannot be used: it is nested too deeply to be read; none of its servers "
+                        "is started"]
 
 
 def test_a_bad_mcp_json_entry_leaves_the_others(tmp_path):

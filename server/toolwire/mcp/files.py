@@ -99,13 +99,16 @@ def read_jsonc(path: Path) -> Any:
 
     Raises:
         OSError: as :func:`_read_text`.
-        ValueError: it is not JSON; the message gives the line and column, not the text.
+        ValueError: it is not JSON (the message gives the line and column, not the text), or
+            nested too deeply for the parser.
     """
     text = _without_trailing_commas(_without_comments(_read_text(path)))
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise ValueError("it is nested too deeply to be read") from None
 
 
 def _value(raw: str) -> str:
