@@ -344,7 +344,7 @@ class SessionHost:
         """The ``toolwire/tools/list`` answer for ``hosted``, or (None) for a new session under the server's
         settings with the editor ``features`` its client declared (:func:`toolwire.agent.mcp_session.tool_listing`)."""
         if hosted is not None and not hosted.running:
-            hosted.session.refresh_tools()  # what its next request offers
+            hosted.session.offer_listed_tools()  # what its next request offers
         return tool_listing(hosted.session if hosted is not None else None, self.settings.max_tools, features)
 
     def snapshot(self, hosted: Hosted) -> SessionState:

@@ -201,10 +201,18 @@ class Session:
             self.mcp.prepare_turn()
             await self.mcp.wait_started(self.settings.mcp_start_timeout)
 
-    def refresh_tools(self) -> None:
-        """Before each model request of a turn: offer the tools the MCP servers list now when they
-        changed since the last request (a ``tools/list_changed``, a server ready, failed or restarted).
-        The system prompt stays the turn's (it names built-in tools only)."""
+    async def refresh_tools(self) -> None:
+        """Before each model request of a turn, and before a client-fed run plans its calls: wait at
+        most :data:`~toolwire.mcp.pool.RELIST_WAIT` (2 s) for the tool lists a ``tools/list_changed`` asked for, then
+        :meth:`offer_listed_tools`."""
+        if self.mcp is not None:
+            await self.mcp.wait_relisted()
+        self.offer_listed_tools()
+
+    def offer_listed_tools(self) -> None:
+        """Offer the tools the MCP servers list now when they changed since the last request (a
+        ``tools/list_changed``, a server ready, failed or restarted). The system prompt stays the
+        turn's (it names built-in tools only)."""
         if self.mcp is not None and self.mcp.revision != self._mcp_revision:
             self.budget_tools()
 

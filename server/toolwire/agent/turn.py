@@ -4,7 +4,8 @@ The outer loop only inspects what each model response produced: no client tool
 calls ends the turn; otherwise their results are appended in call order and the
 model is asked again, up to ``Settings.max_model_requests`` requests. The first request
 waits for the session's MCP servers still starting (``mcpStartTimeout``), and each request
-offers the tools they list then (:meth:`Session.refresh_tools`). A call is
+offers the tools they list then, a list a ``tools/list_changed`` asked for waited for at most
+2 s (:meth:`Session.refresh_tools`). A call is
 handed to the scheduler (:mod:`toolwire.agent.scheduler`) the moment it is
 complete, so it can be approved and run while the model is still streaming the
 rest of the response; if the stream then breaks, calls not started yet do not run.
@@ -230,7 +231,7 @@ class Turn:
         await session.wait_for_servers()  # MCP servers: restarted if due, waited for while starting
         await add_overview(session.conversation.messages, session.tool_context())  # the session's first request
         for number in range(1, session.settings.max_model_requests + 1):
-            session.refresh_tools()  # an MCP server's tools changed since the last request
+            await session.refresh_tools()  # an MCP server's tools changed since the last request
             session.conversation.repair()
             self._fit()
             run = self.scheduler.open_response()

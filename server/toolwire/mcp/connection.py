@@ -10,7 +10,11 @@ during start (code 1)``, ``did not start within 30 s``, ``http://host/mcp answer
 Unauthorized``), secrets removed. A server that exits later is ``failed`` with ``exited (code
 N)``; its running calls raise :class:`McpCallError` (``mcp_server_exited``) at once, and
 :meth:`McpConnection.restart_if_due` starts it again after a backoff of 1 s, doubling to 60 s.
-``notifications/tools/list_changed`` has the tools listed again.
+``notifications/tools/list_changed`` has the tools listed again: from the moment the
+notification is read off the transport (before any answer read after it) the connection has a
+re-list pending (:attr:`McpConnection.relisting`) until that ``tools/list`` is answered, fails
+or the server goes away (:meth:`McpConnection.wait_relisted`), so the request a session makes
+after a call that changed the list can offer the new tools.
 
 Cancelling the task awaiting :meth:`McpConnection.call` cancels the request: the SDK's
 dispatcher sends ``notifications/cancelled`` for it (shielded, bounded) and the caller returns
@@ -38,6 +42,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 import toolwire
@@ -70,6 +75,7 @@ _PING_TIMEOUT = 5.0
 #: A server listing more pages than this is taken as looping its cursors.
 _MAX_PAGES = 1000
 _MAX_REASON = 300
+_LIST_CHANGED = "notifications/tools/list_changed"
 
 #: What changed, as a connection tells its listeners: its state (and error), or its tools.
 Change = Literal["state", "tools"]
@@ -94,7 +100,8 @@ class _Run:
     gone: anyio.Event = field(default_factory=anyio.Event)  # the server went away (or, stopping, is let go)
     started: anyio.Event = field(default_factory=anyio.Event)  # ready, or the task ended
     done: anyio.Event = field(default_factory=anyio.Event)  # the task ended
-    relist: anyio.Event = field(default_factory=anyio.Event)
+    relist: anyio.Event = field(default_factory=anyio.Event)  # a list_changed not listed yet
+    relisted: anyio.Event | None = None  # set when the pending re-list ends; None when none is pending
     scope: anyio.CancelScope | None = None
     stopping: bool = False
     broke: bool = False  # the start raised while the server was there (it exits in the teardown)
@@ -106,6 +113,18 @@ class _Run:
     returncode: int | None = None
     http_error: str | None = None
     stderr: proc.StderrTail | None = None
+
+    def list_changed(self) -> None:
+        """A ``notifications/tools/list_changed`` arrived: a re-list is pending until it is listed."""
+        if self.relisted is None:
+            self.relisted = anyio.Event()
+        self.relist.set()
+
+    def relist_ended(self) -> None:
+        """The pending re-list ended (listed, failed, or the run is over): release its waiters."""
+        ended, self.relisted = self.relisted, None
+        if ended is not None:
+            ended.set()
 
 
 class McpConnection:
@@ -181,6 +200,18 @@ class McpConnection:
         """Return once the current start has ended: ready, failed or stopped."""
         if self._run is not None:
             await self._run.started.wait()
+
+    @property
+    def relisting(self) -> bool:
+        """Whether a ``tools/list_changed`` was received and the ``tools/list`` it asks for is not answered yet."""
+        return self._run is not None and self._run.relisted is not None
+
+    async def wait_relisted(self) -> None:
+        """Return once the pending re-list (:attr:`relisting`) has ended: :attr:`tools` is the new
+        list, or listing it failed, or the server went away; at once when none is pending."""
+        pending = self._run.relisted if self._run is not None else None
+        if pending is not None:
+            await pending.wait()
 
     # ------------------------------------------------------------------ listeners
     def watch(self, listener: Callable[[McpConnection, Change], None]) -> Callable[[], None]:
@@ -296,6 +327,7 @@ class McpConnection:
                              run.step)
                 self._failed(run, self._clean(reason(self.spec.config, end)))
         finally:
+            run.relist_ended()
             run.started.set()
             run.done.set()
         if run.stopping and self._run is run:
@@ -327,7 +359,7 @@ class McpConnection:
         async with AsyncExitStack() as stack:
             read, write = await self._open(run, stack, tg)
             session = await stack.enter_async_context(
-                ClientSession(_Watched(read, run.gone), write, message_handler=self._handler(run), client_info=_CLIENT))
+                ClientSession(_Watched(read, run), write, message_handler=self._handler(run), client_info=_CLIENT))
             try:
                 started = await session.initialize()
                 run.step = "tools/list"
@@ -386,15 +418,14 @@ class McpConnection:
         return hook
 
     def _handler(self, run: _Run) -> Callable[[Any], Any]:
-        async def on_message(message: Any) -> None:
-            if isinstance(message, mcp_types.ToolListChangedNotification):
-                run.relist.set()
-            elif isinstance(message, Exception):
+        async def on_message(message: Any) -> None:  # tools/list_changed is _Watched's (read in order)
+            if isinstance(message, Exception):
                 _LOG.debug("MCP server %s sent something unreadable: %s", self.name, self._clean(str(message)))
         return on_message
 
     async def _relist(self, run: _Run, session: ClientSession) -> None:
-        """List the tools again after each ``notifications/tools/list_changed`` (coalesced)."""
+        """List the tools again after each ``notifications/tools/list_changed`` (coalesced: one
+        received while listing has them listed once more); the re-list is pending until then."""
         while True:
             await run.relist.wait()
             run.relist = anyio.Event()
@@ -402,18 +433,22 @@ class McpConnection:
                 tools = await _list_tools(session)
             except Exception as exc:
                 _LOG.warning("MCP server %s: listing its changed tools failed: %s", self.name, self._clean(str(exc)))
-                continue
-            if self._run is run and self.state == "ready":
-                self.tools = tools
-                self._tell("tools")
+            else:
+                if self._run is run and self.state == "ready":
+                    self.tools = tools
+                    self._tell("tools")
+            if not run.relist.is_set():
+                run.relist_ended()
 
 
 class _Watched:
-    """The transport's read stream, setting ``gone`` when it ends: the server closed its side."""
+    """The transport's read stream, setting the run's ``gone`` when it ends (the server closed its
+    side) and noting each ``notifications/tools/list_changed`` as it is read, in wire order (the
+    SDK hands notifications to a task of their own, which may run after the answer read next)."""
 
-    def __init__(self, stream: Any, gone: anyio.Event) -> None:
+    def __init__(self, stream: Any, run: _Run) -> None:
         self._stream = stream
-        self._gone = gone
+        self._run = run
 
     @property
     def last_context(self) -> Any:
@@ -421,10 +456,14 @@ class _Watched:
 
     async def receive(self) -> Any:
         try:
-            return await self._stream.receive()
+            item = await self._stream.receive()
         except anyio.EndOfStream:
-            self._gone.set()
+            self._run.gone.set()
             raise
+        if (isinstance(item, SessionMessage) and isinstance(item.message, mcp_types.JSONRPCNotification)
+                and item.message.method == _LIST_CHANGED):
+            self._run.list_changed()
+        return item
 
     def __aiter__(self) -> _Watched:
         return self

@@ -5,7 +5,8 @@ background, unless one with an equal :attr:`~toolwire.mcp.config.ServerSpec.key`
 already (sessions of one workspace with the same configuration share it); the last session
 to leave a server stops it (its whole process group). :class:`SessionServers` is one
 session's view: its servers in configuration order, their tools under each server's ``tools``
-allowlist, their statuses, and the restart of failed servers between turns.
+allowlist, their statuses, the restart of failed servers between turns, and the bounded wait
+(:data:`RELIST_WAIT`) a model request makes for the ``tools/list`` a ``tools/list_changed`` asked for.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ if TYPE_CHECKING:
 
     from toolwire.mcp.config import ServerSpec
 
-__all__ = ["McpPool", "SessionServers"]
+__all__ = ["McpPool", "SessionServers", "RELIST_WAIT"]
+
+#: Seconds a model request waits at most for the re-lists its servers have pending (a
+#: ``tools/list_changed`` received, its ``tools/list`` not answered yet); past it, the request
+#: offers the tools listed so far and the next one offers the new list (protocol.md, "MCP servers").
+RELIST_WAIT = 2.0
 
 Listener = Callable[[ServerStatus | ToolsChanged], None]
 
@@ -80,6 +86,16 @@ class SessionServers:
         with anyio.move_on_after(timeout):
             for connection in self.connections:
                 await connection.wait_started()
+
+    async def wait_relisted(self, timeout: float = RELIST_WAIT) -> None:
+        """Return when no server has a re-list pending (:attr:`McpConnection.relisting`), or after
+        ``timeout`` seconds; at once when none has."""
+        pending = [connection for connection in self.connections if connection.relisting]
+        if not pending:
+            return
+        with anyio.move_on_after(timeout):
+            for connection in pending:
+                await connection.wait_relisted()
 
     def prepare_turn(self) -> None:
         """Start again each failed server whose backoff (1 s, doubling to 60 s) has passed."""
