@@ -11,7 +11,8 @@ Offered actions (see protocol.md, "Code actions"):
 Running one (:func:`start_action`) answers ``{sessionId, turnId}`` at once and runs
 the turn in the background with work-done progress (when the client supports it;
 cancelling the progress cancels the turn), edits to open files through
-``workspace/applyEdit``, and a closing ``window/showMessage`` that says what changed.
+``workspace/applyEdit``, and a closing ``window/showMessage`` that says what changed, which
+MCP tools ran (outside the checkpoints: not file changes) and what was not done.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from toolwire.lsp import boot
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
 from toolwire.lsp.action_messages import RunActionArgs
+from toolwire.mcp.tool import McpTool
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.positions import PositionError
 
@@ -153,12 +155,17 @@ def folder_for(server: "ToolwireServer", path: Path) -> Path:
 
 
 def summary(turn: Turn, session: Session, outcome: TurnOutcome, kind: str) -> tuple[types.MessageType, str]:
-    """The closing ``window/showMessage``: what changed, what failed, and the answer."""
-    changed, failed = [], []
+    """The closing ``window/showMessage``: what changed, which MCP tools ran (``Ran MCP tools:
+    git_add from the MCP server git (not undoable)``, unless marked ``readOnlyHint``), what
+    failed, and the answer."""
+    changed, ran, failed = [], [], []
     for call in turn.calls:
         result = call.result if isinstance(call.result, dict) else {}
         tool = session.registry.get(call.name)
-        if call.status.value == "done" and tool is not None and not tool.read_only:
+        if call.status.value == "done" and isinstance(tool, McpTool):
+            undo = "" if tool.hint("readOnlyHint") is True else " (not undoable)"
+            ran.append(f"{tool.original} from the MCP server {tool.server}{undo}")
+        elif call.status.value == "done" and tool is not None and not tool.read_only:
             changed.append(str(result.get("content") or call.name).splitlines()[0])
         elif call.status.value in ("errored", "canceled"):
             why = call.error.code if call.error else (call.cancel_reason.value if call.cancel_reason else "")
@@ -166,6 +173,8 @@ def summary(turn: Turn, session: Session, outcome: TurnOutcome, kind: str) -> tu
     lines = [f"Toolwire ({kind}): " + {"end_turn": "done", "cancelled": "cancelled"}.get(
         outcome.stop_reason, outcome.stop_reason) + (f": {outcome.message}" if outcome.message else "")]
     lines.append("Changed: " + "; ".join(changed) if changed else "No files changed.")
+    if ran:
+        lines.append("Ran MCP tools: " + "; ".join(ran))
     if failed:
         lines.append("Not done: " + "; ".join(failed))
     answer = ""
