@@ -173,6 +173,17 @@ def test_a_url_not_http_once_expanded_is_refused_without_quoting_it(tmp_path):
     assert "url must be an http:// or https:// URL" in warnings[0] and SECRET not in warnings[0]
 
 
+def test_expanded_values_meet_the_entries_rules_and_are_never_quoted(tmp_path):
+    (tmp_path / ".env").write_bytes(b"A=x\0y\n")
+    specs, warnings = resolve(tmp_path, {"e": {"command": "x", "envFile": ".env"},
+                                         "h": {"url": "http://h/mcp", "headers": {"X": "${env:TOKEN}"}}},
+                              env={"TOKEN": f"{SECRET}\r\nInjected: 1"})
+    assert specs == [] and SECRET not in "".join(warnings)
+    assert warnings == ["MCP server 'e' is not started: once expanded, env.A must not contain a NUL character",
+                        "MCP server 'h' is not started: once expanded, headers.X must be visible ASCII characters, "
+                        "spaces and tabs only"]
+
+
 def test_entries_using_input_variables_are_skipped_with_one_warning(tmp_path):
     specs, warnings = resolve(tmp_path, {
         "a": {"command": "x", "env": {"KEY": "${input:api-key}"}},

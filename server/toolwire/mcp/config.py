@@ -280,7 +280,8 @@ def _expanded(name: str, config: StdioServerConfig | HttpServerConfig, origin: S
     """The spec of one entry.
 
     Raises:
-        ValueError: its envFile cannot be read, or its expanded URL is not http(s); never quoting a secret.
+        ValueError: its envFile cannot be read, its expanded URL is not http(s), or an expanded
+            value breaks the entry's rules (a NUL, a header value not visible ASCII); never quoting a secret.
     """
     if isinstance(config, HttpServerConfig):
         url = expand(config.url)
@@ -299,6 +300,10 @@ def _expanded(name: str, config: StdioServerConfig | HttpServerConfig, origin: S
         resolved = config.model_copy(update={
             "command": expand(config.command), "args": [expand(a) for a in config.args], "env": env,
             "env_file": None, "cwd": str(Path(os.path.abspath(cwd)))})
+    try:  # what a variable or the envFile brought in meets the entry's rules too (a NUL, a header's characters)
+        type(resolved).model_validate(resolved.model_dump(by_alias=True))
+    except ValidationError as exc:
+        raise ValueError(f"once expanded, {', '.join(_entry_problems(type(resolved), exc))}") from None
     return ServerSpec(name=name, config=resolved, origin=origin, key=_spec_key(name, resolved),
                       secrets=tuple(dict.fromkeys(expand.secrets)))
 
