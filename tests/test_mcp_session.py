@@ -125,6 +125,30 @@ async def test_a_tool_list_that_changes_mid_turn_is_offered_from_the_next_reques
     assert results(hosted) == ["added extra", "extra ran"]
 
 
+def fed_call(call_id: str, name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """One OpenAI Chat Completions stream calling ``name`` (the client runs the model: client-fed mode)."""
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "fed", "object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}]}
+    return [chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": json.dumps(arguments)}}]}),
+            chunk({}, "tool_calls")]
+
+
+async def test_client_fed_runs_take_the_tools_the_servers_list_then(host, tmp_path):
+    hosted, _ = await open_session(host, tmp_path, [], mcpServers={"probe": probe_server()})
+    with anyio.fail_after(SLOW):
+        await hosted.session.mcp.wait_started(SLOW)  # the session opened before its server listed any tool
+        host.merge(hosted, "s1", fed_call("a1", ADD, {"name": "extra"}), RecordingSink(), end=True)
+        [added] = await host.run_fed(hosted, "s1", None, RecordingSink(), Approver())
+        # the run answers once the list its call changed is in: the client's next listing offers the new tool
+        assert "mcp__probe__extra" in [t["function"]["name"] for t in host.tool_listing(hosted)["tools"]]
+        host.merge(hosted, "s2", fed_call("x1", "mcp__probe__extra", {}), RecordingSink(), end=True)
+        [ran] = await host.run_fed(hosted, "s2", None, RecordingSink(), Approver())
+    assert (added["status"], added["content"]) == ("done", "added extra")
+    assert (ran["status"], ran["content"]) == ("done", "extra ran")
+
+
 async def test_undo_names_the_mcp_calls_it_cannot_undo(host, tmp_path):
     lines = [{"tool_calls": [{"id": "c1", "name": "create_file", "arguments": {"path": "a.txt", "content": "a\n"}},
                              {"id": "a1", "name": ADD, "arguments": {"name": "extra"}},

@@ -5,7 +5,10 @@ response (a *stream*, named by the client) into a :class:`FedStream`; the same
 normalizers and merger as a server-run turn build the tool calls, and the same
 updates are pushed. ``toolwire/toolCalls/run`` then runs the completed calls
 through the same validation, approval and scheduling (:func:`run_fed_calls`) and
-answers exactly one result per call, in call order.
+answers exactly one result per call, in call order. Like a turn's model requests, each run
+takes the tools the session's MCP servers list then (:meth:`Session.refresh_tools`), before
+it plans its calls and again before it answers (so a ``toolwire/tools/list`` after a call
+that changed a server's tools lists the new ones).
 """
 
 from __future__ import annotations
@@ -209,6 +212,10 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         running: The session's client-fed runs in progress (the host's record): the
             run's scheduler is listed there while it runs (per-call cancel, ``busy``).
 
+    The session's tools are refreshed (:meth:`Session.refresh_tools`: the MCP servers' tools
+    now, a ``tools/list_changed`` waited for at most 2 s) before the calls are planned, and
+    again after they ran.
+
     Returns:
         ``[{"toolCallId", "name", "status", "content", "isError", "providerCallId"?}]``;
         ``content`` is the text to send back to the model as the tool message,
@@ -241,6 +248,7 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         running.append(scheduler)  # reachable by a per-call cancel
         try:
             with anyio.CancelScope() as scheduler.scope:  # closing the session cancels it
+                await session.refresh_tools()  # the tools the MCP servers list now
                 await scheduler.run_calls(calls)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -249,6 +257,7 @@ async def run_fed_calls(session: Session, stream: FedStream, call_ids: list[str]
         finally:
             running.remove(scheduler)
         _settle(calls, push)  # after a session/close: every call still ends terminal
+        await session.refresh_tools()  # a call changed a server's tools: the client's next listing has them
     limit = session.settings.result_limit
     return [_run_result(call, limit) for call in calls]
 
