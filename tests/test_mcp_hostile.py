@@ -12,6 +12,8 @@ from toolwire.mcp.config import parse_servers, resolve_servers
 from toolwire.mcp.connection import McpConnection
 from toolwire.mcp.naming import offered_name
 from toolwire.mcp.pool import McpPool
+from toolwire.tools import default_registry
+from toolwire.tools.selection import MAX_NAMED, select_tools
 
 NET = 60  # seconds: the safety net of every wait, never what a test measures
 
@@ -67,3 +69,21 @@ async def test_stdout_lines_that_are_not_json_rpc_or_not_utf8_are_skipped_and_th
         assert answer.content[0].text == "echo: still here" and connection.state == "ready"
     finally:
         await connection.stop()
+
+
+async def test_thousands_of_tools_left_out_are_counted_in_the_warning_not_all_named(tmp_path):
+    specs, _ = resolve_servers(parse_servers({"h": hostile_server("many")}), root=tmp_path, workspace_file=False)
+    pool = McpPool()
+    servers = pool.attach("s1", specs, start_timeout=NET)
+    try:
+        with anyio.fail_after(NET):
+            await servers.wait_started(NET)
+        selection = select_tools([*default_registry().tools(), *servers.tools()], 20)
+        message = selection.left_out_message() or ""
+        left_out = len(selection.left_out)
+        assert left_out > 3000 and len(selection.left_out) == len(set(selection.left_out))  # names keeps them all
+        named = ", ".join(selection.left_out[:MAX_NAMED])
+        assert message == (f"{left_out} of {left_out + 20} tools are not offered to the model (the maxTools setting "
+                           f"is 20): {named} and {left_out - MAX_NAMED} more. Raise maxTools to offer them.")
+    finally:
+        await pool.aclose()

@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 from toolwire.tools.base import Registry, Tool
 
-__all__ = ["ToolSelection", "select_tools"]
+__all__ = ["MAX_NAMED", "ToolSelection", "select_tools"]
+
+#: Tools left out that the warning's message names; it counts the others.
+MAX_NAMED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +49,13 @@ class ToolSelection:
         return self if max_tools == self.max_tools else select_tools(self.available, max_tools)
 
     def left_out_message(self) -> str | None:
-        """The one warning of a session whose budget leaves tools out, None when nothing is."""
+        """The one warning of a session whose budget leaves tools out, None when nothing is (naming
+        the first :data:`MAX_NAMED`: a server may list thousands; the warning's ``names`` has them all)."""
         if not self.left_out:
             return None
-        names = ", ".join(self.left_out)
+        names = ", ".join(self.left_out[:MAX_NAMED])
+        if len(self.left_out) > MAX_NAMED:
+            names += f" and {len(self.left_out) - MAX_NAMED} more"
         return (f"{len(self.left_out)} of {len(self.available)} tools are not offered to the model (the maxTools "
                 f"setting is {self.max_tools}): {names}. Raise maxTools to offer them.")
 
