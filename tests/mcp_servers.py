@@ -63,6 +63,7 @@ INSTALL = "make mcp-servers"
 EVERYTHING = CACHE / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 PROBE = Path(__file__).parent / "data" / "mcp" / "probe_server.py"
 HOSTILE = Path(__file__).parent / "data" / "mcp" / "hostile_server.py"
+LOOPBACK = Path(__file__).parent / "data" / "mcp" / "loopback.cjs"
 START_TIMEOUT = 60.0  # a safety net: the HTTP server listens within a second or two
 
 
@@ -126,13 +127,16 @@ def _free_port() -> int:
 
 
 def start_everything_http() -> tuple[subprocess.Popen, int, list[str]]:
-    """Start ``server-everything streamableHttp``; return it once its stderr says it listens.
+    """Start ``server-everything streamableHttp`` on 127.0.0.1; return it once its stderr says it listens.
 
-    The port is a free one chosen here and passed as ``PORT`` (the server has no way to say
-    which port it took for 0); one taken in between makes the server exit with "already in
-    use", and another is tried. Its stderr lines go on being collected in the returned list.
+    The server has no host option or variable (its ``dist/transports/streamableHttp.js`` calls
+    ``app.listen(PORT)``: every interface), so ``tests/data/mcp/loopback.cjs``, preloaded with
+    ``node --require``, binds a listen given a port alone to 127.0.0.1. The port is a free one
+    chosen here and passed as ``PORT`` (the server has no way to say which port it took for 0);
+    one taken in between makes the server exit with "already in use", and another is tried.
+    Its stderr lines go on being collected in the returned list.
     """
-    command = [node(), installed(EVERYTHING), "streamableHttp"]
+    command = [node(), "--require", str(LOOPBACK), installed(EVERYTHING), "streamableHttp"]
     for _attempt in range(3):
         port = _free_port()
         proc = subprocess.Popen(command, env={**os.environ, "PORT": str(port)}, stdin=subprocess.DEVNULL,

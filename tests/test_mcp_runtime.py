@@ -297,7 +297,21 @@ async def test_the_allowlist_chooses_and_orders_the_tools_and_names_the_missing(
     assert servers.statuses() == [ServerStatus("probe", "stopped")]
 
 
+def listening(port: int) -> set[str]:
+    """The local addresses (hex, as ``/proc/net/tcp*`` write them) of the sockets listening on ``port``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hex_port = local.rpartition(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                found.add(address)
+    return found
+
+
 async def test_streamable_http_server_is_ready_and_answers(tmp_path, everything_http):
+    port = int(everything_http["url"].rsplit(":", 1)[1].split("/")[0])
+    assert listening(port) == {"0100007F"}  # 127.0.0.1 only, not every interface
     connection = await started(spec(tmp_path, "everything", everything_http))
     try:
         assert connection.state == "ready", connection.error
