@@ -77,7 +77,7 @@ async def command(conn: Any, client: RecordingClient, sid: str, line: str) -> tu
     return chunk.content.text, chunk.field_meta["toolwire"]["undoResult"]
 
 
-async def test_undo_and_redo_are_advertised_after_new_and_load(repo: Path) -> None:
+async def test_undo_redo_and_compact_are_advertised_after_new_and_load(repo: Path) -> None:
     client = OrderedClient()
     async with await start(client, "replay") as (conn, _):
         sid = await open_session(conn, repo, client)
@@ -88,7 +88,9 @@ async def test_undo_and_redo_are_advertised_after_new_and_load(repo: Path) -> No
     adverts = [u for u in client.updates if u.session_update == "available_commands_update"]
     for advert in adverts:
         commands = {c.name: c for c in advert.available_commands}
-        assert list(commands) == ["undo", "redo", "continue"]
+        assert list(commands) == ["undo", "redo", "compact", "continue"]
+        assert commands["compact"].description.startswith("Replace every tool result older than the last turn")
+        assert commands["compact"].input.root.hint == "(no arguments)"
         assert commands["continue"].description.startswith("Continue the last turn where it stopped at the model-request")
         assert commands["undo"].description.startswith("Undo the last turn's changes to files and git")
         assert commands["redo"].description.startswith("Redo the turn undone most recently")

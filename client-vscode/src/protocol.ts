@@ -142,6 +142,9 @@ export const SessionCancel = notification("toolwire/session/cancel");
 /** client→server: cancel the session's turn, stop watching its folder, and forget it. */
 export const SessionClose = request("toolwire/session/close");
 
+/** client→server: replace the tool results older than the last turn by the context-fitting note (not a turn). */
+export const SessionCompact = request("toolwire/session/compact");
+
 /** client→server: the full state of a session. */
 export const SessionSnapshotRequest = request("toolwire/session/snapshot");
 

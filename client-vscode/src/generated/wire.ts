@@ -27,6 +27,10 @@ export interface ToolwireProtocol {
     params: SessionRef;
     result: SessionCloseResult;
   };
+  "toolwire/session/compact": {
+    params: SessionRef;
+    result: SessionCompactResult;
+  };
   "toolwire/session/snapshot": {
     params: SessionRef;
     result: SnapshotResult;
@@ -205,6 +209,18 @@ export interface SessionRef {
  */
 export interface SessionCloseResult {
   closed: boolean;
+}
+/**
+ * ``toolwire/session/compact`` result: ``compacted`` tool results replaced by the note, about
+ * ``tokensFreed`` tokens freed; ``message`` says both (``compacted 2 results, about 310 tokens freed``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionCompactResult".
+ */
+export interface SessionCompactResult {
+  compacted: number;
+  tokensFreed: number;
+  message: string;
 }
 /**
  * ``toolwire/session/snapshot`` result (see protocol.md).

@@ -39,7 +39,7 @@ from acp.schema import (
 
 from toolwire import __version__
 from toolwire.acp import mapping
-from toolwire.acp.commands import Command, CommandError, Continue, advertised, answer_text, parse_command
+from toolwire.acp.commands import Command, CommandError, Compact, Continue, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.history import replay_history
 from toolwire.acp.mcp_servers import marked_read_only, raw_entries
@@ -213,7 +213,8 @@ class ToolwireAcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         """Run one turn on the core; every tool call is terminal (and told) before the answer.
-        A prompt ``/undo …`` or ``/redo …`` is a command, not a turn (:meth:`_command`); ``/continue``
+        A prompt ``/undo …``, ``/redo …`` or ``/compact`` is a command, not a turn (:meth:`_command`,
+        :meth:`_compact`); ``/continue``
         is the next turn on the same history after one that stopped at the request cap.
 
         Raises:
@@ -230,6 +231,8 @@ class ToolwireAcpAgent:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
         if isinstance(command, Command):
             return await self._command(session, command)
+        if isinstance(command, Compact):
+            return await self._compact(session)
         try:
             self.host.ensure_free(hosted, TURN_ALREADY_RUNNING)
         except TurnRunning as exc:
@@ -314,9 +317,29 @@ class ToolwireAcpAgent:
         await self._conn.session_update(session_id=session.core.id, update=chunk)
         return PromptResponse(stop_reason="end_turn")
 
+    async def _compact(self, session: AcpSession) -> PromptResponse:
+        """``/compact``: :meth:`SessionHost.compact`, answered by one agent message (``compacted N results,
+        about T tokens freed``; ``_meta.toolwire.compaction`` ``{compacted, tokensFreed, message}``) and
+        ``end_turn``. No model request, no turn.
+
+        Raises:
+            RequestError: invalid request while a turn, an undo or a redo runs.
+        """
+        try:
+            compaction = self.host.compact(session.hosted)
+        except TurnRunning as exc:
+            raise RequestError.invalid_request({"sessionId": str(exc)}) from None
+        await session.sink.flush()  # after whatever the session told before
+        chunk = AgentMessageChunk(session_update="agent_message_chunk",
+                                  content=TextContentBlock(type="text", text=compaction.message),
+                                  field_meta={"toolwire": {"compaction": compaction.to_wire()}})
+        await self._conn.session_update(session_id=session.core.id, update=chunk)
+        return PromptResponse(stop_reason="end_turn")
+
     def _advertise(self, session_id: str) -> None:
-        """Send ``available_commands_update`` (``/undo``, ``/redo``, ``/continue``) once the answer in progress is out:
-        the task runs after the handler returns, and the SDK queues the answer before it."""
+        """Send ``available_commands_update`` (``/undo``, ``/redo``, ``/compact``, ``/continue``) once the
+        answer in progress is out: the task runs after the handler returns, and the SDK queues the answer
+        before it."""
         async def send() -> None:
             try:
                 await self._conn.session_update(session_id=session_id, update=AvailableCommandsUpdate(

@@ -1,14 +1,16 @@
-"""The ACP slash commands ``/undo``, ``/redo`` and ``/continue``: what is advertised, how a
-prompt is read as one, and the agent message that answers it (protocol.md, "Slash commands").
+"""The ACP slash commands ``/undo``, ``/redo``, ``/compact`` and ``/continue``: what is advertised,
+how a prompt is read as one, and the agent message that answers it (protocol.md, "Slash commands").
 
-``/undo`` and ``/redo`` are not turns: they never reach the model and add nothing to the
-conversation; the agent hands them to :meth:`toolwire.agent.host.SessionHost.undo`,
-which applies the rules of ``toolwire/session/undoTurn``. ``/continue`` is a turn:
+``/undo``, ``/redo`` and ``/compact`` are not turns: they never reach the model and add nothing
+to the conversation; the agent hands the first two to :meth:`toolwire.agent.host.SessionHost.undo`,
+which applies the rules of ``toolwire/session/undoTurn``, and ``/compact`` to
+:meth:`toolwire.agent.host.SessionHost.compact`. ``/continue`` is a turn:
 :meth:`toolwire.agent.host.SessionHost.continue_turn` (after a turn that stopped at the
 request cap). Syntax::
 
     /undo [TURN_ID] [partial] [rewind] [force PATH …]
     /redo [TURN_ID] [partial] [force PATH …]
+    /compact
     /continue
 
 Words are separated by white space; every word after ``force`` is a path, written as
@@ -26,7 +28,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from toolwire.workspace.names import display_text
 
-__all__ = ["COMMANDS", "Command", "CommandError", "Continue", "advertised", "answer_text", "capped_text",
+__all__ = ["COMMANDS", "Command", "CommandError", "Compact", "Continue", "advertised", "answer_text", "capped_text",
            "parse_command"]
 
 #: name → (description, input hint, usage).
@@ -38,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "redo": ("Redo the turn undone most recently (or turn TURN_ID). Not sent to the model.",
              "[turn id, e.g. t3] [partial] [force PATH …]",
              "/redo [TURN_ID] [partial] [force PATH …]"),
+    "compact": ("Replace every tool result older than the last turn by a short note, to free context. Not sent "
+                "to the model.", "(no arguments)", "/compact"),
     "continue": ("Continue the last turn where it stopped at the model-request cap (maxModelRequests), with the "
                  "same history.", "(no arguments)", "/continue"),
 }
@@ -62,6 +66,11 @@ class Command:
 
 
 @dataclass(frozen=True, slots=True)
+class Compact:
+    """``/compact``: the session's older tool results replaced by notes (:meth:`SessionHost.compact`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Continue:
     """``/continue``: the next turn on the same history (:meth:`SessionHost.continue_turn`)."""
 
@@ -78,7 +87,7 @@ def advertised() -> list[AvailableCommand]:
             for name, (description, hint, _) in COMMANDS.items()]
 
 
-def parse_command(text: str) -> Command | Continue | None:
+def parse_command(text: str) -> Command | Compact | Continue | None:
     """The command a prompt's text is, None when it is not a command (a prompt for the model).
 
     Raises:
@@ -91,10 +100,10 @@ def parse_command(text: str) -> Command | Continue | None:
     if not head.startswith("/") or name not in COMMANDS:
         return None
     usage = COMMANDS[name][2]
-    if name == "continue":
+    if name in ("compact", "continue"):
         if stripped[len(head):].strip():
             raise CommandError(f"{head}: it takes no argument. Usage: {usage}")
-        return Continue()
+        return Compact() if name == "compact" else Continue()
     redo = name == "redo"
     turn_id: str | None = None
     partial = rewind = forcing = False

@@ -257,26 +257,50 @@ class Conversation:
         if total <= max_chars:
             return 0
         last_assistant = max((i for i, m in enumerate(self.messages) if m.get("role") == "assistant"), default=-1)
-        shrunk = 0
         for position, message in enumerate(self.messages):
             if total <= max_chars or position >= last_assistant:
                 break
-            content = message.get("content")
-            if is_tool_images(message):
-                names = " ".join(p["text"].removeprefix("Image from ").rstrip(":") for p in content
-                                 if p.get("type") == "text")
-                note = [{"type": "text", "text": f"{IMAGES_DROPPED} {names}]"}]
-                total -= message_chars(message) - message_chars({**message, "content": note})
-                message["content"] = note
-                continue
-            if message.get("role") != "tool" or not isinstance(content, str) or content.startswith(DROPPED_PREFIX):
-                continue
-            note = f"{DROPPED_PREFIX} it was {len(content)} characters]"
-            total -= len(json.dumps(content, ensure_ascii=False)) - len(json.dumps(note))
-            message["content"] = note
-            self.last_dropped.append(message.get("tool_call_id"))
-            shrunk += 1
-        return shrunk
+            total -= self._drop(message)
+        return len(self.last_dropped)
+
+    def compact(self) -> int:
+        """Replace every tool result (and the images of calls) older than the last turn by the
+        note :meth:`fit` leaves, whatever the history's size; the last turn's messages stay as
+        they are. The call ids replaced are :attr:`last_dropped`.
+
+        Returns:
+            The characters freed (as :meth:`size` counts them).
+        """
+        self.last_dropped = []
+        return sum(self._drop(message) for message in self.messages[:self._last_turn_start()])
+
+    def _last_turn_start(self) -> int:
+        """Where the last turn's messages begin: its first message, or (its turn unknown: the
+        messages came from outside, the turn was rewound) the last user message's position."""
+        if self.turn is not None and len(self._owners) == len(self.messages) and self.turn in self._owners:
+            return self._owners.index(self.turn)
+        users = [i for i, m in enumerate(self.messages) if m.get("role") == "user" and not is_tool_images(m)]
+        return users[-1] if users else 0
+
+    def _drop(self, message: dict[str, Any]) -> int:
+        """Replace a tool result by its note (its call id joins :attr:`last_dropped`), or the
+        images of a tool-images message by a note naming them; the characters freed, 0 for any
+        other message or one already replaced."""
+        content = message.get("content")
+        if is_tool_images(message):
+            names = " ".join(p["text"].removeprefix("Image from ").rstrip(":") for p in content
+                             if p.get("type") == "text")
+            if not any(p.get("type") == "image_url" for p in content):
+                return 0
+            before = message_chars(message)
+            message["content"] = [{"type": "text", "text": f"{IMAGES_DROPPED} {names}]"}]
+            return before - message_chars(message)
+        if message.get("role") != "tool" or not isinstance(content, str) or content.startswith(DROPPED_PREFIX):
+            return 0
+        note = f"{DROPPED_PREFIX} it was {len(content)} characters]"
+        message["content"] = note
+        self.last_dropped.append(message.get("tool_call_id"))
+        return len(json.dumps(content, ensure_ascii=False)) - len(json.dumps(note))
 
     def problems(self) -> list[str]:
         """Every integrity problem, as sentences; empty when the history is valid."""

@@ -12,7 +12,7 @@ request, calls the host and encodes the answer; the host owns the rest
   client-fed run (:meth:`SessionHost.cancel_call`), everything (:meth:`SessionHost.cancel_all`,
   shutdown or a client that is gone), and whether anything runs (:meth:`SessionHost.busy`);
 * client-fed streams (merge, run; oldest ended streams forgotten first);
-* undo and redo of a turn, the snapshot of a session, a pending edit's preview;
+* undo and redo of a turn, compacting its history, the snapshot of a session, a pending edit's preview;
 * settings that change while the server runs and the model they build
   (:mod:`toolwire.agent.host_settings`);
 * the workspace watchers: files changed outside the assistant are noted for the
@@ -37,6 +37,7 @@ from typing import Any
 
 from toolwire.agent.budget import CONTINUE_PROMPT, continue_refusal
 from toolwire.agent.call_ids import fed_call_id
+from toolwire.agent.compaction import Compaction, compact_session
 from toolwire.agent.events import Approver, SessionInfo, Sink, ToolCallChanged, WorkspaceChange, call_changed
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
@@ -350,6 +351,16 @@ class SessionHost:
     def snapshot(self, hosted: Hosted) -> SessionState:
         """The session's state now (consistent with every event emitted before it)."""
         return hosted.state(self.redactor.redact)
+
+    def compact(self, hosted: Hosted) -> Compaction:
+        """Replace every tool result older than the last turn by the context-fitting rule's note
+        (:mod:`toolwire.agent.compaction`). Not a turn.
+
+        Raises:
+            TurnRunning: a turn, an undo or a redo holds the session's turn slot.
+        """
+        self.ensure_free(hosted)
+        return compact_session(hosted.session)
 
     # ------------------------------------------------------------- undo and redo
     async def undo(self, hosted: Hosted, turn_id: str | None, *, redo: bool = False, force: list[str] | None = None,

@@ -41,6 +41,15 @@ class SessionCloseResult(Wire):
     closed: bool
 
 
+class SessionCompactResult(Wire):
+    """``toolwire/session/compact`` result: ``compacted`` tool results replaced by the note, about
+    ``tokensFreed`` tokens freed; ``message`` says both (``compacted 2 results, about 310 tokens freed``)."""
+
+    compacted: int
+    tokens_freed: int
+    message: str
+
+
 class ToolCallCancelResult(Wire):
     """``toolwire/toolCall/cancel`` result: false when the call is unknown or already finished."""
 

@@ -27,6 +27,7 @@ SESSION_PROMPT = "toolwire/session/prompt"
 SESSION_CONTINUE = "toolwire/session/continue"
 SESSION_CANCEL = "toolwire/session/cancel"
 SESSION_CLOSE = "toolwire/session/close"
+SESSION_COMPACT = "toolwire/session/compact"
 SESSION_SNAPSHOT = "toolwire/session/snapshot"
 SESSION_UPDATE = "toolwire/session/update"
 REQUEST_PERMISSION = "toolwire/session/requestPermission"
@@ -51,6 +52,7 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_CONTINUE: ("client→server", "request"),
     SESSION_CANCEL: ("client→server", "notification"),
     SESSION_CLOSE: ("client→server", "request"),
+    SESSION_COMPACT: ("client→server", "request"),
     SESSION_SNAPSHOT: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
     TOOL_CALL_PREVIEW: ("client→server", "request"),

@@ -38,6 +38,7 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_CONTINUE: (P.SessionRef, P.PromptResult),
     P.SESSION_CANCEL: (P.SessionRef, None),
     P.SESSION_CLOSE: (P.SessionRef, M.SessionCloseResult),
+    P.SESSION_COMPACT: (P.SessionRef, M.SessionCompactResult),
     P.SESSION_SNAPSHOT: (P.SessionRef, M.SnapshotResult),
     P.TOOL_CALL_CANCEL: (P.ToolCallCancelParams, M.ToolCallCancelResult),
     P.TOOLS_LIST: (M.ToolsListParams, M.ToolsListResult),

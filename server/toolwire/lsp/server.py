@@ -220,6 +220,17 @@ async def session_close(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     return {"closed": await ls.host.close(req.session_id)}
 
 
+@server.feature(P.SESSION_COMPACT)
+def session_compact(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/compact`` → ``{compacted, tokensFreed, message}``: the tool results older
+    than the last turn replaced by the context-fitting note; not a turn (refused while one runs)."""
+    req = parse(P.SESSION_COMPACT, P.SessionRef, params)
+    try:
+        return ls.host.compact(session_of(ls, req.session_id)).to_wire()
+    except TurnRunning as exc:
+        raise TurnInProgress(str(exc)) from None
+
+
 @server.feature(P.TOOL_CALL_CANCEL)
 def tool_call_cancel(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/toolCall/cancel`` → ``{cancelled}``: cancel one call; the turn goes on."""
