@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 
 import anyio
+import pytest
 
 from mcp_servers import hostile_server
 from toolwire.mcp.config import parse_servers, resolve_servers
-from toolwire.mcp.connection import McpConnection
+from toolwire.mcp.connection import McpCallError, McpConnection
 from toolwire.mcp.naming import offered_name
 from toolwire.mcp.pool import McpPool
+from toolwire.mcp.process import TAIL_BYTES
+from toolwire.mcp.results import CARD_TEXT_LIMIT, to_result
 from toolwire.tools import default_registry
 from toolwire.tools.selection import MAX_NAMED, select_tools
 
@@ -87,3 +90,28 @@ async def test_thousands_of_tools_left_out_are_counted_in_the_warning_not_all_na
                            f"is 20): {named} and {left_out - MAX_NAMED} more. Raise maxTools to offer them.")
     finally:
         await pool.aclose()
+
+
+async def test_floods_storms_and_malformed_answers_leave_a_bounded_result_and_a_server_that_answers(tmp_path):
+    connection = await started(tmp_path)
+    changed = anyio.Event()
+    connection.watch(lambda c, change: changed.set() if change == "tools" else None)
+    try:
+        with anyio.fail_after(NET):
+            big = to_result(await connection.call("big", {"size": 2_000_000}, timeout=NET), limit=5000, show_images=True)
+            assert len(big.content) < 6000 and len(big.data["content"][0]["text"]) <= CARD_TEXT_LIMIT + 200
+            image = to_result(await connection.call("bogus_image", {}, timeout=NET), limit=5000, show_images=True)
+            assert image.images == () and "it is not a PNG, JPEG, GIF or WebP image" in image.content
+            assert (await connection.call("raw_stdout", {"size": 5_000_000}, timeout=NET)).content[0].text == "wrote"
+            await connection.call("stderr_flood", {"size": 5_000_000}, timeout=NET)
+            await connection.call("storm", {"count": 500}, timeout=NET)
+            await changed.wait()  # re-listed, and still answering
+            with pytest.raises(McpCallError) as refused:
+                await connection.call("bad_result", {}, timeout=NET)
+            answer = await connection.call("echo", {"text": "still here"}, timeout=NET)
+        assert refused.value.code == "mcp_error" and "gave an invalid answer" in refused.value.message
+        assert len(refused.value.message) <= 300
+        assert answer.content[0].text == "echo: still here" and connection.state == "ready"
+        assert len(connection.stderr_tail(10_000)) <= TAIL_BYTES
+    finally:
+        await connection.stop()

@@ -6,7 +6,6 @@ send what this one must: tool lists and results that break the rules. Run as
 ``python hostile_server.py``. ``TOOLWIRE_HOSTILE`` (comma-separated) says how it misbehaves:
 
 * ``garbage``: writes lines that are not JSON-RPC to stdout before it answers anything.
-* ``no_init``: never answers ``initialize``.
 * ``init_error``: answers ``initialize`` with a JSON-RPC error.
 * ``no_tools``: declares no ``tools`` capability (it serves resources only) and answers
   ``tools/list`` with "Method not found", as such servers do.
@@ -21,13 +20,11 @@ Tools (input schema ``{"type": "object"}`` with the properties named):
 
 * ``echo`` ``{text}``: answers ``"echo: <text>"``.
 * ``big`` ``{size}``: answers a text of ``size`` characters.
-* ``big_error`` ``{size}``: answers ``isError: true`` with a text of ``size`` characters.
 * ``bogus_image``: answers an ``image/png`` part whose bytes are not an image.
 * ``raw_stdout`` ``{size}``: writes a line of ``size`` bytes that is not JSON to stdout, then answers.
 * ``bad_utf8``: writes a line that is not UTF-8 to stdout, then answers.
 * ``stderr_flood`` ``{size}``: writes ``size`` bytes to stderr, then answers.
 * ``storm`` ``{count}``: sends ``notifications/tools/list_changed`` ``count`` times, then answers.
-* ``env`` ``{name}``: answers the value of the environment variable ``name`` and writes it to stderr.
 * ``bad_result``: answers a result that is not a ``CallToolResult`` (``content`` is a string).
 """
 
@@ -48,14 +45,12 @@ def _tool(name: str, description: str, /, **properties: Any) -> dict[str, Any]:
 TOOLS = [
     _tool("echo", "Answers with the text.", text={"type": "string"}),
     _tool("big", "A long text.", size={"type": "integer"}),
-    _tool("big_error", "A long error.", size={"type": "integer"}),
     _tool("bogus_image", "Bytes labelled image/png."),
     _tool("raw_stdout", "Garbage on stdout.", size={"type": "integer"}),
     _tool("stderr_flood", "Floods stderr.", size={"type": "integer"}),
     _tool("bad_utf8", "Bytes that are not UTF-8 on stdout."),
     _tool("storm", "A list_changed storm.", count={"type": "integer"}),
     _tool("bad_result", "A result of the wrong shape."),
-    _tool("env", "Tells an environment variable.", name={"type": "string"}),
 ]
 if "many" in MODES:
     TOOLS += [_tool(f"t{i:04d}", f"Tool {i}.", **{f"p{i}": {"type": "string"}}) for i in range(3000)]
@@ -90,8 +85,6 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
         return text(f"echo: {args.get('text', '')}")
     if name == "big":
         return text("x" * int(args.get("size", 1_000_000)))
-    if name == "big_error":
-        return {**text("E" * int(args.get("size", 1_000_000))), "isError": True}
     if name == "bogus_image":
         return {"content": [{"type": "image", "data": "bm90IGFuIGltYWdl", "mimeType": "image/png"}]}
     if name == "raw_stdout":
@@ -111,22 +104,15 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
         for _ in range(int(args.get("count", 100))):
             send({"method": "notifications/tools/list_changed"})
         return text("stormed")
-    if name == "env":
-        value = os.environ.get(str(args.get("name")), "")
-        sys.stderr.write(f"env {args.get('name')}={value}\n")
-        sys.stderr.flush()
-        return text(f"the value is {value}")
     if name == "bad_result":
         return {"content": "not a list"}
     return text(f"{name} ran")
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The result for ``request``, ``{"error": …}`` for an error answer, None for no answer."""
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """``{"result": …}`` or ``{"error": …}``: the answer to ``request``."""
     method = request.get("method")
     if method == "initialize":
-        if "no_init" in MODES:
-            return None
         if "init_error" in MODES:
             return {"error": {"code": -32603, "message": "the hostile server refuses to start"}}
         capabilities = {"resources": {}} if "no_tools" in MODES else {"tools": {"listChanged": True}}
@@ -152,9 +138,7 @@ def main() -> None:
         request = json.loads(line)
         if "id" not in request:
             continue
-        reply = answer(request)
-        if reply is not None:
-            send({"id": request["id"], **reply})
+        send({"id": request["id"], **answer(request)})
 
 
 if __name__ == "__main__":
