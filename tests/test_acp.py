@@ -29,6 +29,7 @@ from acp.schema import (
     RequestPermissionRequest,
     RequestPermissionResponse,
     SessionNotification,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
     WriteTextFileRequest,
@@ -46,6 +47,7 @@ RESULTS = {
     "session/load": LoadSessionResponse,
     "session/prompt": PromptResponse,
     "session/set_mode": SetSessionModeResponse,
+    "session/set_config_option": SetSessionConfigOptionResponse,
 }
 #: Params models of the messages the agent sends.
 AGENT_MESSAGES = {

@@ -66,6 +66,8 @@ MODES: dict[str, tuple[str, str, dict[str, str]]] = {
 
 #: The id of the model selector in ``configOptions``.
 MODEL_OPTION = "model"
+#: The id of the mode selector in ``configOptions`` (the same choice as ``session/set_mode``).
+MODE_OPTION = "mode"
 #: The extension method cancelling one call (``_toolwire/toolCall/cancel`` on the wire:
 #: the SDK strips the leading underscore before :meth:`ToolwireAcpAgent.ext_method`).
 TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
@@ -184,22 +186,23 @@ class ToolwireAcpAgent:
                                    field_meta=self._meta(session))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        """Switch the permission mode (``ask``, ``accept_edits``, ``read_only``) from the next call on."""
+        """Switch the permission mode (``ask``, ``accept_edits``, ``read_only``) from the next call on;
+        told as ``current_mode_update`` and ``config_option_update`` (the ``mode`` option)."""
         session = self._session(session_id)
         if mode_id not in MODES:
             raise RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}; one of {', '.join(MODES)}"})
-        self._apply_mode(session, mode_id)
-        await self._conn.session_update(session_id=session_id, update=CurrentModeUpdate(
-            session_update="current_mode_update", current_mode_id=mode_id))
+        await self._switch_mode(session, mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> SetSessionConfigOptionResponse:
-        """``model`` selects the model for the next turn; ``mode`` is the same as ``session/set_mode``."""
+        """``model`` selects the model for the next turn; ``mode`` is the same as ``session/set_mode``
+        (``current_mode_update``, then ``config_option_update``)."""
         session = self._session(session_id)
-        if config_id == "mode" and value in MODES:
-            self._apply_mode(session, str(value))
-        elif config_id == MODEL_OPTION and isinstance(value, str) and value in self._model_choices(session):
+        if config_id == MODE_OPTION and value in MODES:
+            await self._switch_mode(session, str(value))
+            return SetSessionConfigOptionResponse(config_options=self._config(session))
+        if config_id == MODEL_OPTION and isinstance(value, str) and value in self._model_choices(session):
             try:
                 await self.host.set_model(session.hosted, value)
             except (TurnRunning, SessionSpecError) as exc:
@@ -385,9 +388,14 @@ class ToolwireAcpAgent:
             raise RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}"})
         return session
 
-    def _apply_mode(self, session: AcpSession, mode_id: str) -> None:
+    async def _switch_mode(self, session: AcpSession, mode_id: str) -> None:
+        """Apply ``mode_id`` and tell the client: ``current_mode_update``, then ``config_option_update``."""
         session.mode = mode_id
         session.core.policy.set_overrides({**session.base_permissions, **MODES[mode_id][2]})
+        await self._conn.session_update(session_id=session.core.id, update=CurrentModeUpdate(
+            session_update="current_mode_update", current_mode_id=mode_id))
+        await self._conn.session_update(session_id=session.core.id, update=ConfigOptionUpdate(
+            session_update="config_option_update", config_options=self._config(session)))
 
     def _modes(self, session: AcpSession) -> SessionModeState:
         return SessionModeState(current_mode_id=session.mode, available_modes=[
@@ -399,11 +407,18 @@ class ToolwireAcpAgent:
         return list(dict.fromkeys(choice for choice in choices if choice))
 
     def _config(self, session: AcpSession) -> list[SessionConfigOptionSelect]:
+        """The config options: the mode selector (``category: "mode"``, the modes of :data:`MODES`), then
+        the model selector."""
         current = session.core.model.model_id
-        return [SessionConfigOptionSelect(
-            type="select", id=MODEL_OPTION, name="Model", category="model", current_value=current,
-            options=[SessionConfigSelectOption(value=value, name=value) for value in self._model_choices(session)],
-        )]
+        return [
+            SessionConfigOptionSelect(
+                type="select", id=MODE_OPTION, name="Mode", category="mode", current_value=session.mode,
+                options=[SessionConfigSelectOption(value=mode_id, name=name, description=description)
+                         for mode_id, (name, description, _) in MODES.items()]),
+            SessionConfigOptionSelect(
+                type="select", id=MODEL_OPTION, name="Model", category="model", current_value=current,
+                options=[SessionConfigSelectOption(value=value, name=value) for value in self._model_choices(session)]),
+        ]
 
 
 def prompt_text(blocks: list[Any]) -> str:
