@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import socket
+import threading
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -90,6 +93,26 @@ async def test_a_schema_that_is_not_json_schema_leaves_the_checking_to_the_serve
             assert "not valid JSON Schema" not in caplog.text  # checked at the first call, not when listed
             assert tool.validate({"anything": 1}).arguments == {"anything": 1}
         assert "not valid JSON Schema" in caplog.text
+
+
+async def test_a_ref_to_another_document_is_never_fetched(caplog):
+    async with connected(demo_server()) as conn:
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            schema = {"type": "object", "properties": {"a": {"$ref": f"http://127.0.0.1:{port}/schema.json"}}}
+            tool = McpTool(conn, conn.listed("echo").model_copy(update={"input_schema": schema}))
+            checked: list[Any] = []
+            thread = threading.Thread(target=lambda: checked.append(tool.validate({"a": 1})), daemon=True)
+            with caplog.at_level(logging.WARNING):
+                thread.start()
+                thread.join(60)  # a safety net: fetching it would wait for an answer that never comes
+            listener.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nothing connected
+        assert [c.arguments for c in checked] == [{"a": 1}]  # left to the server to check
+        assert "the input schema cannot be used" in caplog.text
 
 
 async def test_thousands_of_listed_tools_are_built_without_checking_their_schemas(monkeypatch):

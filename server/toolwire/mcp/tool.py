@@ -5,7 +5,8 @@ Its name, description and input schema are the server's (the name as
 :func:`toolwire.mcp.naming.offered_name` gives it), per instance. Arguments are validated
 with ``jsonschema`` against the input schema (the dialect its ``$schema`` names, JSON Schema
 2020-12 when none: MCP 2025-11-25 "Tools", ``inputSchema``); arguments that fail are never
-sent. The tool touches no workspace path through Toolwire (:meth:`McpTool.paths` is empty),
+sent. A ``$ref`` to another document is never fetched: such a schema leaves the checking to the
+server. The tool touches no workspace path through Toolwire (:meth:`McpTool.paths` is empty),
 so no lock, checkpoint or irreversible rule applies; ``read_only`` is False whatever the
 server's ``readOnlyHint`` says (hints are never trusted to skip a question).
 """
@@ -21,6 +22,7 @@ import mcp_types
 from jsonschema import Draft202012Validator, SchemaError
 from jsonschema.validators import validator_for
 from pydantic import BaseModel
+from referencing import Registry
 
 from toolwire.mcp.naming import offered_name
 from toolwire.mcp.results import to_result
@@ -41,6 +43,10 @@ IMAGE_INPUT = "image_input"
 #: Validation problems named in one message; the rest are counted.
 MAX_PROBLEMS = 8
 _DEFAULT_TIMEOUT = 60.0  # mcpCallTimeout's default, for a call made outside a session
+#: The schemas a ``$ref`` may name besides the input schema's own parts: none. Without a registry
+#: jsonschema fetches a ``$ref`` URL itself (a blocking ``urlopen``, no timeout): a server's schema
+#: would make Toolwire request any address, and hang its event loop on one that never answers.
+_NO_RETRIEVAL = Registry()
 
 
 class McpArguments(BaseModel):
@@ -162,4 +168,4 @@ def _validator(schema_text: str, name: str) -> Any:
         log.warning("%s: its input schema is not valid JSON Schema (%s); arguments are sent unchecked", name,
                     exc.message)
         return None
-    return cls(schema)
+    return cls(schema, registry=_NO_RETRIEVAL)
