@@ -1,6 +1,7 @@
 """``toolwire run`` names the project rules files the model is given (issue 21, "Project rules"):
 ``[rules] AGENTS.md (1.2 KB)`` once the session is open, and a line for a nested ``AGENTS.md``
-when a call reads it. Real subprocesses, a real server, the replay model."""
+when a call reads it; and the turn's plan as a checklist after each update_plan call. Real
+subprocesses, a real server, the replay model."""
 
 from __future__ import annotations
 
@@ -44,3 +45,18 @@ def test_a_cut_file_says_so_and_none_is_no_line(repo, tmp_path):
     assert run(repo, script).stdout.splitlines()[0] == "[rules] CLAUDE.md (39.1 KB, cut to fit 32 KB)"
     off = run(repo, script, "--settings", json.dumps({"projectInstructions": False})).stdout
     assert "[rules]" not in off
+
+
+def test_run_prints_the_plan_as_a_checklist_each_time_it_changes(repo, tmp_path):
+    first = [{"content": "Read hello", "status": "in_progress", "priority": "high"},
+             {"content": "Say hi\u202e", "status": "pending", "priority": "low"}]
+    second = [{**first[0], "status": "completed"}, {**first[1], "status": "in_progress"}]
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"name": "update_plan", "arguments": {"entries": first}, "id": "p1"}]},
+        {"tool_calls": [{"name": "update_plan", "arguments": {"entries": second}, "id": "p2"}]},
+        {"text": "done"}])
+    lines = run(repo, script).stdout.splitlines()
+    at = lines.index("[done] update_plan p1 — Plan updated: 2 steps (1 in progress, 1 pending).")
+    assert lines[at + 1:at + 4] == ["[plan] 0 of 2 completed", "    [>] Read hello (high)", "    [ ] Say hi\\u202e"]
+    at = lines.index("[done] update_plan p2 — Plan updated: 2 steps (1 completed, 1 in progress).")
+    assert lines[at + 1:at + 4] == ["[plan] 1 of 2 completed", "    [x] Read hello (high)", "    [>] Say hi\\u202e"]

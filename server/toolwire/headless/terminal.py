@@ -1,7 +1,8 @@
 """What ``toolwire run`` shows and asks on the terminal.
 
 * :class:`Printer`: one line per status change of a call, the model's text as it
-  streams, one line per answered approval, one ``[rules]`` line per project rules file;
+  streams, one line per answered approval, one ``[rules]`` line per project rules file,
+  the turn's plan as a checklist each time it changes;
 * :class:`Prompt`: the ``[y]es / [a]lways / [N]o`` approval question, read on the
   event loop;
 * :func:`advice`: what to do about a turn that ended with ``stopReason: "error"``.
@@ -84,6 +85,8 @@ class Printer:
                 self.out.write(f"    {display_text(note)}\n")
         elif kind == "session_info":
             self.rules(update.get("instructions") or [])
+        elif kind == "plan":
+            self.plan(update.get("entries") or [])
         elif kind == "turn" and update.get("state") == "ended":
             self._newline()
         self.out.flush()
@@ -100,6 +103,18 @@ class Printer:
             self._newline()
             cut = f", cut to fit {LIMIT_KB} KB" if key[2] else ""
             self.out.write(display_text(f"[rules] {key[0]} ({size_text(key[1])}{cut})") + "\n")
+        self.out.flush()
+
+    def plan(self, entries: list[dict[str, Any]]) -> None:
+        """The turn's plan (a ``plan`` update): ``[plan] 1 of 3 completed``, then one line per step,
+        ``    [x] done``, ``    [>] in progress``, ``    [ ] pending``, `` (high)`` after a high-priority one."""
+        self._newline()
+        done = sum(1 for entry in entries if entry.get("status") == "completed")
+        self.out.write(f"[plan] {done} of {len(entries)} completed\n")
+        for entry in entries:
+            mark = PLAN_MARKS.get(str(entry.get("status")), " ")
+            high = " (high)" if entry.get("priority") == "high" else ""
+            self.out.write(f"    [{mark}] {display_text(str(entry.get('content', '')))}{high}\n")
         self.out.flush()
 
     def shown_path(self, key: str, written: str) -> str:
@@ -128,6 +143,9 @@ class Printer:
             self.out.write("\n")
             self.in_text = False
 
+
+#: A plan step's mark by its status, as ``[plan]`` lines show it.
+PLAN_MARKS = {"completed": "x", "in_progress": ">", "pending": " "}
 
 #: The bound on project rules text, as ``[rules]`` lines name it (protocol.md, "Project rules").
 LIMIT_KB = 32
