@@ -187,7 +187,7 @@ async def test_undo_names_the_mcp_calls_it_cannot_undo(host, tmp_path):
 
 
 async def test_a_server_that_never_starts_is_told_once_and_no_turn_waits_for_it(host, tmp_path):
-    lines = [{"text": "one"}, {"text": "two"}]
+    lines = [{"text": "one"}, {"tool_calls": [{"name": "mcp__gone__run", "arguments": {}}]}, {"text": "two"}]
     missing = {"type": "stdio", "command": str(tmp_path / "no-such-server")}
     hosted, outlet = await open_session(host, tmp_path, lines, mcpServers={"gone": missing})
     with anyio.fail_after(SLOW):
@@ -204,6 +204,10 @@ async def test_a_server_that_never_starts_is_told_once_and_no_turn_waits_for_it(
     status = host.tool_listing(hosted)["mcpServers"][0]
     assert status["state"] == "failed" and status["offered"] == 0 and status["error"] == changed[-1].error
     assert not any(name.startswith("mcp__") for name in offered(hosted.session.model.requests[0]))
+    [told] = results(hosted)  # the model learns why the tool is not there
+    assert told.startswith(f"Error (unknown_tool): there is no tool named 'mcp__gone__run': the MCP server gone is "
+                           f"not available (failed: command not found: {tmp_path / 'no-such-server'}); available "
+                           "tools: read_file, "), told
 
 
 async def test_allowlist_names_and_permission_keys_that_name_nothing_are_warned_once(host, tmp_path):

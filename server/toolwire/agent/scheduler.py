@@ -207,8 +207,10 @@ class Scheduler:
         tool = session.registry.get(call.name)
         if tool is None:
             known = ", ".join(session.registry.names())
+            why = session.mcp.unavailable(call.name) if session.mcp is not None else None
             self._set(call, Status.ERRORED, error=CallError(
-                "unknown_tool", f"there is no tool named {call.name!r}; available tools: {known}"))
+                "unknown_tool", f"there is no tool named {call.name!r}{f': {why}' if why else ''}; "
+                                f"available tools: {known}"))
             return None
         try:
             args = tool.validate(call.arguments or {})

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from toolwire.mcp.connection import Change, McpConnection
+from toolwire.mcp.naming import clean, split_key
 from toolwire.mcp.status import ServerStatus, ToolsChanged
 from toolwire.mcp.tool import McpTool
 from toolwire.redaction import Redactor
@@ -70,6 +71,16 @@ class SessionServers:
     def statuses(self) -> list[ServerStatus]:
         """Each server's status (``offered`` 0: the session sets it)."""
         return [_status(connection) for connection in self.connections]
+
+    def unavailable(self, name: str) -> str | None:
+        """Why the tool ``name`` (``mcp__<server>__…``) is not offered when its server is not
+        ready (``the MCP server git is not available (failed: exited (code 1))``); None otherwise."""
+        parts = split_key(name)
+        for connection in self.connections:
+            if parts is not None and clean(connection.name) == parts[0] and connection.state != "ready":
+                why = f"{connection.state}: {connection.error}" if connection.error else connection.state
+                return f"the MCP server {connection.name} is not available ({why})"
+        return None
 
     def missing_allowed(self) -> list[str]:
         """``"server/tool"`` for each allowlisted name a ready server does not list."""
