@@ -45,14 +45,16 @@ async def test_acp_session_new_starts_a_stdio_server_and_refuses_an_sse_one(repo
         answer = await conn.prompt(session_id=sid, prompt=text("what time is it"))
         assert answer.stop_reason == "end_turn"
         await client.wait_for(lambda: any("MCP server broken" in m for m in messages(client)))
+        live = messages(client)
         loaded = await conn.load_session(cwd=str(repo), session_id=sid, mcp_servers=[])
     servers = loaded.field_meta["toolwire"]["mcpServers"]
     assert servers[0] == {"name": "time", "state": "ready", "tools": 2, "offered": 2}
     assert (servers[1]["name"], servers[1]["state"]) == ("broken", "failed") and servers[1]["error"], servers
-    [failed] = [m for m in messages(client) if "MCP server broken" in m]  # once, whatever the turns
+    [failed] = [m for m in live if "MCP server broken" in m]  # once, whatever the turns
     assert failed.startswith("[Warning: MCP server broken is not available: "), failed
-    [refused] = [m for m in messages(client) if "'old'" in m]
+    [refused] = [m for m in live if "'old'" in m]
     assert refused.startswith("[Warning: MCP server 'old' uses the sse transport"), refused
+    assert messages(client)[len(live):] == live  # session/load tells the history again as it was told
     [asked] = client.permissions
     shown = "\n".join(c.content.text for c in asked.content if c.type == "content")
     assert shown.startswith("mcp__time__get_current_time: get_current_time from the MCP server time\n"

@@ -14,7 +14,7 @@ from test_acp import RecordingClient, initialize, script, start, text
 
 def infos(client: RecordingClient) -> list[list[dict]]:
     return [u.field_meta["toolwire"]["instructions"] for u in client.updates
-            if u.session_update == "session_info_update"]
+            if u.session_update == "session_info_update" and u.field_meta]  # not the title's
 
 
 async def test_acp_sessions_get_the_rules_and_their_list(repo: Path, tmp_path: Path) -> None:
@@ -36,12 +36,14 @@ async def test_acp_sessions_get_the_rules_and_their_list(repo: Path, tmp_path: P
                    {"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}]
         await client.wait_for(lambda: changed in infos(client))  # the watcher's report, before the next turn
         await conn.prompt(session_id=sid, prompt=text("two"))
+        told = infos(client)
         loaded = await conn.load_session(cwd=str(repo), session_id=sid, mcp_servers=[])
     assert loaded.field_meta == {"toolwire": {"instructions": changed}}  # a reloaded client learns the list too
     assert session.field_meta == {"toolwire": {"instructions": [{"path": "AGENTS.md", "bytes": 10,
                                                                  "truncated": False}]}}
-    assert infos(client) == [[{"path": "AGENTS.md", "bytes": 10, "truncated": False},
-                              {"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}], changed]
+    assert told == [[{"path": "AGENTS.md", "bytes": 10, "truncated": False},
+                     {"path": "sub/AGENTS.md", "bytes": 9, "truncated": False}], changed]
+    assert infos(client) == told + told  # session/load tells them again, as they were told
     requests = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["messages"][0]["content"].endswith(end) for r, end in zip(requests, (
         "\nROOT-RULE", "\nROOT-RULE", "\nROOT-RULE-2, longer"))] == [True, True, True]

@@ -148,6 +148,12 @@ export const SessionCompact = request("toolwire/session/compact");
 /** client→server: the full state of a session. */
 export const SessionSnapshotRequest = request("toolwire/session/snapshot");
 
+/** client→server: the saved sessions of a folder (of every folder without `cwd`). */
+export const SessionList = request("toolwire/session/list");
+
+/** client→server: a saved (or open) session opened again; answers as `toolwire/session/new`. */
+export const SessionLoad = request("toolwire/session/load");
+
 /** client→server: undo a whole turn, keeping anything changed since (see protocol.md). */
 export const SessionUndoTurn = request("toolwire/session/undoTurn");
 

@@ -97,6 +97,9 @@ class Settings(BaseModel):
         "long for servers still starting before its first model request."))
     mcp_call_timeout: float = Field(60.0, gt=0, le=3600, description=(
         "Seconds one MCP tools/call may run (instead of toolTimeout)."))
+    session_retention_days: int = Field(30, ge=1, le=3650, description=(
+        "Days a saved session is kept after it was last used (at most 200 per workspace, the least recently "
+        "used removed first)."))
     image_input: Literal["auto"] | bool = Field("auto", description=(
         "Whether image parts are sent to the model: auto (the default) or true sends them, false never; an MCP "
         "image result the model is not sent is described in text."))

@@ -31,6 +31,14 @@ export interface ToolwireProtocol {
     params: SessionRef;
     result: SessionCompactResult;
   };
+  "toolwire/session/list": {
+    params: SessionListParams;
+    result: SessionListResult;
+  };
+  "toolwire/session/load": {
+    params: SessionLoadParams;
+    result: SessionNewResult;
+  };
   "toolwire/session/snapshot": {
     params: SessionRef;
     result: SnapshotResult;
@@ -221,6 +229,51 @@ export interface SessionCompactResult {
   compacted: number;
   tokensFreed: number;
   message: string;
+}
+/**
+ * ``toolwire/session/list`` params: the workspace folder whose saved sessions are listed
+ * (absolute); absent for every folder's.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionListParams".
+ */
+export interface SessionListParams {
+  cwd?: string | null;
+}
+/**
+ * ``toolwire/session/list`` result: the saved sessions, the most recently updated first.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionListResult".
+ */
+export interface SessionListResult {
+  sessions: SavedSessionWire[];
+}
+/**
+ * A saved session (protocol.md, "Saved sessions"): its id and folder, its title (from its first
+ * prompt; null before one set it), when it was created and last saved (seconds since the epoch),
+ * how many turns it ran.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SavedSessionWire".
+ */
+export interface SavedSessionWire {
+  sessionId: string;
+  cwd: string;
+  title: string | null;
+  created: number;
+  updated: number;
+  turns: number;
+}
+/**
+ * ``toolwire/session/load`` params: a saved (or open) session of the folder ``cwd``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionLoadParams".
+ */
+export interface SessionLoadParams {
+  sessionId: string;
+  cwd: string;
 }
 /**
  * ``toolwire/session/snapshot`` result (see protocol.md).
@@ -1367,6 +1420,10 @@ export interface Settings {
    * Seconds one MCP tools/call may run (instead of toolTimeout).
    */
   mcpCallTimeout?: number;
+  /**
+   * Days a saved session is kept after it was last used (at most 200 per workspace, the least recently used removed first).
+   */
+  sessionRetentionDays?: number;
   /**
    * Whether image parts are sent to the model: auto (the default) or true sends them, false never; an MCP image result the model is not sent is described in text.
    */

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -18,19 +20,28 @@ from acp.schema import (
     AgentMessageChunk,
     AuthenticateResponse,
     AvailableCommandsUpdate,
+    CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
+    SessionInfo as AcpSessionInfo,
+    SessionInfoUpdate,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
@@ -41,11 +52,11 @@ from toolwire import __version__
 from toolwire.acp import mapping
 from toolwire.acp.commands import Command, CommandError, Compact, Continue, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
-from toolwire.acp.history import replay_history
+from toolwire.acp.replay import replay_updates
 from toolwire.acp.mcp_servers import marked_read_only, raw_entries
 from toolwire.agent.events import SessionWarning
-from toolwire.agent.host import (TURN_ALREADY_RUNNING, HostError, Hosted, SessionHost, SessionSpecError,
-                                 TurnRunning)
+from toolwire.agent.host import (TURN_ALREADY_RUNNING, HostError, Hosted, SavedSession, SessionHost,
+                                 SessionSpecError, TurnRunning, UnknownSession)
 from toolwire.redaction import shared as shared_redactor
 from toolwire.settings import Settings
 from toolwire.workspace.names import display_text
@@ -71,6 +82,13 @@ MODE_OPTION = "mode"
 #: The extension method cancelling one call (``_toolwire/toolCall/cancel`` on the wire:
 #: the SDK strips the leading underscore before :meth:`ToolwireAcpAgent.ext_method`).
 TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
+#: The extension method deleting a saved session (``_toolwire/session/delete``: the SDK routes no ``session/delete``).
+SESSION_DELETE = "toolwire/session/delete"
+
+
+def iso_time(seconds: float) -> str:
+    """An ISO 8601 UTC time (``2026-12-02T06:51:42Z``) of seconds since the epoch."""
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def register_mcp_secrets(servers: list[Any] | None) -> None:
@@ -110,6 +128,7 @@ class ToolwireAcpAgent:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.host = SessionHost(settings)
+        self.host.on_title(self._titled)
         self.sessions: dict[str, AcpSession] = {}
         self._conn: Any = None
         self._client_fs = False
@@ -123,13 +142,16 @@ class ToolwireAcpAgent:
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
         """Negotiate: ACP version ``min(client's, SDK's)``; files through the client when
         it declares both ``fs.readTextFile`` and ``fs.writeTextFile``; MCP servers over stdio
-        and HTTP (not SSE); no authentication."""
+        and HTTP (not SSE); saved sessions loaded, listed, resumed and closed; no authentication."""
         fs = getattr(client_capabilities, "fs", None)
         self._client_fs = bool(fs and fs.read_text_file and fs.write_text_file)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
+                                                         close=SessionCloseCapabilities(),
+                                                         resume=SessionResumeCapabilities()),
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
@@ -160,30 +182,69 @@ class ToolwireAcpAgent:
         entries, refused = raw_entries(mcp_servers)
         session = await self._open(cwd, entries)
         for name, warning in refused:
-            session.sink.emit(SessionWarning("mcp_config", warning, (name,)))
+            self.host.tell(session.hosted, SessionWarning("mcp_config", warning, (name,)))
         self._advertise(session.core.id)
         return NewSessionResponse(session_id=session.core.id, modes=self._modes(session),
                                   config_options=self._config(session), field_meta=self._meta(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
-        """Replay a session of this agent process: its history is sent again as
-        ``session/update`` notifications (user and agent messages, tool calls with
-        their outcomes) before the answer. The session keeps the MCP servers it was opened
-        with (``_meta.toolwire.mcpServers``); ``mcp_servers`` is not started again.
+        """Load a session (:meth:`_reopen`) and tell its history again before the answer
+        (:func:`toolwire.acp.replay.replay_updates`: the updates the live session sent, the user's
+        prompts as ``user_message_chunk``), then its title in a ``session_info_update``.
 
         Raises:
-            RequestError: resource not found for a session this process does not hold.
+            RequestError: resource not found for a session neither open nor saved in ``cwd``;
+                invalid params naming ``cwd`` or the model.
         """
-        register_mcp_secrets(mcp_servers)
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise RequestError.resource_not_found(f"session:{session_id}")
-        for update in replay_history(session.core.conversation.shown(), session.core.root, session.sink.read_only):
+        session = await self._reopen(cwd, session_id, mcp_servers)
+        for update in replay_updates(self.host.history(session.hosted), session.core.root, session.sink.read_only):
             await self._conn.session_update(session_id=session_id, update=update)
+        if (title := session.hosted.log.journal.title) is not None:
+            await self._conn.session_update(session_id=session_id, update=SessionInfoUpdate(
+                session_update="session_info_update", title=title))
         self._advertise(session_id)
         return LoadSessionResponse(modes=self._modes(session), config_options=self._config(session),
                                    field_meta=self._meta(session))
+
+    async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                             additional_directories: list[str] | None = None, **kwargs: Any) -> ResumeSessionResponse:
+        """``session/resume``: load a session (:meth:`_reopen`) without telling its history again.
+
+        Raises:
+            RequestError: as :meth:`load_session`.
+        """
+        session = await self._reopen(cwd, session_id, mcp_servers)
+        self._advertise(session_id)
+        return ResumeSessionResponse(modes=self._modes(session), config_options=self._config(session),
+                                     field_meta=self._meta(session))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        """``session/list``: the saved sessions of ``cwd`` (of every folder without it), the most
+        recently updated first, each with its title and ``updatedAt`` (``_meta.toolwire``:
+        ``createdAt``, ``turns``); one page (at most 200 a folder are kept).
+
+        Raises:
+            RequestError: invalid params for a ``cwd`` that is not absolute, or a ``cursor``.
+        """
+        if cwd is not None and not Path(cwd).is_absolute():
+            raise RequestError.invalid_params({"cwd": "an absolute path is required"})
+        if cursor is not None:
+            raise RequestError.invalid_params({"cursor": "no page follows: session/list answers in one page"})
+        return ListSessionsResponse(sessions=[session_info(saved) for saved in self.host.list_sessions(cwd)])
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """``session/close``: cancel its turn, stop it and free it; its saved file stays (``session/load`` opens it again).
+
+        Raises:
+            RequestError: invalid params for a session that is not open.
+        """
+        session = self._session(session_id)
+        await self.host.close(session_id)
+        del self.sessions[session_id]
+        session.task.cancel()
+        return CloseSessionResponse()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """Switch the permission mode (``ask``, ``accept_edits``, ``read_only``) from the next call on;
@@ -242,13 +303,14 @@ class ToolwireAcpAgent:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
+        blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in prompt]
         approver = AcpApprover(self._conn, hosted.session, session.sink,
                                lambda call_id: self.host.preview(hosted, call_id))
         try:
             if isinstance(command, Continue):  # the next turn on the same history, with the core's prompt
-                outcome = await self.host.continue_turn(hosted, session.sink, approver)
+                outcome = await self.host.continue_turn(hosted, session.sink, approver, blocks)
             else:
-                outcome = await self.host.run_turn(hosted, text, session.sink, approver)
+                outcome = await self.host.run_turn(hosted, text, session.sink, approver, blocks)
         except TurnRunning as exc:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         except HostError as exc:  # /continue after a turn that did not stop at the cap
@@ -280,6 +342,8 @@ class ToolwireAcpAgent:
             RequestError: method not found for another name; invalid params naming
                 ``sessionId`` (missing, not a string, unknown) or ``toolCallId``.
         """
+        if method == SESSION_DELETE:
+            return await self._delete(params)
         if method != TOOL_CALL_CANCEL:
             raise RequestError.method_not_found(f"_{method}")
         for name in ("sessionId", "toolCallId"):
@@ -296,6 +360,39 @@ class ToolwireAcpAgent:
             session.task.cancel()
 
     # -- helpers -----------------------------------------------------------------
+
+    async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``_toolwire/session/delete`` ``{sessionId, cwd?}`` → ``{deleted}``: close the session if it is
+        open and remove its saved file; false when there was neither."""
+        session_id, cwd = params.get("sessionId"), params.get("cwd")
+        if not isinstance(session_id, str) or not session_id:
+            raise RequestError.invalid_params({"sessionId": "a non-empty string is required"})
+        if cwd is not None and not (isinstance(cwd, str) and Path(cwd).is_absolute()):
+            raise RequestError.invalid_params({"cwd": "an absolute path is required"})
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.task.cancel()
+        return {"deleted": await self.host.delete(session_id, cwd)}
+
+    async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> AcpSession:
+        """The session ``session_id``: open in this process (it keeps the MCP servers it was opened
+        with: ``mcp_servers`` is not started again), else the saved one of ``cwd`` opened again with
+        ``mcp_servers`` (:meth:`SessionHost.load`: its conversation, turns, checkpoints and log)."""
+        register_mcp_secrets(mcp_servers)
+        session = self.sessions.get(session_id)
+        if session is not None:
+            return session
+        entries, refused = raw_entries(mcp_servers)
+        session = await self._open(cwd, entries, session_id)
+        for name, warning in refused:
+            self.host.tell(session.hosted, SessionWarning("mcp_config", warning, (name,)))
+        return session
+
+    def _titled(self, hosted: Hosted) -> None:
+        """The host gave a session its title: a ``session_info_update`` carries it."""
+        if hosted.id in self.sessions and hosted.log.journal.title is not None:
+            self._send_soon(hosted.id, SessionInfoUpdate(session_update="session_info_update",
+                                                         title=hosted.log.journal.title), "session_info_update")
 
     async def _command(self, session: AcpSession, command: Command) -> PromptResponse:
         """``/undo`` or ``/redo``: :meth:`SessionHost.undo` with the command's options, answered
@@ -343,14 +440,18 @@ class ToolwireAcpAgent:
         """Send ``available_commands_update`` (``/undo``, ``/redo``, ``/compact``, ``/continue``) once the
         answer in progress is out: the task runs after the handler returns, and the SDK queues the answer
         before it."""
+        self._send_soon(session_id, AvailableCommandsUpdate(session_update="available_commands_update",
+                                                            available_commands=advertised()), "available_commands_update")
+
+    def _send_soon(self, session_id: str, update: Any, what: str) -> None:
+        """Send ``update`` from a task of its own (after the answer in progress, or the caller's step)."""
         async def send() -> None:
             try:
-                await self._conn.session_update(session_id=session_id, update=AvailableCommandsUpdate(
-                    session_update="available_commands_update", available_commands=advertised()))
+                await self._conn.session_update(session_id=session_id, update=update)
             except Exception as exc:  # noqa: BLE001 - the client went away
-                log.warning("available_commands_update failed: %s", exc)
+                log.warning("%s failed: %s", what, exc)
 
-        task = asyncio.get_running_loop().create_task(send(), name=f"acp-commands-{session_id}")
+        task = asyncio.get_running_loop().create_task(send(), name=f"acp-{what}-{session_id}")
         self._advertising.add(task)
         task.add_done_callback(self._advertising.discard)
 
@@ -364,7 +465,8 @@ class ToolwireAcpAgent:
             meta["mcpServers"] = servers
         return {"toolwire": meta}
 
-    async def _open(self, cwd: str, mcp_servers: dict[str, dict[str, Any]]) -> AcpSession:
+    async def _open(self, cwd: str, mcp_servers: dict[str, dict[str, Any]], session_id: str | None = None) -> AcpSession:
+        """A new session on ``cwd``, or (``session_id``) the saved one loaded (:meth:`SessionHost.load`)."""
         documents = AcpDocuments(self._conn, "", self._client_fs)
 
         def outlet(core: Any) -> AcpSink:  # the session's one sink, for its turns too
@@ -372,7 +474,12 @@ class ToolwireAcpAgent:
             return AcpSink(self._conn, core.id, core.root, read_only=lambda name: marked_read_only(core, name))
 
         try:
-            hosted = await self.host.open(cwd, None, None, documents, outlet, mcp_servers=mcp_servers)
+            if session_id is None:
+                hosted = await self.host.open(cwd, None, None, documents, outlet, mcp_servers=mcp_servers)
+            else:
+                hosted = await self.host.load(session_id, cwd, documents, outlet, mcp_servers=mcp_servers)
+        except UnknownSession:
+            raise RequestError.resource_not_found(f"session:{session_id}") from None
         except SessionSpecError as exc:
             raise RequestError.invalid_params({exc.field: str(exc)}) from None
         sink = hosted.outlet
@@ -421,6 +528,13 @@ class ToolwireAcpAgent:
         ]
 
 
+def session_info(saved: SavedSession) -> AcpSessionInfo:
+    """A saved session as ``session/list`` lists it."""
+    return AcpSessionInfo(session_id=saved.session_id, cwd=saved.cwd, title=saved.title,
+                          updated_at=iso_time(saved.updated),
+                          field_meta={"toolwire": {"createdAt": iso_time(saved.created), "turns": saved.turns}})
+
+
 def prompt_text(blocks: list[Any]) -> str:
     """The prompt as one text: text blocks as they are, embedded resources as
     ``<file uri="…">…</file>`` context, resource links named; images and audio are
@@ -444,4 +558,4 @@ def prompt_text(blocks: list[Any]) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["ToolwireAcpAgent", "prompt_text"]
+__all__ = ["ToolwireAcpAgent", "iso_time", "prompt_text", "session_info"]

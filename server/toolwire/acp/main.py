@@ -34,7 +34,8 @@ async def serve(settings: Settings) -> bool:
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     reading = asyncio.get_running_loop().create_task(guard(raw_reader, reader, writer))
     try:
-        await run_agent(agent, writer, reader)
+        # the SDK routes session/close and session/resume only as "unstable" (ACP v1 has them stable)
+        await run_agent(agent, writer, reader, use_unstable_protocol=True)
     finally:
         reading.cancel()
         await agent.close()

@@ -57,6 +57,16 @@ class CallIds:
         self._owners[chosen] = call
         return chosen
 
+    def reserve(self, call_ids: list[str]) -> None:
+        """Mark ``call_ids`` as given out (a session loaded from disk: its calls are not in this
+        process, and no new call may take their ids)."""
+        for call_id in call_ids:
+            self._owners.setdefault(call_id, object())
+
+    def given(self) -> list[str]:
+        """Every id given out (or reserved) in the session."""
+        return list(self._owners)
+
     def owner(self, call_id: str) -> object | None:
         """The call that has ``call_id``, or None."""
         return self._owners.get(call_id)

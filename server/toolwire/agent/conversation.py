@@ -113,6 +113,34 @@ class Conversation:
         if system:
             self._append({"role": "system", "content": system})
 
+    def to_record(self) -> dict[str, Any]:
+        """Everything needed to rebuild this history in another process (:meth:`from_record`):
+        ``{"messages", "owners", "typed", "systemBase", "turn"}``, JSON-ready."""
+        owners = self._owners if len(self._owners) == len(self.messages) else [None] * len(self.messages)
+        return {"messages": self.messages, "owners": list(owners), "typed": dict(self._typed),
+                "systemBase": self.system_base, "turn": self.turn}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "Conversation":
+        """The history :meth:`to_record` saved, repaired if it is not valid.
+
+        Raises:
+            ValueError: ``record`` does not have the shape :meth:`to_record` gives.
+        """
+        messages, owners, typed = record.get("messages"), record.get("owners"), record.get("typed")
+        if not (isinstance(messages, list) and all(isinstance(m, dict) for m in messages)
+                and isinstance(owners, list) and len(owners) == len(messages) and isinstance(typed, dict)):
+            raise ValueError("not a saved conversation")
+        conversation = cls()
+        conversation.messages = list(messages)
+        conversation._owners = [o if isinstance(o, str) else None for o in owners]
+        conversation._typed = {str(k): str(v) for k, v in typed.items()}
+        conversation.system_base = str(record.get("systemBase") or "")
+        turn = record.get("turn")
+        conversation.turn = turn if isinstance(turn, str) else None
+        conversation.repair()
+        return conversation
+
     def set_system_extra(self, extra: str) -> None:
         """The system message becomes the base prompt (the one the conversation started
         with), then a blank line and ``extra`` (the project rules, :mod:`toolwire.agent.project_rules`);

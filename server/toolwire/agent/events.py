@@ -110,6 +110,22 @@ AgentEvent = Union[ToolCallChanged, MessageChunk, TurnUpdate, UsageUpdate, Works
                    SessionWarning, McpServerChanged, PlanUpdate]
 
 
+@dataclass(slots=True, frozen=True)
+class UserPrompt:
+    """The user's prompt of turn ``turn_id``, recorded in the session's log before the turn's first
+    event (never emitted to a sink: a client shows its own prompt). ``text`` is the prompt as the
+    turn got it; ``blocks`` the content blocks the front-end received (ACP ``ContentBlock`` JSON,
+    camelCase, as sent), empty when it got text only (LSP, ``toolwire run``)."""
+
+    turn_id: str
+    text: str
+    blocks: tuple[dict[str, Any], ...] = ()
+
+
+#: What a session's log holds (:class:`toolwire.agent.hosted.Hosted`): every event emitted, and the prompts.
+LoggedEvent = Union[AgentEvent, UserPrompt]
+
+
 class Sink(Protocol):
     """Receives every agent event, in order. Must not block."""
 
@@ -211,4 +227,4 @@ __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapsh
            "IRREVERSIBLE_PREFIX", "MCP_HINT_WORDS", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "PlanEntry", "PlanUpdate",
            "RecordingSink", "RulesFile",
            "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
-           "WorkspaceChange", "call_changed", "excluded_notice", "mcp_hints_notice", "offered"]
+           "UserPrompt", "LoggedEvent", "WorkspaceChange", "call_changed", "excluded_notice", "mcp_hints_notice", "offered"]

@@ -18,6 +18,10 @@ request, calls the host and encodes the answer; the host owns the rest
 * the workspace watchers: files changed outside the assistant are noted for the
   model and announced to the session's front-end (a :class:`WorkspaceChange` on its
   outlet), for every hosted session alike.
+* saving every session after each turn, model change, undo, compaction and client-fed run, so it survives a
+  restart (:mod:`toolwire.agent.session_saving`, files in :mod:`toolwire.agent.session_store`): the
+  saved sessions of a folder (:meth:`SessionHost.list_sessions`), loading one in a new process
+  (:meth:`SessionHost.load`), deleting one (:meth:`SessionHost.delete`); closing keeps its file;
 * the MCP servers of every session (:mod:`toolwire.agent.mcp_session`): started with it, shared
   between sessions with the same configuration, their state changes and failures on its outlet,
   stopped with the last session using them; ``toolwire/tools/list`` (:meth:`SessionHost.tool_listing`).
@@ -31,14 +35,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from toolwire.agent.budget import CONTINUE_PROMPT, continue_refusal
 from toolwire.agent.call_ids import fed_call_id
 from toolwire.agent.compaction import Compaction, compact_session
-from toolwire.agent.events import Approver, SessionInfo, Sink, ToolCallChanged, WorkspaceChange, call_changed
+from toolwire.agent.events import (AgentEvent, Approver, LoggedEvent, SessionInfo, Sink, ToolCallChanged, UserPrompt,
+                                   WorkspaceChange, call_changed)
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
@@ -48,6 +53,8 @@ from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, H
 from toolwire.agent.opening import SessionSpecError, open_session
 from toolwire.agent.preview import Preview, PreviewError, preview_call
 from toolwire.agent.session import Session
+from toolwire.agent.session_saving import delete_saved, read_saved, restore, save_session, saved_sessions, title_of
+from toolwire.agent.session_store import SavedSession
 from toolwire.agent.turn import Turn, TurnOutcome
 from toolwire.agent.turn_undo import undo_in_session
 from toolwire.agent.watching import WatchHub
@@ -63,7 +70,7 @@ __all__ = [
     "UnknownSession",
     # what a host call returns or raises, for the front-ends (they import nothing else of the agent
     # but its events: tests/test_layers.py)
-    "FedStreamError", "Preview", "PreviewError", "Session", "SessionSpecError", "Turn", "TurnOutcome",
+    "FedStreamError", "Preview", "PreviewError", "SavedSession", "Session", "SessionSpecError", "Turn", "TurnOutcome",
 ]
 
 log = logging.getLogger(__name__)
@@ -90,6 +97,7 @@ class SessionHost:
         self.watchers = WatchHub(self._external_changes)
         self.mcp = McpPool(redactor=self.redactor)
         self._listeners: list[Callable[[], None]] = []
+        self._titled: list[Callable[[Hosted], None]] = []
         self._changed: asyncio.Event | None = None
         self._background: set[asyncio.Task] = set()
 
@@ -107,7 +115,8 @@ class SessionHost:
 
     async def open(self, cwd: str | Path, model_spec: str | None, overrides: dict[str, Any] | None,
                    documents: Documents, outlet_for: Callable[[Session], Sink],
-                   editor: EditorLink | None = None, mcp_servers: Mapping[str, Any] | None = None) -> Hosted:
+                   editor: EditorLink | None = None, mcp_servers: Mapping[str, Any] | None = None,
+                   session_id: str | None = None) -> Hosted:
         """Open a session on the folder ``cwd``, start watching it and start its MCP servers.
 
         Args:
@@ -121,6 +130,7 @@ class SessionHost:
             mcp_servers: MCP server entries of the front-end's own (name → raw entry, e.g. ACP's
                 ``session/new`` ones), used after the settings' (:meth:`McpLink.open`); their
                 problems, like those of the settings' entries, are ``mcp_config`` warnings.
+            session_id: The id of the session (a saved one being loaded: :meth:`load`); None for a new id.
 
         Raises:
             SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable.
@@ -131,6 +141,8 @@ class SessionHost:
             raise SessionSpecError("settings", "; ".join(problems))
         spec = model_spec or settings.model
         session = open_session(Path(cwd), spec, settings, documents, editor)
+        if session_id is not None:
+            session.id = session_id
         session.compose_prompt()  # the project rules: the list is the answer's ``instructions``
         origin = Origin(model_spec, dict(overrides or {}), model_key(spec, settings))
         hosted = Hosted(session, outlet_for(session), origin)
@@ -140,8 +152,64 @@ class SessionHost:
         log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
         return hosted
 
-    async def close(self, session_id: str) -> bool:
-        """Cancel the session's turn and client-fed runs, stop watching it, close its model.
+    async def load(self, session_id: str, cwd: str | Path, documents: Documents, outlet_for: Callable[[Session], Sink],
+                   editor: EditorLink | None = None, mcp_servers: Mapping[str, Any] | None = None) -> Hosted:
+        """The session ``session_id`` of the folder ``cwd``: the open one, else the saved one opened
+        again in this process (as :meth:`open` does, with the model spec and settings overrides it was
+        opened with) with its conversation, turn count, title, event log and turn checkpoints.
+
+        Raises:
+            UnknownSession: (field ``sessionId``) no session of this folder has this id (or its file was skipped).
+            SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable now.
+        """
+        hosted = self.sessions.get(session_id)
+        if hosted is not None:
+            if str(hosted.session.root) != str(Path(cwd).resolve()):
+                raise UnknownSession(f"the session {session_id!r} is not of the folder {str(cwd)[:200]!r}", "sessionId")
+            return hosted
+        saved = read_saved(session_id, Path(cwd).resolve())
+        if saved is None:
+            raise UnknownSession(f"no saved session {session_id!r} in {str(cwd)[:200]!r}", "sessionId")
+        hosted = await self.open(cwd, saved.model, saved.overrides, documents, outlet_for, editor, mcp_servers,
+                                 session_id=session_id)
+        restore(hosted, saved)
+        log.info("session %s: loaded (%d turns)", session_id, hosted.session.turns)
+        return hosted
+
+    def history(self, hosted: Hosted) -> list[LoggedEvent]:
+        """Everything the session logged as it is saved (:class:`~toolwire.agent.session_store.Journal`),
+        oldest first: what a front-end tells again when a client loads it."""
+        return hosted.log.journal.history()
+
+    def list_sessions(self, cwd: str | Path | None = None) -> list[SavedSession]:
+        """The saved sessions of the folder ``cwd`` (of every folder: None) kept by ``sessionRetentionDays``,
+        the most recently updated first; an open session is listed once it ran a turn."""
+        return saved_sessions(Path(cwd).resolve() if cwd is not None else None, self.settings.session_retention_days)
+
+    async def delete(self, session_id: str, cwd: str | Path | None = None) -> bool:
+        """Close the session if it is open and remove its saved file (of the folder ``cwd``, else of
+        whichever folder has it). Returns False when there was neither."""
+        hosted = self.sessions.get(session_id)
+        root = hosted.session.root if hosted is not None else Path(cwd).resolve() if cwd is not None else None
+        closed = await self.close(session_id, keep=False)
+        return delete_saved(session_id, root) or closed
+
+    def tell(self, hosted: Hosted, event: AgentEvent) -> None:
+        """Emit ``event`` on the session's outlet and keep it in its log (a front-end's own warning)."""
+        Recorded(hosted.log, hosted.outlet).emit(event)
+
+    def on_title(self, listener: Callable[[Hosted], None]) -> None:
+        """Call ``listener`` with a session when its title is set (its first prompt)."""
+        self._titled.append(listener)
+
+    def save(self, hosted: Hosted) -> None:
+        """Save the session (once it ran a turn) and prune the folder's saved sessions; a disk that
+        refuses is logged, never raised."""
+        save_session(hosted, self.redactor, self.settings.session_retention_days)
+
+    async def close(self, session_id: str, keep: bool = True) -> bool:
+        """Cancel the session's turn and client-fed runs, stop watching it, close its model; its saved
+        file stays (``keep``; :meth:`delete` removes it).
 
         Returns:
             False when no session has this id.
@@ -149,6 +217,8 @@ class SessionHost:
         hosted = self.sessions.pop(session_id, None)
         if hosted is None:
             return False
+        if keep and hosted.turn is None:
+            self.save(hosted)
         self._cancel(hosted, CancelReason.TURN_CANCELLED)
         self.watchers.detach(hosted.session)
         if hosted.mcp is not None:
@@ -197,14 +267,18 @@ class SessionHost:
         if hosted.undoing:
             raise TurnRunning(UNDO_RUNNING)
 
-    async def finish_turn(self, hosted: Hosted, turn: Turn, prompt: str) -> TurnOutcome:
-        """Run ``turn`` (taken with :meth:`begin_turn`) to its end and free the slot.
+    async def finish_turn(self, hosted: Hosted, turn: Turn, prompt: str,
+                          blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
+        """Run ``turn`` (taken with :meth:`begin_turn`) to its end and free the slot; the prompt (and
+        ``blocks``, the content blocks the front-end got it as) is logged first, the session's title
+        set from its first prompt, the session saved when the turn ends.
 
         A cancellation of the caller cancels the turn, which cleans up and records
         its outcome: that outcome is returned (``cancelled``), not the exception.
         The outcome's message has every known secret removed. Settings that
         changed while it ran apply now.
         """
+        self._prompted(hosted, UserPrompt(turn.id, prompt, tuple(blocks)))
         try:
             outcome = await turn.run(prompt)
         except asyncio.CancelledError:
@@ -214,16 +288,19 @@ class SessionHost:
                 hosted.turn = None
             if hosted.origin.stale and self.sessions.get(hosted.id) is hosted:
                 self._refresh(hosted)
+            self.save(hosted)
             self._poke()
         if outcome.message:
             outcome.message = self.redactor.redact(outcome.message)
         return outcome
 
-    async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver) -> TurnOutcome:
+    async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver,
+                       blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
         """Run one turn of ``prompt`` in the session (:meth:`begin_turn` then :meth:`finish_turn`)."""
-        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt)
+        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt, blocks)
 
-    async def continue_turn(self, hosted: Hosted, sink: Sink, approver: Approver) -> TurnOutcome:
+    async def continue_turn(self, hosted: Hosted, sink: Sink, approver: Approver,
+                            blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
         """Continue: after a turn that stopped at the request cap (``max_turn_requests``), run the
         next turn with :data:`CONTINUE_PROMPT` on the same history (:mod:`toolwire.agent.budget`).
 
@@ -237,7 +314,7 @@ class SessionHost:
         refusal = continue_refusal(stopped, last is None or hosted.session.conversation.holds_turn(last.id))
         if refusal is not None:
             raise HostError(refusal, "sessionId")
-        return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver)
+        return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver, blocks)
 
     def cancel_turn(self, session_id: str, reason: CancelReason = CancelReason.TURN_CANCELLED) -> bool:
         """Cancel the session's running turn. Returns False when none runs (or no such session)."""
@@ -330,6 +407,7 @@ class SessionHost:
             return await run_fed_calls(hosted.session, stream, call_ids, Recorded(hosted.log, sink), approver,
                                        hosted.fed)
         finally:
+            self.save(hosted)
             self._poke()
 
     # ------------------------------------------------------------- reading a session
@@ -360,7 +438,9 @@ class SessionHost:
             TurnRunning: a turn, an undo or a redo holds the session's turn slot.
         """
         self.ensure_free(hosted)
-        return compact_session(hosted.session)
+        compaction = compact_session(hosted.session)
+        self.save(hosted)
+        return compaction
 
     # ------------------------------------------------------------- undo and redo
     async def undo(self, hosted: Hosted, turn_id: str | None, *, redo: bool = False, force: list[str] | None = None,
@@ -394,6 +474,7 @@ class SessionHost:
             return result
         finally:
             hosted.undoing = False
+            self.save(hosted)
             self._poke()
 
     # ------------------------------------------------------------- settings
@@ -436,6 +517,7 @@ class SessionHost:
             raise SessionSpecError("model", str(exc)) from None
         old, session.model = session.model, model
         hosted.origin.model, hosted.origin.model_key = spec, model_key(spec, session.settings)
+        self.save(hosted)
         await self.close_model(old)
 
     def _refresh(self, hosted: Hosted) -> None:
@@ -467,6 +549,18 @@ class SessionHost:
 
         task.add_done_callback(done)
         return task
+
+    def _prompted(self, hosted: Hosted, prompt: UserPrompt) -> None:
+        """Log a turn's prompt; the first one gives the session its title (saved and told at once)."""
+        hosted.log.append(prompt)
+        journal = hosted.log.journal
+        typed = next((b["text"] for b in prompt.blocks if b.get("type") == "text" and isinstance(b.get("text"), str)),
+                     prompt.text)
+        if journal.title is None and (title := title_of(typed)) is not None:
+            journal.title = title
+            self.save(hosted)
+            for listener in list(self._titled):
+                listener(hosted)
 
     def _cancel(self, hosted: Hosted, reason: CancelReason) -> None:
         if hosted.turn is not None:

@@ -7,21 +7,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.agent.events import AgentEvent, CallSnapshot, SessionWarning, Sink
+from toolwire.agent.events import AgentEvent, CallSnapshot, LoggedEvent, SessionWarning, Sink
 from toolwire.agent.fed import FedStream
 from toolwire.agent.host_settings import Origin
 from toolwire.agent.mcp_session import McpLink
 from toolwire.agent.scheduler import Scheduler
 from toolwire.agent.session import Session
+from toolwire.agent.session_store import EVENT_LOG, EventLog
 from toolwire.agent.turn import Turn
 from toolwire.streaming.changes import snapshot
 from toolwire.streaming.state import ToolCallState
 
 __all__ = ["EVENT_LOG", "Hosted", "HostError", "Recorded", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
            "UNDO_RUNNING", "UnknownSession"]
-
-#: Events of a session the host keeps (its record of what happened), newest last.
-EVENT_LOG = 4096
 
 
 class HostError(Exception):
@@ -63,7 +61,8 @@ class Hosted:
         streams: Client-fed streams by stream id.
         fed: Schedulers of client-fed runs in progress.
         undoing: An undo or redo is putting files back (it holds the turn slot).
-        log: The session's events, oldest first (bounded by :data:`EVENT_LOG`).
+        log: The session's events and prompts, oldest first (bounded by :data:`EVENT_LOG`); what of
+            them is saved goes to its journal (:class:`~toolwire.agent.session_store.EventLog`).
         mcp: The session's MCP servers' events and warnings (:mod:`toolwire.agent.mcp_session`).
     """
 
@@ -75,7 +74,7 @@ class Hosted:
     streams: dict[str, FedStream] = field(default_factory=dict)
     fed: list[Scheduler] = field(default_factory=list)
     undoing: bool = False
-    log: deque[AgentEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG))
+    log: EventLog = field(default_factory=EventLog)
     mcp: McpLink | None = None
 
     @property
@@ -167,7 +166,7 @@ class Recorded:
 
     __slots__ = ("_log", "_sink")
 
-    def __init__(self, log_: deque[AgentEvent], sink: Sink) -> None:
+    def __init__(self, log_: deque[LoggedEvent], sink: Sink) -> None:
         self._log = log_
         self._sink = sink
 

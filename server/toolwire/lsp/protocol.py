@@ -29,6 +29,8 @@ SESSION_CANCEL = "toolwire/session/cancel"
 SESSION_CLOSE = "toolwire/session/close"
 SESSION_COMPACT = "toolwire/session/compact"
 SESSION_SNAPSHOT = "toolwire/session/snapshot"
+SESSION_LIST = "toolwire/session/list"
+SESSION_LOAD = "toolwire/session/load"
 SESSION_UPDATE = "toolwire/session/update"
 REQUEST_PERMISSION = "toolwire/session/requestPermission"
 TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
@@ -54,6 +56,8 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_CLOSE: ("client→server", "request"),
     SESSION_COMPACT: ("client→server", "request"),
     SESSION_SNAPSHOT: ("client→server", "request"),
+    SESSION_LIST: ("client→server", "request"),
+    SESSION_LOAD: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
     TOOL_CALL_PREVIEW: ("client→server", "request"),
     TOOLS_LIST: ("client→server", "request"),
@@ -131,6 +135,39 @@ class SessionNewResult(Wire):
     tools: list[str]
     instructions: list[InstructionsFile]
     mcp_servers: list[McpServerStatusWire] = Field(default_factory=list)
+
+
+class SessionListParams(Wire):
+    """``toolwire/session/list`` params: the workspace folder whose saved sessions are listed
+    (absolute); absent for every folder's."""
+
+    cwd: str | None = Field(None, min_length=1)
+
+
+class SavedSessionWire(Wire):
+    """A saved session (protocol.md, "Saved sessions"): its id and folder, its title (from its first
+    prompt; null before one set it), when it was created and last saved (seconds since the epoch),
+    how many turns it ran."""
+
+    session_id: str
+    cwd: str
+    title: str | None
+    created: float
+    updated: float
+    turns: int
+
+
+class SessionListResult(Wire):
+    """``toolwire/session/list`` result: the saved sessions, the most recently updated first."""
+
+    sessions: list[SavedSessionWire]
+
+
+class SessionLoadParams(Wire):
+    """``toolwire/session/load`` params: a saved (or open) session of the folder ``cwd``."""
+
+    session_id: str = Field(min_length=1)
+    cwd: str = Field(min_length=1)
 
 
 class TextBlock(Wire):

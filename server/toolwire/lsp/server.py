@@ -25,6 +25,7 @@ from pygls.uris import to_fs_path
 
 from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError, SessionHost, SessionSpecError,
                                  TurnRunning)
+from toolwire.agent.host import UnknownSession as NoSuchSession
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
 from toolwire.lsp.messages import ToolsListParams, ToolsListResult
@@ -164,6 +165,36 @@ async def session_new(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/new`` → ``{sessionId, model, tools, instructions}`` (see protocol.md)."""
     req = parse(P.SESSION_NEW, P.SessionNewParams, params)
     hosted = await open_session(ls, P.SESSION_NEW, req.cwd, req.model, req.settings)
+    session = hosted.session
+    return P.SessionNewResult(session_id=session.id, model=session.model.model_id, tools=session.registry.names(),
+                              instructions=hosted.instructions(), mcp_servers=mcp_servers(ls, hosted)).dump()
+
+
+@server.feature(P.SESSION_LIST)
+def session_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/list`` → ``{sessions}``: the saved sessions of ``cwd`` (every folder's without it)."""
+    req = parse(P.SESSION_LIST, P.SessionListParams, params)
+    if req.cwd is not None and not Path(req.cwd).is_absolute():
+        raise JsonRpcInvalidParams(f"{P.SESSION_LIST}: invalid params: cwd: an absolute path is required")
+    saved = ls.host.list_sessions(req.cwd)
+    return P.SessionListResult(sessions=[P.SavedSessionWire(
+        session_id=s.session_id, cwd=s.cwd, title=s.title, created=s.created, updated=s.updated, turns=s.turns)
+        for s in saved]).dump()
+
+
+@server.feature(P.SESSION_LOAD)
+async def session_load(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/load`` → as ``toolwire/session/new``: the open session, else the saved one opened again."""
+    req = parse(P.SESSION_LOAD, P.SessionLoadParams, params)
+    documents = LspDocuments(ls)
+    try:
+        hosted = await ls.host.load(req.session_id, req.cwd, documents, lambda session: LspSink(ls, session.id),
+                                    LspEditorLink(ls, documents))
+    except NoSuchSession as exc:
+        raise UnknownSession(str(exc)) from None
+    except SessionSpecError as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_LOAD}: invalid params: {exc.field}: {exc}") from None
+    documents.session_id = hosted.id
     session = hosted.session
     return P.SessionNewResult(session_id=session.id, model=session.model.model_id, tools=session.registry.names(),
                               instructions=hosted.instructions(), mcp_servers=mcp_servers(ls, hosted)).dump()
