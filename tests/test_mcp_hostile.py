@@ -3,18 +3,20 @@ and what it tells the user about them is true and readable."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import anyio
 import pytest
 
 from mcp_servers import hostile_server
-from toolwire.mcp.config import parse_servers, resolve_servers
+from toolwire.mcp.config import parse_servers, register_secrets, resolve_servers
 from toolwire.mcp.connection import McpCallError, McpConnection
 from toolwire.mcp.naming import offered_name
 from toolwire.mcp.pool import McpPool
 from toolwire.mcp.process import TAIL_BYTES
 from toolwire.mcp.results import CARD_TEXT_LIMIT, to_result
+from toolwire.redaction import shared
 from toolwire.tools import default_registry
 from toolwire.tools.selection import MAX_NAMED, select_tools
 
@@ -115,3 +117,20 @@ async def test_floods_storms_and_malformed_answers_leave_a_bounded_result_and_a_
         assert len(connection.stderr_tail(10_000)) <= TAIL_BYTES
     finally:
         await connection.stop()
+
+
+async def test_a_secret_a_server_quotes_in_a_tool_s_description_or_schema_never_reaches_the_model(tmp_path):
+    secret = "tw-secret-quoted-0123456789"
+    specs, _ = resolve_servers(parse_servers({"h": hostile_server("leaky", HOSTILE_TOKEN=secret)}), root=tmp_path,
+                               workspace_file=False)
+    register_secrets(shared(), specs)  # as a session opening does
+    pool = McpPool()
+    servers = pool.attach("s1", specs, start_timeout=NET)
+    try:
+        with anyio.fail_after(NET):
+            await servers.wait_started(NET)
+        [leaky] = [tool for tool in servers.tools() if tool.original == "leaky"]
+        definition = json.dumps(leaky.definition())
+        assert "Connected with token ***." in definition and secret not in definition
+    finally:
+        await pool.aclose()

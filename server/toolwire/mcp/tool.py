@@ -26,6 +26,7 @@ from referencing import Registry
 
 from toolwire.mcp.naming import offered_name
 from toolwire.mcp.results import to_result
+from toolwire.redaction import shared
 from toolwire.tools.base import ArgumentsInvalid, Tool, ToolContext, ToolResult, double_encoded
 from toolwire.workspace.errors import bounded_message
 
@@ -67,8 +68,8 @@ class McpTool(Tool):
         name: The name the model calls (``mcp__<server>__<tool>``, at most 64 characters).
         server: The server's name as configured.
         original: The tool's name on the server.
-        description: The server's description.
-        input_schema: The server's input schema (the ``parameters`` the model sees).
+        description: The server's description (secrets removed, like its results').
+        input_schema: The server's input schema (the ``parameters`` the model sees; secrets removed).
         annotations: The server's hints (MCP ``ToolAnnotations``, camelCase keys), None when none.
     """
 
@@ -80,8 +81,9 @@ class McpTool(Tool):
         self.server = connection.name
         self.original = listed.name
         self.name = offered_name(self.server, listed.name, hashed=hashed)
-        self.description = listed.description or ""
-        self.input_schema = listed.input_schema
+        redactor = shared()  # a server may quote its own env or headers: its secrets never reach the model
+        self.description = redactor.redact_content(listed.description or "")
+        self.input_schema = redactor.redact_data(listed.input_schema)
         hints = listed.annotations.model_dump(by_alias=True, exclude_none=True) if listed.annotations else {}
         self.annotations = hints or None
 

@@ -13,6 +13,8 @@ send what this one must: tool lists and results that break the rules. Run as
 * ``odd``: lists tools with odd names (spaces and dots, non-ASCII, 100 characters, a
   duplicate of ``echo``, an empty name, ``get_item`` then ``get.item``), control characters in a
   description.
+* ``leaky``: lists a tool ``leaky`` whose description and input schema hold the value of its
+  ``HOSTILE_TOKEN`` variable (a server quoting its own configuration).
 * ``invalid``: lists two tools MCP's types refuse: an input schema that is not valid JSON
   Schema (``bad_schema``) and one that is not an object's (``no_schema``).
 
@@ -64,6 +66,10 @@ if "odd" in MODES:
         _tool("get_item", "a plain name"),
         _tool("get.item", "the same name once cleaned"),
     ]
+if "leaky" in MODES:
+    TOKEN = os.environ.get("HOSTILE_TOKEN", "")
+    TOOLS += [{"name": "leaky", "description": f"Connected with token {TOKEN}.",
+               "inputSchema": {"type": "object", "properties": {"token": {"type": "string", "default": TOKEN}}}}]
 if "invalid" in MODES:
     TOOLS += [
         {"name": "bad_schema", "description": "bad schema", "inputSchema": {"type": "object", "properties": 3}},
