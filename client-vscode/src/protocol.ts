@@ -28,6 +28,7 @@ export type {
   McpSubject,
   PermissionOptionModel as PermissionOption,
   PermissionOutcome,
+  PlanEntryWire,
   PromptParams,
   PromptResult,
   RejectionWire,

@@ -23,6 +23,7 @@ import type {
   InstructionsFile,
   McpServerUpdate,
   PermissionOption,
+  PlanEntryWire,
   RequestPermissionParams,
   SessionUpdate,
   StopReason,
@@ -65,6 +66,8 @@ export type Entry =
   | { kind: "assistant"; id: string; text: string }
   | { kind: "thought"; id: string; text: string }
   | { kind: "call"; id: string }
+  /** The turn's plan (`update_plan`): one per turn, right after its user message, replaced by each `plan` update. */
+  | { kind: "plan"; id: string; steps: readonly PlanEntryWire[] }
   | {
       kind: "turnEnd";
       id: string;
@@ -345,10 +348,50 @@ export function applyUpdate(state: PanelState, update: SessionUpdate): PanelStat
       return { ...state, instructions: update.instructions, announcement: rulesAnnouncement(update.instructions) };
     case "mcp_server":
       return applyMcpServer(state, update);
+    case "plan":
+      return applyPlan(state, update.entries);
     default:
       return state;
   }
 }
+
+/**
+ * Shows the turn's plan at the top of the turn: the plan entry right after the turn's user
+ * message is replaced (the first plan of the turn is put there).
+ */
+function applyPlan(state: PanelState, steps: readonly PlanEntryWire[]): PanelState {
+  let user = state.entries.length - 1;
+  while (user >= 0 && state.entries[user].kind !== "user") {
+    user--;
+  }
+  const done = steps.filter((step) => step.status === "completed").length;
+  const announcement = `Plan: ${done} of ${steps.length} steps completed`;
+  const entries = state.entries.slice();
+  const at = user + 1;
+  if (entries[at]?.kind === "plan") {
+    entries[at] = { ...(entries[at] as Extract<Entry, { kind: "plan" }>), steps };
+    return { ...state, entries, announcement };
+  }
+  const seq = state.seq + 1;
+  entries.splice(at, 0, { kind: "plan", id: `e${seq}`, steps });
+  return { ...state, seq, entries, announcement };
+}
+
+/** The plan an `update_plan` call of the history gave (its arguments), when the call succeeded. */
+function historyPlan(argumentsText: string | undefined, result: string | undefined): PlanEntryWire[] | null {
+  if (result === undefined || !result.startsWith(PLAN_UPDATED)) {
+    return null;
+  }
+  try {
+    const entries = (JSON.parse(argumentsText ?? "") as { entries?: unknown }).entries;
+    return Array.isArray(entries) ? (entries as PlanEntryWire[]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How a done `update_plan` result begins (protocol.md, "update_plan"). */
+const PLAN_UPDATED = "Plan updated: ";
 
 /**
  * Replaces the whole state with a session snapshot (`toolwire/session/snapshot`)
@@ -415,6 +458,10 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
           placed.add(call.id);
         } else {
           state = addHistoryCall(state, call, results.get(call.id));
+        }
+        const plan = call.function?.name === "update_plan" ? historyPlan(call.function.arguments, results.get(call.id)) : null;
+        if (plan !== null) {
+          state = applyPlan(state, plan); // the turn's latest plan, at its top again after a reload
         }
       }
     }

@@ -12,6 +12,7 @@ import { canContinue, type CallView, type Entry, type PanelState } from "../pane
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
 import { McpServersBar } from "./mcp";
+import { PlanList } from "./plan";
 import { RulesBar } from "./rules";
 
 type Send = (message: WebviewMessage) => void;
@@ -71,6 +72,8 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
       const call = state.calls.get(entry.id) as CallView;
       return <CallCard call={call} pending={state.permissions.get(entry.id)} send={send} />;
     }
+    case "plan":
+      return <PlanList steps={entry.steps} />;
     case "notice":
       return (
         <p class="notice">
