@@ -33,7 +33,7 @@ SERVER = Path(__file__).resolve().parents[1] / "server"
 RESULTS.setdefault("session/list", ListSessionsResponse)
 RESULTS.setdefault("session/resume", ResumeSessionResponse)
 #: The updates a live turn sends that a load must send again, field by field.
-TOLD = ("tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk")
+TOLD = ("tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk", "plan")
 DELETE = "toolwire/session/delete"
 
 
@@ -77,6 +77,8 @@ async def test_a_session_loaded_after_a_restart_shows_what_it_showed_live(repo: 
     state = tmp_path / "state"
     thinking_stream(tmp_path)
     first = script(tmp_path, [
+        {"tool_calls": [{"id": "p1", "name": "update_plan", "arguments": {"entries": [
+            {"content": "Edit a.txt", "status": "in_progress", "priority": "high"}]}}]},
         {"tool_calls": [{"id": "c1", "name": "edit_file",
                          "arguments": {"path": "a.txt", "old_string": "hello", "new_string": "bye"}}]},
         {"tool_calls": [{"id": "c2", "name": "read_file", "arguments": {"path": "a.txt"}}]},
@@ -94,7 +96,7 @@ async def test_a_session_loaded_after_a_restart_shows_what_it_showed_live(repo: 
         await live_client.wait_for(lambda: any(u.session_update == "session_info_update" and u.title
                                                for u in live_client.updates))
     live = told(live_client.updates)
-    assert {u["sessionUpdate"] for u in live} == set(TOLD)  # calls, their outcomes, thoughts and text
+    assert {u["sessionUpdate"] for u in live} == set(TOLD)  # calls, their outcomes, the plan, thoughts and text
     assert any(c.get("type") == "diff" for u in live for c in u.get("content", []))
     assert (repo / "a.txt").read_text() == "bye world\n"
     (title_update,) = [u for u in live_client.updates if u.session_update == "session_info_update" and u.title]
@@ -127,7 +129,7 @@ async def test_a_session_loaded_after_a_restart_shows_what_it_showed_live(repo: 
         (request,) = [json.loads(line) for line in log.read_text().splitlines()]
         contents = [m.get("content") for m in request["messages"]]
         assert any(isinstance(c, str) and "Change hello to bye\nin a.txt" in c for c in contents)
-        assert [m["tool_call_id"] for m in request["messages"] if m["role"] == "tool"] == ["c1", "c2"]
+        assert [m["tool_call_id"] for m in request["messages"] if m["role"] == "tool"] == ["p1", "c1", "c2"]
         await conn.prompt(session_id=sid, prompt=[TextContentBlock(type="text", text="/undo t1")])
         assert (repo / "a.txt").read_text() == "hello world\n"
 

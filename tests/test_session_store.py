@@ -5,19 +5,24 @@ test's own."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import stat
 import time
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
-from toolwire.agent.events import PermissionAnswer, RecordingSink, ToolCallChanged, UserPrompt
+from toolwire.agent.events import (AgentEvent, ArgumentsPiece, CallChange, CallSnapshot, McpServerChanged, MessageChunk,
+                                   PermissionAnswer, PlanEntry, PlanUpdate, RecordingSink, RulesFile, SessionInfo,
+                                   SessionWarning, ToolCallChanged, TurnUpdate, UsageUpdate, UserPrompt, WorkspaceChange)
 from toolwire.agent.host import SessionHost, UnknownSession
 from toolwire.agent.session_store import MAX_SESSIONS, SavedSession, SessionStore, decode_event, encode_event
 from toolwire.redaction import Redactor, shared
 from toolwire.settings import Settings
+from toolwire.streaming.state import CallError, CancelReason, Status
 from toolwire.workspace.documents import NoOpenDocuments
 
 SECRET = "sk-test-0123456789abcdef"
@@ -121,8 +126,44 @@ async def test_a_corrupt_or_foreign_file_is_skipped_with_a_log_line(tmp_path: Pa
     assert sum("skipping the saved session" in r.getMessage() for r in caplog.records) >= 3
 
 
-def test_events_round_trip_in_their_typed_form() -> None:
-    prompt = UserPrompt("t1", "hi", ({"type": "text", "text": "hi"},))
-    assert decode_event(json.loads(json.dumps(encode_event(prompt)))) == prompt
+def test_every_logged_event_type_round_trips_in_its_typed_form() -> None:
+    call = CallSnapshot(id="c1", name="edit_file", status=Status.ERRORED, path="a.txt", arguments={"path": "a.txt"},
+                        error=CallError("stale", "changed", False), result={"ok": False}, text="{}", partial={"p": 1})
+    samples = [
+        ToolCallChanged(call, CallChange(ArgumentsPiece(0, "{}"), None, True, False)),
+        ToolCallChanged(CallSnapshot(id="c2", status=Status.CANCELED, cancel_reason=CancelReason.REJECTED), CallChange()),
+        MessageChunk("x", "reasoning"), TurnUpdate("ended", "end_turn", "m", "t1"), UsageUpdate(1, None, 3),
+        WorkspaceChange(("a", "b")), SessionInfo((RulesFile("AGENTS.md", 3, False),)),
+        SessionWarning("tools_left_out", "m", ("git_branch",)), McpServerChanged("time", "failed", "exited"),
+        PlanUpdate((PlanEntry("step", "in_progress", "high"),)), UserPrompt("t1", "hi", ({"type": "text", "text": "hi"},)),
+    ]
+    assert {type(e) for e in samples} == {*get_args(AgentEvent), UserPrompt}  # a new event type needs a sample
+    for event in samples:
+        back = decode_event(json.loads(json.dumps(encode_event(event))))
+        if isinstance(event, ToolCallChanged):  # kept without the argument text and its partial parse
+            event = ToolCallChanged(event.call._replace(text=None, partial=None), CallChange())
+        assert back == event
     with pytest.raises(ValueError):
         decode_event({"type": "Nope"})
+
+
+async def test_a_session_deleted_while_its_turn_runs_is_not_saved_again(tmp_path: Path, state: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    asked = asyncio.Event()
+
+    class Waits:
+        async def request_permission(self, call, subject):  # noqa: ANN001, ANN201
+            asked.set()
+            await asyncio.Event().wait()  # until the turn is cancelled
+
+    host = host_for(tmp_path, [{"tool_calls": [{"id": "c1", "name": "edit_file",
+                                                "arguments": {"path": "a.txt", "old_string": "hello", "new_string": "x"}}]}])
+    hosted = await open_in(host, root)
+    turn = asyncio.ensure_future(host.run_turn(hosted, "edit it", RecordingSink(), Waits()))
+    await asyncio.wait_for(asked.wait(), 30)
+    assert [s.session_id for s in host.list_sessions(root)] == [hosted.id]  # saved when its title was set
+    assert await host.delete(hosted.id) is True
+    assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
+    assert host.list_sessions(root) == [] and not list(SessionStore(root.resolve()).folder.glob(f"{hosted.id}*"))

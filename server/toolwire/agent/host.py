@@ -191,6 +191,8 @@ class SessionHost:
         whichever folder has it). Returns False when there was neither."""
         hosted = self.sessions.get(session_id)
         root = hosted.session.root if hosted is not None else Path(cwd).resolve() if cwd is not None else None
+        if hosted is not None:
+            hosted.log.journal.deleted = True  # a turn still ending does not save it again
         closed = await self.close(session_id, keep=False)
         return delete_saved(session_id, root) or closed
 

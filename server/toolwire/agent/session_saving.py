@@ -141,10 +141,10 @@ def saved_sessions(cwd: Path | None, retention_days: float) -> list[SavedSession
 
 
 def save_session(hosted: Hosted, redactor: Redactor, retention_days: float) -> None:
-    """Save ``hosted`` (once it ran a turn) and prune its folder's saved sessions; a disk that
-    refuses is logged, never raised."""
+    """Save ``hosted`` (once it ran a turn, unless it was deleted) and prune its folder's saved
+    sessions; a disk that refuses is logged, never raised."""
     session = hosted.session
-    if session.turns == 0:
+    if session.turns == 0 or hosted.log.journal.deleted:
         return
     store = SessionStore(session.root)
     try:

@@ -118,11 +118,13 @@ class Journal:
     Attributes:
         title: From the first prompt (:func:`toolwire.agent.session_saving.title_of`), or None before it.
         created: When the session was created (seconds since the epoch).
+        deleted: The session's file was deleted: it is never saved again (a turn that ends after it).
     """
 
     def __init__(self, created: float | None = None, events: list[dict[str, Any]] | None = None) -> None:
         self.title: str | None = None
         self.created = created if created is not None else time.time()
+        self.deleted = False
         self._encoded: list[dict[str, Any]] = list(events or [])
         self._pending: list[LoggedEvent] = []
         self._calls: dict[str, tuple[Any, ...]] = {}  # call id → what its last kept event said
