@@ -4,6 +4,7 @@ the call is done), a refused one changes nothing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from conftest import write_script
 from toolwire.agent.events import PlanEntry, PlanUpdate, RecordingSink, ToolCallChanged
 from toolwire.agent.opening import open_session
+from toolwire.agent.session_store import decode_event, encode_event
 from toolwire.agent.turn import Turn
 from toolwire.settings import Settings
 from toolwire.tools import default_registry
@@ -86,3 +88,4 @@ async def test_the_turn_keeps_its_latest_plan_announced_after_each_done_call(tmp
     before = [e for e in sink.events[:first] if isinstance(e, ToolCallChanged)]
     assert before[-1].call.status.value == "done" and before[-1].call.name == "update_plan"
     assert [c.status.value for c in turn.calls] == ["done", "errored", "done"]  # read-only: never asked
+    assert decode_event(json.loads(json.dumps(encode_event(plans[0])))) == plans[0]  # saved with the session
