@@ -59,7 +59,8 @@ async def test_saved_files_are_private_redacted_and_continue_after_a_restart(tmp
                                {"text": "ok"}])
     hosted = await open_in(host, root)
     assert host.list_sessions(root) == []  # listed once it ran a turn
-    await host.run_turn(hosted, f"Use the key {SECRET} please\nand more", RecordingSink(), Yes())
+    await host.run_turn(hosted, f"Use the key {SECRET} please\nand more, Authorization: Bearer tok-unregistered",
+                        RecordingSink(), Yes())
     await host.close(hosted.id)
 
     folder = state / "sessions"
@@ -69,7 +70,7 @@ async def test_saved_files_are_private_redacted_and_continue_after_a_restart(tmp
         assert stat.S_IMODE(path.stat().st_mode) == 0o700
     for path in files:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        assert SECRET not in path.read_text()
+        assert SECRET not in path.read_text() and "tok-unregistered" not in path.read_text()  # as in logs
     (listed,) = host.list_sessions(root)
     assert listed.title == "Use the key *** please" and listed.turns == 1
 
@@ -80,7 +81,7 @@ async def test_saved_files_are_private_redacted_and_continue_after_a_restart(tmp
     assert session.turns == 1 and loaded.log.journal.title == listed.title
     assert [r.turn_id for r in session.turn_records] == ["t1"]  # from the checkpoint store
     prompts = [e for e in later.history(loaded) if isinstance(e, UserPrompt)]
-    assert [p.text for p in prompts] == ["Use the key *** please\nand more"]
+    assert [p.text for p in prompts] == ["Use the key *** please\nand more, Authorization: Bearer ***"]
     sink = RecordingSink()
     await later.run_turn(loaded, "next", sink, Yes())
     calls = {e.call.id for e in sink.events if isinstance(e, ToolCallChanged)}

@@ -10,8 +10,9 @@ Layout, under the state folder (:func:`toolwire.agent.checkpoint_store.state_dir
 The workspace key is the checkpoints' (:class:`~toolwire.agent.checkpoint_store.CheckpointStore`):
 the first 16 hex digits of the SHA-256 of the resolved workspace path. Folders are ``0700``,
 files ``0600``; every file is written atomically (a temporary file, fsynced, then renamed over
-the old one). Every string is redacted as log records are (:meth:`Redactor.redact_data`) before it
-is written: a secret typed in a prompt is stored as ``***``. A file that is unreadable, of another
+the old one). Every string is redacted as log records are (:meth:`Redactor.redact`: registered
+secrets, URL credentials, quoted key-like fields, ``Bearer`` credentials) before it is written: a
+secret typed in a prompt is stored as ``***``. A file that is unreadable, of another
 format or version, or naming another session or folder is skipped with a log line, never raised.
 
 Sessions updated in the last ``sessionRetentionDays`` days are kept, at most :data:`MAX_SESSIONS`
@@ -219,6 +220,17 @@ class SavedSession:
         return cls(sid, cwd, title, float(created), float(updated), turns)
 
 
+def _redacted(data: Any, redactor: Redactor) -> Any:
+    """A copy of JSON data with every string (dict keys aside) redacted as a log record is."""
+    if isinstance(data, str):
+        return redactor.redact(data)
+    if isinstance(data, dict):
+        return {key: _redacted(value, redactor) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_redacted(value, redactor) for value in data]
+    return data
+
+
 def workspace_key(root: Path) -> str:
     """The checkpoints' key of a workspace folder (absolute, resolved)."""
     return hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -294,8 +306,8 @@ class SessionStore:
         if not _safe_id(listing.session_id):
             raise ValueError(f"not a session id that names a file: {listing.session_id[:40]!r}")
         self._ensure()
-        meta = redactor.redact_data(listing.to_json())
-        whole = redactor.redact_data({**record, **meta})
+        meta = _redacted(listing.to_json(), redactor)
+        whole = _redacted({**record, **meta}, redactor)
         _write_private(self.folder / f"{listing.session_id}.json",
                        json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
         _write_private(self.folder / f"{listing.session_id}.meta.json",
