@@ -42,7 +42,6 @@ UNKNOWN_NOTIFICATIONS = {
     "foo/bar": {"jsonrpc": "2.0", "method": "foo/bar", "params": {"x": 1}},
     "_foo/bar": {"jsonrpc": "2.0", "method": "_foo/bar", "params": {}},
     "_zed/unknown": {"jsonrpc": "2.0", "method": "_zed/unknown"},
-    "$/cancel_request": {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 999}},
     "$/cancelRequest": {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 999}},
 }
 
@@ -140,6 +139,8 @@ async def test_unknown_notifications_are_ignored_with_one_debug_line(folder: Pat
         process.stdin.write(b'{"jsonrpc": "2.0", "method": 5}\n')
         # a notification Toolwire handles, with params that do not validate: one WARNING
         process.stdin.write(b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"session": 1}}\n')
+        # $/cancel_request of a request that is not an open session/prompt: one DEBUG line
+        process.stdin.write(b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 999}}\n')
         await process.stdin.drain()
         # the agent reads in order: once this prompt is answered, every line above was handled
         assert (await conn.prompt(session_id=sid, prompt=text("still here"))).stop_reason == "end_turn"
@@ -150,6 +151,8 @@ async def test_unknown_notifications_are_ignored_with_one_debug_line(folder: Pat
     for method in UNKNOWN_NOTIFICATIONS:
         named = [line for line in log if f"notification '{method}'" in line]
         assert len(named) == 1 and " DEBUG toolwire.acp.incoming: ignored the notification" in named[0], (method, log)
+    unknown = [line for line in log if "$/cancel_request for 999" in line]
+    assert len(unknown) == 1 and " DEBUG toolwire.acp.cancel_requests: " in unknown[0], log
     invalid = [line for line in log if "notification 'session/cancel'" in line]
     assert len(invalid) == 1 and " WARNING " in invalid[0] and "sessionId: Field required" in invalid[0], log
     [refused] = observer.errors_without_id()  # a notification has no answer; the invalid Request has

@@ -45,13 +45,13 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
-    Usage,
 )
 
 from toolwire import __version__
 from toolwire.acp import mapping
 from toolwire.acp.commands import Command, CommandError, Compact, Continue, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
+from toolwire.acp.cancel_requests import RequestTracker
 from toolwire.acp.replay import replay_updates
 from toolwire.acp.mcp_servers import marked_read_only, raw_entries
 from toolwire.agent.events import SessionWarning
@@ -131,8 +131,11 @@ class ToolwireAcpAgent:
         self.host.on_title(self._titled)
         self.sessions: dict[str, AcpSession] = {}
         self._conn: Any = None
-        self._client_fs = False
+        self._client_fs = (False, False)  # the client's fs.readTextFile, fs.writeTextFile
         self._advertising: set[asyncio.Task] = set()
+        self.requests = RequestTracker(self.cancel_prompt)
+        self._prompting: set[str] = set()  # sessions whose session/prompt is being handled
+        self._cancelled_early: set[str] = set()  # sessions whose prompt was cancelled before it was handled
 
     def on_connect(self, conn: Any) -> None:
         """Keep the connection (the client side's methods)."""
@@ -140,11 +143,12 @@ class ToolwireAcpAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None,
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
-        """Negotiate: ACP version ``min(client's, SDK's)``; files through the client when
-        it declares both ``fs.readTextFile`` and ``fs.writeTextFile``; MCP servers over stdio
-        and HTTP (not SSE); saved sessions loaded, listed, resumed and closed; no authentication."""
+        """Negotiate: ACP version ``min(client's, SDK's)``; files read through the client when it
+        declares ``fs.readTextFile``, written through it when it declares ``fs.writeTextFile``
+        (each on its own: :class:`AcpDocuments`); MCP servers over stdio and HTTP (not SSE); saved
+        sessions loaded, listed, resumed and closed; no authentication."""
         fs = getattr(client_capabilities, "fs", None)
-        self._client_fs = bool(fs and fs.read_text_file and fs.write_text_file)
+        self._client_fs = (bool(fs and fs.read_text_file), bool(fs and fs.write_text_file))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -288,6 +292,17 @@ class ToolwireAcpAgent:
         """
         session = self._session(session_id)
         hosted = session.hosted
+        if session_id in self._cancelled_early:
+            self._cancelled_early.discard(session_id)
+            return PromptResponse(stop_reason="cancelled")
+        self._prompting.add(session_id)
+        try:
+            return await self._prompt(session, prompt)
+        finally:
+            self._prompting.discard(session_id)
+
+    async def _prompt(self, session: AcpSession, prompt: list[Any]) -> PromptResponse:
+        hosted = session.hosted
         text = prompt_text(prompt)
         try:
             command = parse_command(text)
@@ -305,7 +320,7 @@ class ToolwireAcpAgent:
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in prompt]
         approver = AcpApprover(self._conn, hosted.session, session.sink,
-                               lambda call_id: self.host.preview(hosted, call_id))
+                               lambda call_id: self.host.preview(hosted, call_id), self.requests.withdrawable)
         try:
             if isinstance(command, Continue):  # the next turn on the same history, with the core's prompt
                 outcome = await self.host.continue_turn(hosted, session.sink, approver, blocks)
@@ -322,15 +337,19 @@ class ToolwireAcpAgent:
             message = display_text(outcome.message or "the model failed", keep="\n\t")
             # the error's own message too: a client that shows only error.message (not data) shows why
             raise RequestError(-32603, f"Internal error: {message}", {"stopReason": "error", "message": message})
-        usage = None
-        if outcome.input_tokens is not None and outcome.output_tokens is not None:
-            usage = Usage(input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-                          total_tokens=outcome.input_tokens + outcome.output_tokens)
-        return PromptResponse(stop_reason=mapping.stop_reason(outcome.stop_reason), usage=usage)
+        return PromptResponse(stop_reason=mapping.stop_reason(outcome.stop_reason), field_meta=turn_usage(outcome))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: the running turn ends; its prompt answers ``cancelled``."""
         self.host.cancel_turn(session_id)
+
+    def cancel_prompt(self, session_id: str) -> None:
+        """``$/cancel_request`` for an open ``session/prompt``: its turn ends as with
+        ``session/cancel``; a prompt the SDK has not started yet answers ``cancelled`` when it does."""
+        if session_id in self._prompting:
+            self.host.cancel_turn(session_id)
+        elif session_id in self.sessions:
+            self._cancelled_early.add(session_id)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Toolwire's extension requests (``_``-prefixed on the wire; the SDK strips it):
@@ -467,7 +486,7 @@ class ToolwireAcpAgent:
 
     async def _open(self, cwd: str, mcp_servers: dict[str, dict[str, Any]], session_id: str | None = None) -> AcpSession:
         """A new session on ``cwd``, or (``session_id``) the saved one loaded (:meth:`SessionHost.load`)."""
-        documents = AcpDocuments(self._conn, "", self._client_fs)
+        documents = AcpDocuments(self._conn, "", *self._client_fs, withdrawable=self.requests.withdrawable)
 
         def outlet(core: Any) -> AcpSink:  # the session's one sink, for its turns too
             documents.bind(core.id)
@@ -533,6 +552,16 @@ def session_info(saved: SavedSession) -> AcpSessionInfo:
     return AcpSessionInfo(session_id=saved.session_id, cwd=saved.cwd, title=saved.title,
                           updated_at=iso_time(saved.updated),
                           field_meta={"toolwire": {"createdAt": iso_time(saved.created), "turns": saved.turns}})
+
+
+def turn_usage(outcome: Any) -> dict[str, Any] | None:
+    """The prompt answer's ``_meta``: ``{"toolwire": {"usage": {"inputTokens", "outputTokens",
+    "totalTokens"}}}``, the turn's token totals (ACP's ``usage`` field is unstable), when the
+    endpoint reported both; else None."""
+    if outcome.input_tokens is None or outcome.output_tokens is None:
+        return None
+    return {"toolwire": {"usage": {"inputTokens": outcome.input_tokens, "outputTokens": outcome.output_tokens,
+                                   "totalTokens": outcome.input_tokens + outcome.output_tokens}}}
 
 
 def prompt_text(blocks: list[Any]) -> str:

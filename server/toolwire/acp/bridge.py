@@ -3,21 +3,22 @@
 * :class:`AcpSink` — agent events → ``session/update`` notifications, in order,
   sent by one task per session (the agent's sink must not block).
 * :class:`AcpApprover` — permission requests → ``session/request_permission``.
-* :class:`AcpDocuments` — when the client declares ``fs.readTextFile`` and
-  ``fs.writeTextFile``, the files tools read and edit come from
-  ``fs/read_text_file`` (the client's buffer, unsaved edits included) and go back
-  through ``fs/write_text_file``, after checking the client still holds the text
-  that was read (Toolwire's stale-file rule for open buffers).
+* :class:`AcpDocuments` — each of the client's ``fs`` capabilities on its own: with
+  ``fs.readTextFile`` the files tools read and edit come from ``fs/read_text_file``
+  (the client's buffer, unsaved edits included); with ``fs.writeTextFile`` edits go
+  back through ``fs/write_text_file``; either way only after checking that the text
+  that was read is still there (Toolwire's stale-file rule for open buffers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ContextManager
 
 from acp.schema import (
     AgentMessageChunk,
@@ -31,17 +32,20 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate as AcpToolCallUpdate,
+    UsageUpdate as AcpUsageUpdate,
 )
 
 from toolwire.acp import mapping
 from toolwire.agent.host import Preview, PreviewError, Session
 from toolwire.acp.commands import capped_text
 from toolwire.agent.events import (AgentEvent, CallSnapshot, MessageChunk, PermissionAnswer, PlanUpdate, SessionInfo,
-                                   SessionWarning, ToolCallChanged, TurnUpdate, offered)
+                                   SessionWarning, ToolCallChanged, TurnUpdate, UsageUpdate, offered)
 from toolwire.workspace.documents import OpenDocument
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.fs import atomic_write
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import CallPath, call_path, sendable, subject_file
+from toolwire.workspace.text import BOM, encode_text
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +145,8 @@ class AcpSink:
         if isinstance(event, TurnUpdate) and event.state == "ended" and event.stop_reason == "max_turn_requests":
             return [AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(
                 type="text", text=display_text(f"\n\n[Stopped: {capped_text(event.message)}]", keep="\n\t")))]
+        if isinstance(event, UsageUpdate) and event.context_used is not None and event.context_size is not None:
+            return [AcpUsageUpdate(session_update="usage_update", used=event.context_used, size=event.context_size)]
         if isinstance(event, SessionWarning):
             warning = {"code": event.code, "message": event.message, "names": list(event.names)}
             return [AgentMessageChunk(session_update="agent_message_chunk", field_meta={"toolwire": {"warning": warning}},
@@ -184,8 +190,10 @@ class AcpApprover:
     """
 
     def __init__(self, conn: Any, session: Session, sink: AcpSink,
-                 preview: Callable[[str], Awaitable[Preview]]) -> None:
+                 preview: Callable[[str], Awaitable[Preview]],
+                 withdrawable: Callable[[], ContextManager[None]] = contextlib.nullcontext) -> None:
         self._conn = conn
+        self._withdrawable = withdrawable
         self._session = session
         self._sink = sink
         self._preview = preview
@@ -225,9 +233,10 @@ class AcpApprover:
             raw_input=call.arguments,
         )
         try:
-            response = await self._conn.request_permission(
-                session_id=self._session.id, tool_call=tool_call,
-                options=[o for o in mapping.PERMISSION_OPTIONS if o.option_id in offered(subject)])
+            with self._withdrawable():
+                response = await self._conn.request_permission(
+                    session_id=self._session.id, tool_call=tool_call,
+                    options=[o for o in mapping.PERMISSION_OPTIONS if o.option_id in offered(subject)])
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -245,37 +254,57 @@ class AcpApprover:
 
 
 class AcpDocuments:
-    """Files held by the ACP client (``fs/read_text_file`` / ``fs/write_text_file``).
+    """Files read or written through the ACP client (``fs/read_text_file`` /
+    ``fs/write_text_file``), each capability used on its own.
 
     Tools read files synchronously, so the scheduler calls :meth:`prepare` with a
     call's paths before it plans (the approval diff) and before it runs; the text
-    the client answered is then what the tool reads. :meth:`replace` writes back
-    only if the client still holds exactly that text.
+    fetched then is what the tool reads. :meth:`replace` writes back only if that
+    text is still there:
+
+    * read and write: the client's text is read, checked and replaced through the client;
+    * read only: the client's text is read and checked through the client, the new text
+      written on disk (atomically, the file's BOM kept);
+    * write only: the text is read and checked on disk, the new text written through the
+      client (so an editor shows it at once);
+    * neither: every file is read and written on disk (nothing is fetched).
 
     Args:
         conn: The agent-side connection.
         session_id: The ACP session id.
-        enabled: The client declared both ``fs.readTextFile`` and ``fs.writeTextFile``;
-            when False every file is read and written on disk.
+        read: The client declared ``fs.readTextFile``.
+        write: The client declared ``fs.writeTextFile``.
+        withdrawable: Wraps the reads of :meth:`prepare` (a cancelled one is withdrawn:
+            :meth:`toolwire.acp.cancel_requests.RequestTracker.withdrawable`).
     """
 
-    def __init__(self, conn: Any, session_id: str, enabled: bool) -> None:
+    def __init__(self, conn: Any, session_id: str, read: bool, write: bool,
+                 withdrawable: Callable[[], ContextManager[None]] = contextlib.nullcontext) -> None:
         self._conn = conn
+        self._withdrawable = withdrawable
         self._session_id = session_id
-        self.enabled = enabled
+        self.read = read
+        self.write = write
         self._docs: dict[Path, OpenDocument] = {}
         self._versions = itertools.count(1)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any file goes through the client."""
+        return self.read or self.write
 
     def bind(self, session_id: str) -> None:
         """Name the session the requests are for (known once the core session exists)."""
         self._session_id = session_id
 
     async def prepare(self, paths: list[Path]) -> None:
-        """Fetch the client's text of each path (absolute, resolved) a call touches.
+        """Fetch the text of each path (absolute, resolved) a call touches: the client's
+        (``fs/read_text_file``) when it reads, else the disk's when it writes.
 
         Folders, binary files, files over :data:`CLIENT_FILE_LIMIT` and names that
         are not UTF-8 (no JSON string names them) stay on the disk path; a path the
-        client cannot read (missing) is forgotten.
+        client cannot read (missing) is forgotten, and so is, for a client that only
+        writes, a file missing on disk, not UTF-8 or starting with a BOM.
         """
         if not self.enabled:
             return
@@ -283,47 +312,62 @@ class AcpDocuments:
             if sendable(path) is None or path.is_dir() or not _client_readable(path):
                 self._docs.pop(path, None)
                 continue
-            try:
-                response = await self._conn.read_text_file(session_id=self._session_id, path=str(path))
-            except Exception as exc:  # missing file, or the client refused
-                log.info("fs/read_text_file %s: %s", path, exc)
+            text = await self._fetch(path)
+            if text is None:
                 self._docs.pop(path, None)
                 continue
-            text = response.content
             known = self._docs.get(path)
             if known is None or known.text != text:
                 self._docs[path] = OpenDocument(path=path, text=text, version=next(self._versions))
 
+    async def _fetch(self, path: Path) -> str | None:
+        """The text of ``path`` as this client's route reads it, None when there is none."""
+        if not self.read:
+            return _disk_text(path)
+        try:
+            with self._withdrawable():
+                response = await self._conn.read_text_file(session_id=self._session_id, path=str(path))
+        except Exception as exc:  # missing file, or the client refused
+            log.info("fs/read_text_file %s: %s", path, exc)
+            return None
+        return response.content
+
     def get(self, path: Path) -> OpenDocument | None:
-        """The client's text of ``path`` as last fetched, or None (read from disk)."""
+        """The text of ``path`` as last fetched, or None (read from disk)."""
         return self._docs.get(path)
 
     def open_documents(self) -> list[OpenDocument]:
-        """Every file fetched from the client."""
+        """Every file fetched (the client's texts; the disk's for a client that only writes)."""
         return list(self._docs.values())
 
     async def replace(self, doc: OpenDocument, new_text: str) -> bool:
-        """Write ``new_text`` through the client if it still holds ``doc.text``.
+        """Write ``new_text`` if ``doc.text`` is still there (see the class for which route).
 
         Returns:
-            False when the client's text changed since it was read (stale); True when written.
+            False when the text changed since it was read (stale); True when written.
 
         Raises:
             ToolError: ``editor_refused`` when the client answers the read or the
-                write with an error (a refusal is not a stale buffer).
+                write with an error (a refusal is not a stale buffer); the disk
+                write's own errors (``read_only``, ``io_error``).
         """
         if not self.enabled:
             return False
         step = "read"
         try:
-            current = await self._conn.read_text_file(session_id=self._session_id, path=str(doc.path))
-            if current.content != doc.text:
+            if self.read:
+                current = (await self._conn.read_text_file(session_id=self._session_id, path=str(doc.path))).content
+            else:
+                current = _disk_text(doc.path)
+            if current != doc.text:
                 return False
             step = "write"
-            with_shield = asyncio.shield(self._conn.write_text_file(
-                session_id=self._session_id, path=str(doc.path), content=new_text))
-            await with_shield
-        except asyncio.CancelledError:
+            if self.write:
+                await asyncio.shield(self._conn.write_text_file(
+                    session_id=self._session_id, path=str(doc.path), content=new_text))
+            else:
+                _write_disk(doc.path, new_text)
+        except (asyncio.CancelledError, ToolError):
             raise
         except Exception as exc:
             log.warning("fs/%s_text_file %s failed: %s", step, doc.path, exc)
@@ -331,6 +375,27 @@ class AcpDocuments:
                             f"(fs/{step}_text_file: {exc}); nothing was written") from None
         self._docs[doc.path] = OpenDocument(path=doc.path, text=new_text, version=next(self._versions))
         return True
+
+
+def _disk_text(path: Path) -> str | None:
+    """The file's UTF-8 text on disk, None when it is missing, unreadable, not UTF-8 or starts
+    with a BOM (a client writing text would drop it: such a file is written on disk)."""
+    try:
+        data = path.read_bytes()
+        if data.startswith(BOM):
+            return None
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write_disk(path: Path, text: str) -> None:
+    """Write ``text`` over ``path`` atomically, keeping its BOM (a client that reads but cannot write)."""
+    try:
+        bom = path.read_bytes()[:len(BOM)] == BOM
+    except OSError:
+        bom = False
+    atomic_write(path, encode_text(text, bom=bom), label=path.name)
 
 
 def _client_readable(path: Path) -> bool:

@@ -19,9 +19,10 @@ it), a request whose id is not a string, an integer or null (ACP's ``RequestId``
 a message whose method is not a string (the SDK left ``"method": null`` unanswered),
 and a line over the limit ``-32600`` (JSON-RPC 2.0, section 5); a
 notification Toolwire does not handle (an unknown method, an ``_``-prefixed
-extension it does not know, ``$/cancel_request``) is ignored with one DEBUG line,
+extension it does not know) is ignored with one DEBUG line,
 and one of :data:`NOTIFICATIONS` whose params are invalid with one WARNING line (a
-notification has no answer). Every request goes on to the SDK, an ``_``-prefixed one too
+notification has no answer). A valid ``$/cancel_request`` is handled here, not by the
+SDK (which has no route for it): :class:`toolwire.acp.cancel_requests.RequestTracker`. Every request goes on to the SDK, an ``_``-prefixed one too
 (``_toolwire/toolCall/cancel``: the SDK hands it to ``ToolwireAcpAgent.ext_method``, which
 answers an unknown one method-not-found). Nothing the guard refuses stops it: the agent keeps
 serving every session.
@@ -35,8 +36,10 @@ import logging
 from typing import Any
 
 from acp.meta import AGENT_METHODS
-from acp.schema import CancelNotification
+from acp.schema import CancelNotification, CancelRequestNotification
 from pydantic import BaseModel, ValidationError
+
+from toolwire.acp.cancel_requests import CANCEL_REQUEST, RequestTracker
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +51,11 @@ BOM = b"\xef\xbb\xbf"
 #: The longest piece of a refused line (or method name) quoted in an error or a log line.
 ECHO_LIMIT = 80
 
-#: The notifications the agent handles (routed by the SDK to :class:`ToolwireAcpAgent`),
-#: with the model their params must validate against. Every other notification is
-#: ignored here: ``$/cancel_request`` too, until the agent implements it.
-NOTIFICATIONS: dict[str, type[BaseModel]] = {AGENT_METHODS["session_cancel"]: CancelNotification}
+#: The notifications the agent handles (``session/cancel`` routed by the SDK to
+#: :class:`ToolwireAcpAgent`, ``$/cancel_request`` by :func:`guard`), with the model their
+#: params must validate against. Every other notification is ignored here.
+NOTIFICATIONS: dict[str, type[BaseModel]] = {AGENT_METHODS["session_cancel"]: CancelNotification,
+                                             CANCEL_REQUEST: CancelRequestNotification}
 
 
 def _error(code: int, message: str, msg_id: Any = None) -> bytes:
@@ -157,9 +161,11 @@ async def read_line(source: asyncio.StreamReader) -> bytes | None:
         return line
 
 
-async def guard(source: asyncio.StreamReader, target: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def guard(source: asyncio.StreamReader, target: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                requests: RequestTracker | None = None) -> None:
     """Copy lines from ``source`` to ``target`` (the SDK's reader) until ``source``
-    ends, answering or dropping the ones :func:`check_line` keeps back."""
+    ends, answering or dropping the ones :func:`check_line` keeps back; ``requests`` sees
+    every line let through and keeps ``$/cancel_request`` (:meth:`RequestTracker.take`)."""
     try:
         while True:
             try:
@@ -170,6 +176,8 @@ async def guard(source: asyncio.StreamReader, target: asyncio.StreamReader, writ
                 if line is None:
                     break
                 refusal = check_line(line)
+            if refusal is None and requests is not None and requests.take(line):
+                continue
             if refusal is None:
                 target.feed_data(line if line.endswith(b"\n") else line + b"\n")
             elif refusal:

@@ -32,10 +32,11 @@ async def serve(settings: Settings) -> bool:
     raw_reader, raw_writer = await stdio_streams(limit=LINE_LIMIT)
     writer = RedactingWriter(raw_writer)
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    reading = asyncio.get_running_loop().create_task(guard(raw_reader, reader, writer))
+    agent.requests.writer = writer
+    reading = asyncio.get_running_loop().create_task(guard(raw_reader, reader, writer, agent.requests))
     try:
         # the SDK routes session/close and session/resume only as "unstable" (ACP v1 has them stable)
-        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+        await run_agent(agent, writer, reader, use_unstable_protocol=True, observers=[agent.requests.observe])
     finally:
         reading.cancel()
         await agent.close()

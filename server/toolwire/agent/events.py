@@ -51,11 +51,18 @@ class TurnUpdate:
 
 @dataclass(slots=True, frozen=True)
 class UsageUpdate:
-    """Token usage and wall time of the turn so far (tokens may be None when unknown)."""
+    """Token usage and wall time of the turn so far (tokens may be None when unknown).
+
+    Sent after each model request with ``context_used`` (that request's prompt tokens plus its
+    completion tokens, each estimated at about 4 characters a token when the endpoint reported
+    none) and ``context_size`` (the session's effective context window, in tokens); the turn's
+    last one, at its end, has neither (None)."""
 
     input_tokens: int | None
     output_tokens: int | None
     duration_ms: int | None = None
+    context_used: int | None = None
+    context_size: int | None = None
 
 
 @dataclass(slots=True, frozen=True)

@@ -58,6 +58,13 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]])
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
+def estimate_answer_tokens(merger: StreamMerger) -> int:
+    """A response's size in tokens, estimated at :data:`CHARS_PER_TOKEN` characters a token:
+    its text, its reasoning and its calls' argument text (for an endpoint that reported none)."""
+    chars = len(merger.text) + len(merger.reasoning) + sum(len(c.arguments_text) for c in merger.calls)
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
 def history_budget(window: int, tools: list[dict[str, Any]]) -> int:
     """Characters the history may hold: :data:`CONTEXT_FILL` of ``window`` tokens, less
     what the tool definitions take (they are sent with every request)."""

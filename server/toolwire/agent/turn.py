@@ -31,8 +31,8 @@ from toolwire.agent.failure_streak import FailureStreak
 from toolwire.agent.overview import add_overview
 from toolwire.agent.events import (Approver, MessageChunk, PlanUpdate, SessionInfo, Sink, TurnUpdate, UsageUpdate,
                                    call_changed)
-from toolwire.agent.request_rules import (empty_answer_message, estimate_tokens, history_budget, is_empty,
-                                          lowered_window, retry_delay, too_large_message)
+from toolwire.agent.request_rules import (empty_answer_message, estimate_answer_tokens, estimate_tokens,
+                                          history_budget, is_empty, lowered_window, retry_delay, too_large_message)
 from toolwire.agent.scheduler import ResponseRun, Scheduler
 from toolwire.agent.tool_runs import model_result_text
 from toolwire.agent.session import Session
@@ -300,7 +300,7 @@ class Turn:
         refitted = asked_again = False
         while True:
             merger, received, error = await self._stream_once(request, run)
-            self._add_usage()  # every attempt's tokens count, an empty answer's too
+            reported = self._add_usage()  # every attempt's tokens count, an empty answer's too
             if isinstance(error, ContextLengthError):  # raised before any of the answer arrived
                 if not refitted:  # the shrinking rule, once
                     refitted = True
@@ -323,6 +323,7 @@ class Turn:
             attempt += 1
             log.warning("model request failed (%s); retry %d in %.1fs", error, attempt, delay)
             await anyio.sleep(delay)
+        self._tell_context(request, merger, reported)
         failure = str(error) if error is not None else None
         if failure is not None and attempt:
             failure += f" (after {attempt} {'retry' if attempt == 1 else 'retries'}: the modelRetries setting)"
@@ -341,14 +342,25 @@ class Turn:
         """In text tool-calling mode, the wrapper that reads calls out of the text; else None."""
         return TextToolCallReader if self.session.settings.tool_calling == "text" else None
 
-    def _add_usage(self) -> None:
-        """Add the response's token counts to the turn's (unknown stays None)."""
+    def _add_usage(self) -> tuple[int | None, int | None]:
+        """Add the response's token counts to the turn's (unknown stays None); returns them."""
         inp, out = self._response_usage
         if inp is not None:
             self._input_tokens = (self._input_tokens or 0) + inp
         if out is not None:
             self._output_tokens = (self._output_tokens or 0) + out
         self._response_usage = [None, None]
+        return inp, out
+
+    def _tell_context(self, request: ModelRequest, merger: StreamMerger, reported: tuple[int | None, int | None]) -> None:
+        """The usage update after a model request: the turn's totals so far, and how much of the
+        context window the request and its answer fill (estimated where the endpoint said nothing)."""
+        prompt, answer = reported
+        used = (estimate_tokens(request.messages, request.tools) if prompt is None else prompt) + (
+            estimate_answer_tokens(merger) if answer is None else answer)
+        duration = int((time.monotonic() - self._started) * 1000)
+        self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration,
+                                   context_used=used, context_size=self._window()))
 
     async def _stream_once(self, request: ModelRequest, run: ResponseRun) -> tuple[StreamMerger, bool, ModelError | None]:
         model = self.session.model

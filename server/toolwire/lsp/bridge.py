@@ -21,7 +21,8 @@ import anyio
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
 
-from toolwire.agent.events import AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate, offered
+from toolwire.agent.events import (AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate, UsageUpdate,
+                                   offered)
 from toolwire.lsp.call_wire import snapshot_form
 from toolwire.lsp.protocol import (
     PERMISSION_OPTIONS,
@@ -100,7 +101,10 @@ class LspSink:
             self._params["streamId"] = stream_id
 
     def emit(self, event: AgentEvent) -> None:
-        """Send one update (notifications keep the order of the calls)."""
+        """Send one update (notifications keep the order of the calls). The usage update after
+        each model request is not sent (the LSP wire has the turn's usage once, at its end)."""
+        if type(event) is UsageUpdate and event.context_used is not None:
+            return
         update = update_payload(event)
         if type(event) is TurnUpdate and event.message:  # model errors may quote a key
             update["message"] = self._server.redactor.redact(event.message)
