@@ -1,5 +1,6 @@
 """``toolwire acp``: the details clients rely on — each ``fs`` capability on its own,
-``usage_update`` after each model request, ``$/cancel_request`` both ways.
+``usage_update`` after each model request, ``$/cancel_request`` both ways, image prompts
+(to a model that takes them and to one that does not), resource links.
 
 The real agent over stdio with the SDK's client side (and raw lines where the SDK has no
 method); every message is validated against the SDK's schema (:class:`RecordingClient`).
@@ -8,17 +9,21 @@ method); every message is validated against the SDK's schema (:class:`RecordingC
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, spawn_agent_process
-from acp.schema import ClientCapabilities, FileSystemCapabilities, RequestPermissionResponse, UsageUpdate
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
+from acp.schema import (ClientCapabilities, FileSystemCapabilities, ImageContentBlock, RequestPermissionResponse,
+                        ResourceContentBlock, TextContentBlock, UsageUpdate)
 from acp.transports import default_environment
 
-from endpoint import FakeEndpoint, Reply, chat_body, sse_events
+from endpoint import FakeEndpoint, Reply, chat_body, refusal, sse_events
+from toolwire.llm.image_input import IMAGE_LEFT_OUT
 from test_acp import RecordingClient, repo, script, text  # noqa: F401 - repo is a fixture
 
 __all__ = ["repo"]
@@ -149,4 +154,104 @@ async def test_cancel_request_ends_the_prompt_and_withdraws_the_permission_reque
     assert withdrawn == asked_ids and len(asked_ids) == 1
     assert client.final("e")["status"] == "failed" and client.final("e")["raw_output"]["canceled"] is True
     assert (repo / "a.txt").read_text() == "hello world\n"
+    assert not client.invalid, client.invalid
+
+
+#: A 1x1 PNG.
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def image_prompt(words: str) -> list[Any]:
+    return [TextContentBlock(type="text", text=words), ImageContentBlock(type="image", mime_type="image/png", data=PNG)]
+
+
+def image_urls(body: dict[str, Any]) -> list[str]:
+    return [part["image_url"]["url"] for m in body["messages"] if isinstance(m.get("content"), list)
+            for part in m["content"] if part.get("type") == "image_url"]
+
+
+async def test_an_image_prompt_reaches_a_model_that_takes_images(repo: Path) -> None:
+    def check(body: dict[str, Any]) -> str | None:
+        user = [m for m in body["messages"] if m["role"] == "user"][-1]
+        if not isinstance(user["content"], list) or user["content"][0]["type"] != "text":
+            return "expected the text, then the image"
+        return None if image_urls(body) == [f"data:image/png;base64,{PNG}"] else "expected one PNG data URL"
+
+    with FakeEndpoint(check=check) as endpoint:
+        client = RecordingClient()
+        settings = {"baseUrl": endpoint.base_url, "apiKey": "k", "modelRetries": 0}
+        async with await start(client, "openai:sees", settings=settings) as (conn, _):
+            init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            assert (init.agent_capabilities.prompt_capabilities.image,
+                    init.agent_capabilities.prompt_capabilities.audio) == (True, False)
+            sid = (await conn.new_session(cwd=str(repo), mcp_servers=[])).session_id
+            response = await conn.prompt(session_id=sid, prompt=image_prompt("what is in it?"))
+    assert response.stop_reason == "end_turn" and len(endpoint.requests) == 1
+    assert "what is in it?" in endpoint.requests[0]["messages"][-1]["content"][0]["text"]
+    assert not client.invalid, client.invalid
+
+
+async def test_a_model_that_refuses_images_ends_the_turn_and_later_images_are_refused_up_front(repo: Path) -> None:
+    def check(body: dict[str, Any]) -> Reply | None:
+        if image_urls(body):
+            return refusal("Invalid content type. image_url is only supported by certain models.",
+                           param="messages.[1].content.[1].type")
+        return None
+
+    with FakeEndpoint(check=check) as endpoint:
+        client = RecordingClient()
+        settings = {"baseUrl": endpoint.base_url, "apiKey": "k", "modelRetries": 0}
+        async with await start(client, "openai:blind", settings=settings) as (conn, _):
+            sid = await open_with(conn, repo, read=False, write=False)
+            with pytest.raises(RequestError) as first:
+                await conn.prompt(session_id=sid, prompt=image_prompt("look"))
+            with pytest.raises(RequestError) as again:  # remembered: nothing is sent
+                await conn.prompt(session_id=sid, prompt=image_prompt("look again"))
+            sent_before = len(endpoint.requests)
+            response = await conn.prompt(session_id=sid, prompt=text("just text"))
+    assert first.value.data["message"] == ("the model blind does not accept images (set imageInput to false to "
+                                           "have them refused up front)")
+    assert "does not accept images" in again.value.data["prompt"] and sent_before == 1
+    assert response.stop_reason == "end_turn" and len(endpoint.requests) == 2
+    last = endpoint.requests[-1]
+    assert not image_urls(last) and IMAGE_LEFT_OUT in json.dumps(last["messages"])  # the first turn's image: a note
+    assert not client.invalid, client.invalid
+
+
+async def test_image_input_false_refuses_an_image_prompt_before_sending(repo: Path) -> None:
+    with FakeEndpoint() as endpoint:
+        client = RecordingClient()
+        settings = {"baseUrl": endpoint.base_url, "apiKey": "k", "imageInput": False}
+        async with await start(client, "openai:m", settings=settings) as (conn, _):
+            sid = await open_with(conn, repo, read=False, write=False)
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=sid, prompt=image_prompt("look"))
+    assert refused.value.code == -32602 and "imageInput setting is false" in refused.value.data["prompt"]
+    assert endpoint.requests == []
+
+
+async def test_resource_links_are_read_through_the_client_bounded_and_confined(repo: Path, tmp_path: Path) -> None:
+    (repo / ".env").write_text("TOKEN=1\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    log = tmp_path / "requests.jsonl"
+    path = str(repo / "a.txt")
+    client = RecordingClient(buffers={path: "hello buffer\n"})
+    links = [TextContentBlock(type="text", text="look at these"),
+             *(ResourceContentBlock(type="resource_link", uri=uri, name=name) for uri, name in (
+                 (f"file://{repo}/a.txt", "a.txt"), (f"file://{outside}", "outside.txt"),
+                 (f"file://{repo}/.env", ".env"), ("https://example.com/x", "x"))),
+             ImageContentBlock(type="image", mime_type="image/png", data=PNG)]
+    async with await start(client, "replay", settings={"replayLog": str(log)}) as (conn, _):
+        sid = await open_with(conn, repo, read=True, write=False)
+        response = await conn.prompt(session_id=sid, prompt=links)
+    assert response.stop_reason == "end_turn"
+    [entry] = [json.loads(line) for line in log.read_text().splitlines()]
+    user = entry["messages"][-1]["content"]
+    assert user[1] == {"type": "image", "mimeType": "image/png", "bytes": len(base64.b64decode(PNG))}
+    said = user[0]["text"]
+    assert f'<file uri="file://{repo}/a.txt">\nhello buffer\n\n</file>' in said and client.reads == [path]
+    assert f"[file: file://{outside} (not read: " in said and "outside the workspace" in said and "secret" not in said
+    assert "kept from the model by the modelExclude setting" in said and "TOKEN" not in said
+    assert "[file: https://example.com/x (not read: only file:// links" in said
     assert not client.invalid, client.invalid

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ from toolwire.acp import mapping
 from toolwire.acp.commands import Command, CommandError, Compact, Continue, advertised, answer_text, parse_command
 from toolwire.acp.bridge import AcpApprover, AcpDocuments, AcpSink
 from toolwire.acp.cancel_requests import RequestTracker
+from toolwire.acp.prompt_content import PromptContentError, prompt_images, read_links
 from toolwire.acp.replay import replay_updates
 from toolwire.acp.mcp_servers import marked_read_only, raw_entries
 from toolwire.agent.events import SessionWarning
@@ -156,7 +158,7 @@ class ToolwireAcpAgent:
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          close=SessionCloseCapabilities(),
                                                          resume=SessionResumeCapabilities()),
-                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             auth_methods=[],
@@ -286,9 +288,10 @@ class ToolwireAcpAgent:
         is the next turn on the same history after one that stopped at the request cap.
 
         Raises:
-            RequestError: unknown session, a turn already running, an empty prompt,
-                or (internal error, ``data.stopReason == "error"``) a model stream
-                that failed, with its message.
+            RequestError: unknown session, a turn already running, an empty prompt, an image
+                that cannot be sent or a prompt with images when the model is not sent any
+                (:meth:`SessionHost.image_refusal`), or (internal error,
+                ``data.stopReason == "error"``) a model stream that failed, with its message.
         """
         session = self._session(session_id)
         hosted = session.hosted
@@ -316,6 +319,14 @@ class ToolwireAcpAgent:
             self.host.ensure_free(hosted, TURN_ALREADY_RUNNING)
         except TurnRunning as exc:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
+        try:
+            images = prompt_images(prompt)
+        except PromptContentError as exc:
+            raise RequestError.invalid_params({"prompt": str(exc)}) from None
+        if images and (refusal := self.host.image_refusal(hosted)) is not None:
+            raise RequestError.invalid_params({"prompt": refusal})
+        text = prompt_text(await read_links(prompt, hosted.session.root, hosted.session.model_exclude(),
+                                            self._client_reader(session)))
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in prompt]
@@ -325,7 +336,7 @@ class ToolwireAcpAgent:
             if isinstance(command, Continue):  # the next turn on the same history, with the core's prompt
                 outcome = await self.host.continue_turn(hosted, session.sink, approver, blocks)
             else:
-                outcome = await self.host.run_turn(hosted, text, session.sink, approver, blocks)
+                outcome = await self.host.run_turn(hosted, text, session.sink, approver, blocks, images)
         except TurnRunning as exc:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         except HostError as exc:  # /continue after a turn that did not stop at the cap
@@ -508,6 +519,17 @@ class ToolwireAcpAgent:
         self.sessions[hosted.id] = session
         return session
 
+    def _client_reader(self, session: AcpSession) -> Callable[[Path], Awaitable[str]] | None:
+        """Reads a file through the client (``fs/read_text_file``) when it declared ``fs.readTextFile``."""
+        if not self._client_fs[0]:
+            return None
+
+        async def read(path: Path) -> str:
+            with self.requests.withdrawable():
+                return (await self._conn.read_text_file(session_id=session.core.id, path=str(path))).content
+
+        return read
+
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
@@ -565,9 +587,11 @@ def turn_usage(outcome: Any) -> dict[str, Any] | None:
 
 
 def prompt_text(blocks: list[Any]) -> str:
-    """The prompt as one text: text blocks as they are, embedded resources as
-    ``<file uri="…">…</file>`` context, resource links named; images and audio are
-    not accepted (the agent does not declare them)."""
+    """The prompt as one text: text blocks as they are, embedded resources (and the resource
+    links :func:`toolwire.acp.prompt_content.read_links` read) as ``<file uri="…">…</file>``
+    context, other resource links named; images are left out (they are the message's image
+    parts: :func:`toolwire.acp.prompt_content.prompt_images`); audio is not accepted (the
+    agent does not declare it)."""
     parts: list[str] = []
     for block in blocks:
         kind = getattr(block, "type", None)
@@ -582,6 +606,8 @@ def prompt_text(blocks: list[Any]) -> str:
                 parts.append(f"[attached binary resource {resource.uri}: not readable as text]")
         elif kind == "resource_link":
             parts.append(f"[file: {block.uri}]")
+        elif kind == "image":
+            continue
         else:
             raise RequestError.invalid_params({"prompt": f"content blocks of type {kind!r} are not supported"})
     return "\n".join(parts)

@@ -187,11 +187,17 @@ class Conversation:
         """Whether a message of turn ``turn_id`` is in the history (a rewound turn's are not)."""
         return turn_id in self._owners
 
-    def add_user(self, text: str, typed: str | None = None) -> None:
+    def add_user(self, text: str, typed: str | None = None, images: Sequence[ImagePart] = ()) -> None:
         """Append a user message; ``typed``: the user's own text in it, when ``text`` carries
         more for the model (the notes after it; the overview put before it later), kept
-        beside the message for :meth:`shown` (never sent)."""
-        self._append({"role": "user", "content": valid_text(text)})
+        beside the message for :meth:`shown` (never sent). With ``images`` (the prompt's) the
+        content is a list: the text part, then each image as an ``image_url`` data URL."""
+        content: str | list[dict[str, Any]] = valid_text(text)
+        if images:
+            content = [{"type": "text", "text": content}] + [
+                {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+                for image in images]
+        self._append({"role": "user", "content": content})
         if typed is not None and self.turn is not None:
             self._typed[self.turn] = valid_text(typed)
 

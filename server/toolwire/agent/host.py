@@ -47,6 +47,7 @@ from toolwire.agent.events import (AgentEvent, Approver, LoggedEvent, SessionInf
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
 from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, model_for, model_key, refreshed,
                                           session_settings)
+from toolwire.agent.images import image_refusal
 from toolwire.agent.mcp_session import McpLink, tool_listing
 from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, Recorded, SessionState,
                                    TurnRunning, UnknownSession)
@@ -62,6 +63,7 @@ from toolwire.mcp.pool import McpPool
 from toolwire.redaction import Redactor, shared
 from toolwire.settings import Settings
 from toolwire.streaming.state import CancelReason, ToolCallState
+from toolwire.tools.base import ImagePart
 from toolwire.tools.editor_intel import EditorFeatures, EditorLink
 from toolwire.workspace.documents import Documents
 
@@ -270,10 +272,11 @@ class SessionHost:
             raise TurnRunning(UNDO_RUNNING)
 
     async def finish_turn(self, hosted: Hosted, turn: Turn, prompt: str,
-                          blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
+                          blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = ()) -> TurnOutcome:
         """Run ``turn`` (taken with :meth:`begin_turn`) to its end and free the slot; the prompt (and
         ``blocks``, the content blocks the front-end got it as) is logged first, the session's title
-        set from its first prompt, the session saved when the turn ends.
+        set from its first prompt, the session saved when the turn ends. ``images``: the prompt's,
+        image parts of its user message.
 
         A cancellation of the caller cancels the turn, which cleans up and records
         its outcome: that outcome is returned (``cancelled``), not the exception.
@@ -282,7 +285,7 @@ class SessionHost:
         """
         self._prompted(hosted, UserPrompt(turn.id, prompt, tuple(blocks)))
         try:
-            outcome = await turn.run(prompt)
+            outcome = await turn.run(prompt, images)
         except asyncio.CancelledError:
             outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
         finally:
@@ -297,9 +300,10 @@ class SessionHost:
         return outcome
 
     async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver,
-                       blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
-        """Run one turn of ``prompt`` in the session (:meth:`begin_turn` then :meth:`finish_turn`)."""
-        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt, blocks)
+                       blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = ()) -> TurnOutcome:
+        """Run one turn of ``prompt`` (and its ``images``) in the session (:meth:`begin_turn` then
+        :meth:`finish_turn`)."""
+        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt, blocks, images)
 
     async def continue_turn(self, hosted: Hosted, sink: Sink, approver: Approver,
                             blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
@@ -317,6 +321,11 @@ class SessionHost:
         if refusal is not None:
             raise HostError(refusal, "sessionId")
         return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver, blocks)
+
+    def image_refusal(self, hosted: Hosted) -> str | None:
+        """Why a prompt with images is refused before anything is sent, or None when the session's
+        model is sent images (:func:`toolwire.agent.images.image_refusal`)."""
+        return image_refusal(hosted.session)
 
     def cancel_turn(self, session_id: str, reason: CancelReason = CancelReason.TURN_CANCELLED) -> bool:
         """Cancel the session's running turn. Returns False when none runs (or no such session)."""

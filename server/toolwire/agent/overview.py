@@ -119,10 +119,19 @@ async def workspace_overview(ctx: ToolContext) -> str:
     return "\n".join(_fit(head, lines, total)) + "]"
 
 
+def _user_text(message: dict[str, Any]) -> str | None:
+    """A user message's text: its content, or the first part of a content list (a prompt with images)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and isinstance(content[0], dict) and content[0].get("type") == "text":
+        return str(content[0].get("text", ""))
+    return None
+
+
 def carries_overview(messages: list[dict[str, Any]]) -> bool:
     """True when a user message of ``messages`` starts with the overview block."""
-    return any(m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"].startswith(HEADER)
-               for m in messages)
+    return any(m.get("role") == "user" and (_user_text(m) or "").startswith(HEADER) for m in messages)
 
 
 async def add_overview(messages: list[dict[str, Any]], ctx: ToolContext) -> bool:
@@ -131,12 +140,15 @@ async def add_overview(messages: list[dict[str, Any]], ctx: ToolContext) -> bool
     if carries_overview(messages):
         return False
     last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
-    if last is None or not isinstance(last.get("content"), str):
+    if last is None or _user_text(last) is None:
         return False
     try:
         block = await workspace_overview(ctx)
     except Exception as exc:  # noqa: BLE001 - an overview must never fail the turn
         log.warning("overview: cannot describe %s: %s", ctx.root, exc)
         block = f"{HEADER}\nThe workspace could not be described ({type(exc).__name__}).]"
-    last["content"] = f"{block}\n\n{last['content']}"
+    if isinstance(last["content"], str):
+        last["content"] = f"{block}\n\n{last['content']}"
+    else:
+        last["content"][0] = {**last["content"][0], "text": f"{block}\n\n{last['content'][0]['text']}"}
     return True

@@ -18,6 +18,7 @@ import anyio
 from toolwire.agent.checkpoint_records import McpCall
 from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.conversation import MISSING_RESULT
+from toolwire.agent.images import image_input
 from toolwire.agent.session import Session
 from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
@@ -107,14 +108,14 @@ async def _mcp_call(session: Session, checkpointer: Checkpointer | None, tool: M
 
 async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
     """Run the tool under its timeout (``tool_timeout``; an MCP tool's ``mcp_call_timeout``, and
-    the ``image_input`` setting in its context); every failure becomes a result."""
+    the ``image_input`` setting as it applies now in its context: :func:`toolwire.agent.images.image_input`); every failure becomes a result."""
     settings = session.settings
     ctx = session.tool_context()
     ctx.allowed_excluded = allowed
     timeout = settings.tool_timeout
     if isinstance(tool, McpTool):
         timeout = settings.mcp_call_timeout
-        ctx.extra |= {CALL_TIMEOUT: timeout, IMAGE_INPUT: settings.image_input}
+        ctx.extra |= {CALL_TIMEOUT: timeout, IMAGE_INPUT: image_input(session)}
     try:
         with anyio.fail_after(timeout):
             return await tool.run(args, ctx)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -28,6 +29,7 @@ from toolwire.agent.budget import CAP_STOP, announce_request, cap_message
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer, TurnCheckpoint, TurnUsage
 from toolwire.agent.failure_streak import FailureStreak
+from toolwire.agent.images import image_input
 from toolwire.agent.overview import add_overview
 from toolwire.agent.events import (Approver, MessageChunk, PlanUpdate, SessionInfo, Sink, TurnUpdate, UsageUpdate,
                                    call_changed)
@@ -39,11 +41,13 @@ from toolwire.agent.session import Session
 from toolwire.agent.text_tools import TextToolCallReader, to_text_messages
 from toolwire.llm import endpoints
 from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
+from toolwire.llm.image_input import without_images
 from toolwire.streaming.completion import stream_error_sentence
 from toolwire.streaming.delta import TextDelta, Usage
 from toolwire.streaming.decoding import BrokenStream, PayloadDecoder
 from toolwire.streaming.merger import TRUNCATING_FINISH, StreamMerger
 from toolwire.streaming.state import CallError, CancelReason, Status, ToolCallState
+from toolwire.tools.base import ImagePart
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +161,8 @@ class Turn:
         return {"text": merger.text, "reasoning": merger.reasoning}
 
     # -------------------------------------------------------------- run
-    async def run(self, prompt: str) -> TurnOutcome:
-        """Run the turn.
+    async def run(self, prompt: str, images: Sequence[ImagePart] = ()) -> TurnOutcome:
+        """Run the turn of ``prompt`` (and its ``images``, image parts of the user message).
 
         Returns:
             The outcome; a cancelled turn returns ``stop_reason="cancelled"``
@@ -173,7 +177,7 @@ class Turn:
                                                    session.settings.checkpoint_max_bytes)
         rules = session.compose_prompt()  # the system prompt of every request of this turn
         session.conversation.start_turn(self.id)
-        session.conversation.add_user(prompt + session.take_notes(self.id), typed=prompt)
+        session.conversation.add_user(prompt + session.take_notes(self.id), typed=prompt, images=images)
         self.sink.emit(TurnUpdate("started", turn_id=self.id))
         if rules is not None:
             self.sink.emit(SessionInfo(rules))
@@ -272,6 +276,8 @@ class Turn:
     def _build_request(self) -> ModelRequest:
         session = self.session
         messages = [dict(m) for m in session.conversation.messages]
+        if image_input(session) is False:  # the endpoint refused images, or the setting is false
+            messages = without_images(messages)
         tools = session.registry.definitions()
         if session.settings.tool_calling == "text":
             messages, tools = to_text_messages(messages, tools), []

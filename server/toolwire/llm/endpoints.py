@@ -5,7 +5,8 @@ same endpoint and model benefits, whoever learned it first:
 
 * the optional request parameters it refused (:mod:`toolwire.llm.request_params`);
 * the context window it stated in a context-length error (lower than the
-  ``contextWindow`` setting), which the turn's shrinking rule then uses.
+  ``contextWindow`` setting), which the turn's shrinking rule then uses;
+* that its model takes no images (:mod:`toolwire.llm.image_input`).
 
 Nothing here is written to disk: a restarted server learns again (one refused
 request each).
@@ -17,6 +18,7 @@ from typing import Any
 
 _refused: dict[str, set[str]] = {}
 _windows: dict[str, int] = {}
+_no_images: set[str] = set()
 
 
 def endpoint_key(model: Any) -> str:
@@ -54,3 +56,16 @@ def remember_context_window(key: str, tokens: int) -> int:
     current = _windows.get(key)
     _windows[key] = tokens if current is None else min(current, tokens)
     return _windows[key]
+
+
+def accepts_images(key: str) -> bool:
+    """False once ``key`` refused a request for its image parts."""
+    return key not in _no_images
+
+
+def remember_no_images(key: str) -> bool:
+    """Note that ``key`` takes no images; True the first time (log it then)."""
+    if key in _no_images:
+        return False
+    _no_images.add(key)
+    return True

@@ -31,6 +31,7 @@ from toolwire.llm import endpoints
 from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
 from toolwire.llm.context_errors import context_sizes
 from toolwire.llm.error_bodies import error_terms
+from toolwire.llm.image_input import ImagesRefused, refusal_message, refuses_images
 from toolwire.llm.request_params import optional_fields, refused_param
 from toolwire.redaction import shared as shared_redactor
 from toolwire.streaming.framing import Frame, SSEDecoder, decode_data
@@ -304,7 +305,7 @@ class OpenAIModel:
                     yield frame
         except _NotAStream as exc:
             raise ModelError(shared_redactor().redact(str(exc))) from None  # not retried: the same request gets the same answer
-        except (ContextLengthError, _RefusedInStream):
+        except (ContextLengthError, _RefusedInStream, ImagesRefused):
             raise
         except Exception as exc:  # the SDK, httpx and the socket can all fail
             error = _translate(exc, self.url, self.read_timeout)
@@ -345,6 +346,12 @@ class OpenAIModel:
                 error, text = _error_text(exc)
                 if context_sizes(error, text) is not None:
                     raise
+                if refuses_images(exc.status_code, body, text):
+                    if endpoints.remember_no_images(self.endpoint_key):
+                        log.warning("the model endpoint %s refused the images for model %s (HTTP %s: %s); requests "
+                                    "to it go without images from now on", self.url, self.model, exc.status_code,
+                                    text[:200])
+                    raise ImagesRefused(refusal_message(self.model), status=exc.status_code) from None
                 row = refused_param(body, error_terms(exc.body).params, text)
                 if row is None or row.name in left_out:
                     raise

@@ -22,7 +22,8 @@ known format recognizes is an error naming the line and the key.
 
 When the script runs out the model answers with a short text and stops, so a turn
 always ends. Every request received is kept in :attr:`ReplayModel.requests` and,
-when ``log_path`` is given, appended to that file as one JSON line.
+when ``log_path`` is given, appended to that file as one JSON line (an image part as
+``{"type": "image", "mimeType", "bytes"}``, not its data).
 """
 
 from __future__ import annotations
@@ -233,6 +234,24 @@ def scripted_chunks(line: dict[str, Any], response_number: int) -> list[dict[str
     return out
 
 
+def _logged(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as the replay log keeps it: each image part as ``{"type": "image", "mimeType",
+    "bytes"}`` (its media type and decoded size), not its data."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    return {**message, "content": [_logged_part(p) for p in content]}
+
+
+def _logged_part(part: Any) -> Any:
+    url = part.get("image_url", {}).get("url", "") if isinstance(part, dict) and part.get("type") == "image_url" else None
+    if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+        return part
+    head, data = url[len("data:"):].split(";base64,", 1)
+    padding = len(data) - len(data.rstrip("="))
+    return {"type": "image", "mimeType": head, "bytes": len(data) * 3 // 4 - padding}
+
+
 class ReplayModel:
     """Plays a replay script, one line per request (see the module docstring).
 
@@ -257,7 +276,8 @@ class ReplayModel:
     def _record(self, request: ModelRequest) -> None:
         self.requests.append(request)
         if self._log_path is not None:
-            entry = {"messages": request.messages, "tools": [t["function"]["name"] for t in request.tools]}
+            entry = {"messages": [_logged(m) for m in request.messages],
+                     "tools": [t["function"]["name"] for t in request.tools]}
             with self._log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
 

@@ -26,7 +26,9 @@ with a message that says why (each rule has a test):
   name with trailing dots or spaces (as Windows reads it), or another case
   when the file system itself says it is the same file (case-insensitive
   file systems); two such candidates are refused as ambiguous;
-* the part of a path that does not exist yet is taken in Unicode NFC form.
+* the part of a path that does not exist yet is taken in Unicode NFC form;
+* a ``file://`` URI of this computer (``file:///ws/src/a.py``, ``file://localhost/…``,
+  percent-escapes decoded: :func:`file_uri_path`) is the path it names.
 
 New names are checked separately (:mod:`toolwire.workspace.lookalike`).
 """
@@ -39,11 +41,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.names import display_name, parse_quoted
 
-__all__ = ["WorkspacePath", "resolve_path", "is_inside", "GIT_DIR_NAME"]
+__all__ = ["WorkspacePath", "file_uri_path", "resolve_path", "is_inside", "GIT_DIR_NAME"]
 
 GIT_DIR_NAME = ".git"
 
@@ -87,13 +90,32 @@ def _touches_git(rel_parts: tuple[str, ...]) -> bool:
 _WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|//\?/)")
 
 
+def file_uri_path(uri: str) -> str | None:
+    """The local path a ``file://`` URI names (no host, or ``localhost``; percent-escapes decoded,
+    bytes that are not UTF-8 as Python's file names keep them), or None for anything else."""
+    if not uri[:7].lower() == "file://":
+        return None
+    parts = urlsplit(uri)
+    if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+        return None
+    return unquote(parts.path, errors="surrogateescape")
+
+
 def _written(real_root: Path, path: str, notes: list[str]) -> tuple[str, str | None]:
     """The path the written form stands for, and the home folder when ``~`` was expanded.
 
     Raises:
-        ToolError: ``invalid_path`` for a Windows drive or UNC path and an unknown ``~user``.
+        ToolError: ``invalid_path`` for a Windows drive or UNC path, an unknown ``~user``, and a
+            ``file:`` URI of another computer.
     """
     literal_exists = os.path.lexists(path if os.path.isabs(path) else real_root / path)
+    if path[:5].lower() == "file:" and not literal_exists:
+        local = file_uri_path(path)
+        if local is None:
+            raise ToolError("invalid_path", f"{_shown(path)}: only a file URI of this computer (file:///path) "
+                                            "names a file; or give the path relative to the workspace folder")
+        notes.append(f"{_shown(path)} is read as {display_name(local)}")
+        return local, None
     quoted = None if literal_exists else parse_quoted(path)
     if quoted is not None:
         notes.append(f"{path} is git's quoted form of {display_name(quoted)}")
