@@ -202,3 +202,14 @@ def test_a_cyrillic_look_alike_of_an_ascii_name_is_refused(tmp_path_factory: pyt
     with pytest.raises(ToolError) as err:
         check_new_name(folder, fake)
     assert err.value.code == "lookalike"
+
+
+async def test_a_file_uri_of_the_workspace_reads_the_file_it_names(ws: Path, tmp_path: Path) -> None:
+    (ws / "src" / "my file.py").write_text("spaced\n")
+    got = await run(ws, "read_file", path=f"file://{ws}/src/my%20file.py")
+    assert got.content == "spaced\n" and got.data and got.data["path"] == "src/my file.py"
+    assert (await run(ws, "read_file", path=f"file://localhost{ws}/src/util.py")).content == "util\n"
+    assert "only a file URI of this computer" in (await refused(ws, "read_file", "invalid_path",
+                                                                  path=f"file://host{ws}/src/util.py")).message
+    (tmp_path / "out.txt").write_text("no\n")
+    await refused(ws, "read_file", "outside_workspace", path=f"file://{tmp_path}/out.txt")
