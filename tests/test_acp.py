@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
+from acp.transports import default_environment
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -173,12 +175,22 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def agent_env() -> dict[str, str]:
+    """The environment of a spawned ``toolwire acp``: the SDK's default one (it passes on only a
+    few variables) plus the tests' state folder (conftest's ``TOOLWIRE_STATE_DIR``: saved sessions
+    and checkpoints stay out of the user's) and this tree's code (``PYTHONPATH``)."""
+    env = default_environment()
+    env["TOOLWIRE_STATE_DIR"] = os.environ["TOOLWIRE_STATE_DIR"]
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "server")
+    return env
+
+
 async def start(client: RecordingClient, model: str, fs: bool = False, settings: dict | None = None):
     """Spawn ``toolwire acp``; returns the context manager of the SDK's connection."""
     args = ["-m", "toolwire", "acp", "--model", model, "--log-level", "WARNING"]
     if settings:
         args += ["--settings", json.dumps(settings)]
-    return spawn_agent_process(client, sys.executable, *args, observers=[client.observe])
+    return spawn_agent_process(client, sys.executable, *args, env=agent_env(), observers=[client.observe])
 
 
 async def initialize(conn: Any, fs: bool = False) -> Any:

@@ -18,6 +18,7 @@ import pytest
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.schema import TextContentBlock
 
+from test_acp import agent_env
 from toolwire.acp.incoming import check_line, read_line
 
 #: Lines that are not UTF-8 (each answered -32700, id null).
@@ -92,7 +93,7 @@ def folder(tmp_path: Path) -> Path:
 
 async def start(observer: Observer, log_file: Path):
     args = ["-m", "toolwire", "acp", "--model", "replay", "--log-level", "DEBUG", "--log-file", str(log_file)]
-    return spawn_agent_process(Client(), sys.executable, *args, observers=[observer])
+    return spawn_agent_process(Client(), sys.executable, *args, env=agent_env(), observers=[observer])
 
 
 async def open_session(conn: Any, root: Path) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,24 +19,20 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from acp.schema import (ClientCapabilities, FileSystemCapabilities, ImageContentBlock, RequestPermissionResponse,
                         ResourceContentBlock, TextContentBlock, UsageUpdate)
-from acp.transports import default_environment
 
 from endpoint import FakeEndpoint, Reply, chat_body, refusal, sse_events
 from toolwire.llm.image_input import IMAGE_LEFT_OUT
-from test_acp import RecordingClient, repo, script, text  # noqa: F401 - repo is a fixture
+from test_acp import RecordingClient, agent_env, repo, script, text  # noqa: F401 - repo is a fixture
 
 __all__ = ["repo"]
 
 
 async def start(client: RecordingClient, model: str, settings: dict | None = None, observers: list | None = None):
-    """``toolwire acp`` with the SDK's environment (plus PYTHONPATH, so a worktree runs its own code)."""
+    """``toolwire acp`` in the tests' environment (:func:`test_acp.agent_env`)."""
     args = ["-m", "toolwire", "acp", "--model", model, "--log-level", "WARNING"]
     if settings:
         args += ["--settings", json.dumps(settings)]
-    env = default_environment()
-    if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return spawn_agent_process(client, sys.executable, *args, env=env, observers=[client.observe, *(observers or [])])
+    return spawn_agent_process(client, sys.executable, *args, env=agent_env(), observers=[client.observe, *(observers or [])])
 
 
 async def open_with(conn: Any, root: Path, read: bool, write: bool) -> str:
