@@ -42,6 +42,15 @@ def _read_text(path: Path) -> str:
         raise OSError("it is not UTF-8 text") from None
 
 
+def _string_end(text: str, start: int) -> int:
+    """The index just past the JSON string that opens at ``text[start]`` (its ``\\`` escapes
+    skipped; the end of ``text`` for a string never closed)."""
+    j = start + 1
+    while j < len(text) and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return min(j + 1, len(text))
+
+
 def _without_comments(text: str) -> str:
     """``text`` with ``//`` and ``/* */`` comments outside strings replaced by a space (and the
     line breaks a comment held)."""
@@ -50,11 +59,9 @@ def _without_comments(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             end = text.find("\n", i)
             i = n if end < 0 else end
@@ -76,11 +83,9 @@ def _without_trailing_commas(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            out.append(text[i:j])
+            i = j
             continue
         if c == ",":
             k = i + 1
