@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from toolwire.mcp.connection import Change, McpConnection
 from toolwire.mcp.naming import clean, split_key
 from toolwire.mcp.status import ServerStatus, ToolsChanged
 from toolwire.mcp.tool import McpTool
@@ -24,6 +23,8 @@ from toolwire.redaction import Redactor
 
 if TYPE_CHECKING:
     import mcp_types
+
+    from toolwire.mcp.connection import Change, McpConnection
 
     from toolwire.mcp.config import ServerSpec
 
@@ -150,6 +151,8 @@ class McpPool:
         """
         if owner in self._attached:
             raise ValueError(f"{owner!r} is attached already")
+        from toolwire.mcp.connection import McpConnection  # the MCP SDK, loaded once a session has servers
+
         connections = []
         for spec in specs:
             connection = self._running.get(spec.key)

@@ -18,20 +18,20 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import mcp_types
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.validators import validator_for
 from pydantic import BaseModel
-from referencing import Registry
 
 from toolwire.mcp.naming import offered_name
-from toolwire.mcp.results import to_result
 from toolwire.redaction import shared
 from toolwire.tools.base import ArgumentsInvalid, Tool, ToolContext, ToolResult, double_encoded
 from toolwire.workspace.errors import bounded_message
 
 if TYPE_CHECKING:
+    import mcp_types
+
     from toolwire.mcp.connection import McpConnection
+
+# The MCP SDK, its types and jsonschema are imported when a session first uses an MCP tool, not
+# with this module: a server start without MCP servers never pays for them (tests/test_cold_start.py).
 
 __all__ = ["McpArguments", "McpTool", "CALL_TIMEOUT", "IMAGE_INPUT", "MAX_PROBLEMS"]
 
@@ -44,10 +44,6 @@ IMAGE_INPUT = "image_input"
 #: Validation problems named in one message; the rest are counted.
 MAX_PROBLEMS = 8
 _DEFAULT_TIMEOUT = 60.0  # mcpCallTimeout's default, for a call made outside a session
-#: The schemas a ``$ref`` may name besides the input schema's own parts: none. Without a registry
-#: jsonschema fetches a ``$ref`` URL itself (a blocking ``urlopen``, no timeout): a server's schema
-#: would make Toolwire request any address, and hang its event loop on one that never answers.
-_NO_RETRIEVAL = Registry()
 
 
 class McpArguments(BaseModel):
@@ -150,6 +146,8 @@ class McpTool(Tool):
 
     async def run(self, args: McpArguments, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """Call the tool on its server; its answer mapped by :func:`toolwire.mcp.results.to_result`."""
+        from toolwire.mcp.results import to_result
+
         timeout = ctx.extra.get(CALL_TIMEOUT, _DEFAULT_TIMEOUT)
         answer = await self.connection.call(self.original, args.arguments, timeout=timeout)
         limit = ctx.extra.get("result_limit")
@@ -162,6 +160,10 @@ def _validator(schema_text: str, name: str) -> Any:
     """A validator of the schema ``schema_text`` (JSON) in its dialect, or None (logged) when it
     is not a valid schema: the server then checks the arguments itself. Kept per schema: checking
     one takes milliseconds, and a server's tools are built again whenever its list changes."""
+    from jsonschema import Draft202012Validator, SchemaError
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
     schema = json.loads(schema_text)
     cls = validator_for(schema, default=Draft202012Validator)
     try:
@@ -170,4 +172,7 @@ def _validator(schema_text: str, name: str) -> Any:
         log.warning("%s: its input schema is not valid JSON Schema (%s); arguments are sent unchecked", name,
                     exc.message)
         return None
-    return cls(schema, registry=_NO_RETRIEVAL)
+    # The schemas a ``$ref`` may name besides the input schema's own parts: none. Without a registry
+    # jsonschema fetches a ``$ref`` URL itself (a blocking ``urlopen``, no timeout): a server's schema
+    # would make Toolwire request any address, and hang its event loop on one that never answers.
+    return cls(schema, registry=Registry())
