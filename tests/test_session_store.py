@@ -168,3 +168,18 @@ async def test_a_session_deleted_while_its_turn_runs_is_not_saved_again(tmp_path
     assert await host.delete(hosted.id) is True
     assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
     assert host.list_sessions(root) == [] and not list(SessionStore(root.resolve()).folder.glob(f"{hosted.id}*"))
+
+
+@pytest.mark.parametrize("cwd", ["/tmp/a\0b", "relative/folder", "~no-such-user-of-toolwire/x"])
+async def test_a_folder_no_session_can_have_is_refused_or_has_none(cwd: str, state: Path) -> None:
+    """A ``cwd`` with a NUL, a relative one, or ``~`` of no user: load refuses it naming ``cwd`` (an
+    InvalidParams for the front-ends, never an internal error); list and delete find nothing."""
+    from toolwire.agent.opening import SessionSpecError
+
+    host = SessionHost(Settings())
+    with pytest.raises(SessionSpecError) as refused:
+        await host.load("0", cwd, NoOpenDocuments(), lambda session: None)
+    assert refused.value.field == "cwd"
+    if not cwd.startswith("~"):
+        assert host.list_sessions(cwd) == []
+        assert await host.delete("0", cwd) is False

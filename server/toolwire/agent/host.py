@@ -51,7 +51,7 @@ from toolwire.agent.images import image_refusal
 from toolwire.agent.mcp_session import McpLink, tool_listing
 from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, Recorded, SessionState,
                                    TurnRunning, UnknownSession)
-from toolwire.agent.opening import SessionSpecError, open_session
+from toolwire.agent.opening import SessionSpecError, check_cwd, open_session
 from toolwire.agent.preview import Preview, PreviewError, preview_call
 from toolwire.agent.session import Session
 from toolwire.agent.session_saving import delete_saved, read_saved, restore, save_session, saved_sessions, title_of
@@ -164,12 +164,13 @@ class SessionHost:
             UnknownSession: (field ``sessionId``) no session of this folder has this id (or its file was skipped).
             SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable now.
         """
+        root = check_cwd(cwd).resolve()  # a NUL, a relative or a missing folder: SessionSpecError (cwd)
         hosted = self.sessions.get(session_id)
         if hosted is not None:
-            if str(hosted.session.root) != str(Path(cwd).resolve()):
+            if str(hosted.session.root) != str(root):
                 raise UnknownSession(f"the session {session_id!r} is not of the folder {str(cwd)[:200]!r}", "sessionId")
             return hosted
-        saved = read_saved(session_id, Path(cwd).resolve())
+        saved = read_saved(session_id, root)
         if saved is None:
             raise UnknownSession(f"no saved session {session_id!r} in {str(cwd)[:200]!r}", "sessionId")
         hosted = await self.open(cwd, saved.model, saved.overrides, documents, outlet_for, editor, mcp_servers,
@@ -186,13 +187,18 @@ class SessionHost:
     def list_sessions(self, cwd: str | Path | None = None) -> list[SavedSession]:
         """The saved sessions of the folder ``cwd`` (of every folder: None) kept by ``sessionRetentionDays``,
         the most recently updated first; an open session is listed once it ran a turn."""
-        return saved_sessions(Path(cwd).resolve() if cwd is not None else None, self.settings.session_retention_days)
+        if cwd is None:
+            return saved_sessions(None, self.settings.session_retention_days)
+        root = _saved_root(cwd)
+        return [] if root is None else saved_sessions(root, self.settings.session_retention_days)
 
     async def delete(self, session_id: str, cwd: str | Path | None = None) -> bool:
         """Close the session if it is open and remove its saved file (of the folder ``cwd``, else of
         whichever folder has it). Returns False when there was neither."""
         hosted = self.sessions.get(session_id)
-        root = hosted.session.root if hosted is not None else Path(cwd).resolve() if cwd is not None else None
+        root = hosted.session.root if hosted is not None else _saved_root(cwd) if cwd is not None else None
+        if hosted is None and cwd is not None and root is None:
+            return False  # no folder of that name can have saved sessions
         if hosted is not None:
             hosted.log.journal.deleted = True  # a turn still ending does not save it again
         closed = await self.close(session_id, keep=False)
@@ -599,3 +605,15 @@ class SessionHost:
         self._event().set()
         for listener in list(self._listeners):
             listener()
+
+
+def _saved_root(cwd: str | Path) -> Path | None:
+    """The resolved folder whose saved sessions ``cwd`` names, or None when no folder can have any
+    (a NUL in it, a relative path, one that cannot be resolved)."""
+    text = str(cwd)
+    if "\0" in text or not Path(text).is_absolute():
+        return None
+    try:
+        return Path(text).resolve()
+    except (OSError, ValueError, RuntimeError):
+        return None

@@ -50,7 +50,10 @@ def check_cwd(cwd: str | Path) -> Path:
         raise SessionSpecError("cwd", f"{shown} is too long (at most {MAX_CWD} characters)")
     if "\0" in text:
         raise SessionSpecError("cwd", f"{shown} contains a NUL character")
-    root = Path(text).expanduser()
+    try:
+        root = Path(text).expanduser()
+    except RuntimeError:  # ``~name`` of no user (or no home folder known)
+        raise SessionSpecError("cwd", f"{shown} names the home folder of no known user") from None
     if not root.is_absolute():
         raise SessionSpecError("cwd", f"{shown} is not an absolute path")
     try:
