@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
 import pytest
@@ -13,7 +15,7 @@ from mcp_servers import hostile_server
 from toolwire.mcp.config import parse_servers, register_secrets, resolve_servers
 from toolwire.mcp.connection import McpCallError, McpConnection
 from toolwire.mcp.naming import offered_name
-from toolwire.mcp.pool import McpPool
+from toolwire.mcp.pool import McpPool, SessionServers
 from toolwire.mcp.process import TAIL_BYTES
 from toolwire.mcp.results import CARD_TEXT_LIMIT, to_result
 from toolwire.redaction import shared
@@ -30,6 +32,19 @@ async def started(root, *modes: str) -> McpConnection:
     with anyio.fail_after(NET):
         await connection.wait_started()
     return connection
+
+
+@asynccontextmanager
+async def ready_servers(specs) -> AsyncIterator[SessionServers]:
+    """The servers of ``specs`` attached to a pool of their own, started; the pool closed after."""
+    pool = McpPool()
+    servers = pool.attach("s1", specs, start_timeout=NET)
+    try:
+        with anyio.fail_after(NET):
+            await servers.wait_started(NET)
+        yield servers
+    finally:
+        await pool.aclose()
 
 
 async def test_a_failed_start_says_which_request_failed_and_why_not_that_the_server_exited(tmp_path):
@@ -51,18 +66,12 @@ async def test_a_server_without_tools_is_ready_with_none(tmp_path):
 
 async def test_tools_whose_names_clean_to_the_same_are_all_offered_under_distinct_names(tmp_path):
     specs, _ = resolve_servers(parse_servers({"h": hostile_server("odd")}), root=tmp_path, workspace_file=False)
-    pool = McpPool()
-    servers = pool.attach("s1", specs, start_timeout=NET)
-    try:
-        with anyio.fail_after(NET):
-            await servers.wait_started(NET)
+    async with ready_servers(specs) as servers:
         names = {tool.original: tool.name for tool in servers.tools()}
         assert names["get_item"] == "mcp__h__get_item"
         assert names["get.item"] == offered_name("h", "get.item", hashed=True) != "mcp__h__get_item"
         assert names["has space.and/dots"] == "mcp__h__has_space_and_dots" and len(names["x" * 100]) == 64
         assert len(set(names.values())) == len(names)
-    finally:
-        await pool.aclose()
 
 
 async def test_stdout_lines_that_are_not_json_rpc_or_not_utf8_are_skipped_and_the_server_keeps_answering(tmp_path):
@@ -78,11 +87,7 @@ async def test_stdout_lines_that_are_not_json_rpc_or_not_utf8_are_skipped_and_th
 
 async def test_thousands_of_tools_left_out_are_counted_in_the_warning_not_all_named(tmp_path):
     specs, _ = resolve_servers(parse_servers({"h": hostile_server("many")}), root=tmp_path, workspace_file=False)
-    pool = McpPool()
-    servers = pool.attach("s1", specs, start_timeout=NET)
-    try:
-        with anyio.fail_after(NET):
-            await servers.wait_started(NET)
+    async with ready_servers(specs) as servers:
         selection = select_tools([*default_registry().tools(), *servers.tools()], 20)
         message = selection.left_out_message() or ""
         left_out = len(selection.left_out)
@@ -90,8 +95,6 @@ async def test_thousands_of_tools_left_out_are_counted_in_the_warning_not_all_na
         named = ", ".join(selection.left_out[:MAX_NAMED])
         assert message == (f"{left_out} of {left_out + 20} tools are not offered to the model (the maxTools setting "
                            f"is 20): {named} and {left_out - MAX_NAMED} more. Raise maxTools to offer them.")
-    finally:
-        await pool.aclose()
 
 
 async def test_floods_storms_and_malformed_answers_leave_a_bounded_result_and_a_server_that_answers(tmp_path):
@@ -124,13 +127,7 @@ async def test_a_secret_a_server_quotes_in_a_tool_s_description_or_schema_never_
     specs, _ = resolve_servers(parse_servers({"h": hostile_server("leaky", HOSTILE_TOKEN=secret)}), root=tmp_path,
                                workspace_file=False)
     register_secrets(shared(), specs)  # as a session opening does
-    pool = McpPool()
-    servers = pool.attach("s1", specs, start_timeout=NET)
-    try:
-        with anyio.fail_after(NET):
-            await servers.wait_started(NET)
+    async with ready_servers(specs) as servers:
         [leaky] = [tool for tool in servers.tools() if tool.original == "leaky"]
         definition = json.dumps(leaky.definition())
         assert "Connected with token ***." in definition and secret not in definition
-    finally:
-        await pool.aclose()

@@ -608,12 +608,9 @@ class SessionHost:
 
 
 def _saved_root(cwd: str | Path) -> Path | None:
-    """The resolved folder whose saved sessions ``cwd`` names, or None when no folder can have any
-    (a NUL in it, a relative path, one that cannot be resolved)."""
-    text = str(cwd)
-    if "\0" in text or not Path(text).is_absolute():
-        return None
+    """The resolved folder whose saved sessions ``cwd`` names (checked as a session's folder is:
+    :func:`~toolwire.agent.opening.check_cwd`), or None when no session can be of it."""
     try:
-        return Path(text).resolve()
-    except (OSError, ValueError, RuntimeError):
+        return check_cwd(cwd).resolve()
+    except SessionSpecError:
         return None
