@@ -632,3 +632,59 @@ async def test_a_failure_reading_nested_rules_after_a_tool_ran_keeps_its_result(
     assert call_updates(sink)["c1"][-1]["status"] == "done"
     assert [m["content"] for m in tool_messages(session)] == ["named sub/x.txt"]
     assert_invariants(session, sink)
+
+
+class FakeClock:
+    """A `time` stand-in for the turn and the scheduler: monotonic() moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_the_turns_duration_leaves_out_the_time_an_approval_waited(tmp_path, monkeypatch):
+    import toolwire.agent.scheduler as scheduler_module
+    import toolwire.agent.turn as turn_module
+    from toolwire.agent.events import UsageUpdate
+
+    clock = FakeClock()
+    monkeypatch.setattr(turn_module, "time", clock)
+    monkeypatch.setattr(scheduler_module, "time", clock)
+
+    class SlowTool(AskingTool):
+        async def run(self, args: GateArgs, ctx: ToolContext) -> ToolResult:
+            clock.now += 2.0  # the tool's own work counts
+            return ToolResult(ok=True, content="ran")
+
+    class SlowApprover(ScriptedApprover):
+        async def request_permission(self, call: CallSnapshot, subject: dict[str, Any]) -> PermissionAnswer:
+            clock.now += 100.0  # the user thinks for 100 s
+            return await super().request_permission(call, subject)
+
+    calls = [{"name": "asking", "arguments": {"name": "a"}, "id": "c1"}]
+    session = make_session(tmp_path, [{"tool_calls": calls}, {"text": "ok"}], [SlowTool()])
+    sink = RecordingSink()
+    outcome = await Turn(session, sink, SlowApprover()).run("go")
+    assert outcome.stop_reason == "end_turn"
+    usage = [e for e in sink.events if isinstance(e, UsageUpdate)]
+    assert usage[-1].duration_ms == 2000, usage[-1]
+
+
+def test_the_wait_clock_counts_requests_open_together_once(monkeypatch):
+    import toolwire.agent.scheduler as scheduler_module
+
+    clock = FakeClock()
+    monkeypatch.setattr(scheduler_module, "time", clock)
+    waiting = scheduler_module.WaitClock()
+    with waiting:
+        clock.now += 5
+        with waiting:
+            clock.now += 5
+        clock.now += 5
+    clock.now += 50  # nothing open
+    with waiting:
+        clock.now += 1
+        assert waiting.seconds() == 16
+    assert waiting.seconds() == 16

@@ -14,7 +14,7 @@ const GREET = '"""A tiny greeting module."""\n\n\ndef greet(name):\n    return "
 // followAlong (on by default) opens each edited file; the scenarios about cards keep the
 // editor area still so that nothing moves under the clicks. The first scenario runs with it.
 const QUIET = { "toolwire.followAlong": false };
-const TERMINAL = /: (done|error|canceled)(,|$)/;
+const TERMINAL = /: (Done|Failed|Cancelled)(,|$)/;
 
 /** `git show <what>` in the workspace. */
 function gitShow(workspace, what) {
@@ -49,7 +49,7 @@ test("panel: ask; read, edit approved in its card, diff and commit run; followAl
     const commitApproval = chat.getByRole("region", { name: "Approval for git_commit" });
     await commitApproval.waitFor({ timeout: STEP_MS });
     await commitApproval.getByRole("button", { name: /Allow once/ }).click();
-    await card(chat, "git_commit", "done").waitFor({ timeout: STEP_MS });
+    await card(chat, "git_commit", "Done").waitFor({ timeout: STEP_MS });
     await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
     const labels = await cardLabels(chat);
     assert.deepEqual(
@@ -81,16 +81,16 @@ test("panel: reject with a reason, cancel one call, allow always, Stop mid-turn;
     await first.getByRole("button", { name: /Reject/ }).first().click();
     await first.getByRole("textbox", { name: /Reason for rejecting/ }).fill("not a.txt, please");
     await first.getByRole("button", { name: "Reject", exact: true }).click();
-    await card(chat, "edit_file", "canceled", "a.txt").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Cancelled", "a.txt").waitFor({ timeout: STEP_MS });
 
-    await card(chat, "edit_file", "waiting", "b.txt").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Waiting", "b.txt").waitFor({ timeout: STEP_MS });
     await chat.getByRole("button", { name: "Cancel edit_file" }).last().click();
-    await card(chat, "edit_file", "canceled", "b.txt").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Cancelled", "b.txt").waitFor({ timeout: STEP_MS });
 
     const third = chat.getByRole("region", { name: "Approval for edit_file" }).last();
     await third.waitFor({ timeout: STEP_MS });
     await third.getByRole("button", { name: /always/i }).click();
-    await card(chat, "edit_file", "done", "c.txt").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Done", "c.txt").waitFor({ timeout: STEP_MS });
 
     await card(chat, "edit_file", "generating", "d.txt").waitFor({ timeout: STEP_MS });
     await chat.getByRole("button", { name: /Stop/ }).click();
@@ -120,7 +120,7 @@ test("panel: reloading the window mid-turn (an edit awaiting approval) brings ba
     let chat = await vscode.chat();
     await vscode.ask(chat, "Fix the greeting");
     await chat.getByRole("region", { name: "Approval for edit_file" }).waitFor({ timeout: STEP_MS });
-    await card(chat, "edit_file", "waiting", "greet.py").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Waiting", "greet.py").waitFor({ timeout: STEP_MS });
     const before = await cardLabels(chat);
     const servers = vscode.serverPids();
     assert.equal(servers.length, 1, "one Toolwire server");
@@ -132,14 +132,14 @@ test("panel: reloading the window mid-turn (an edit awaiting approval) brings ba
     chat = vscode.chatFrame(); // the view comes back with the window and activates the extension
     const approval = chat.getByRole("region", { name: "Approval for edit_file" });
     await approval.waitFor({ timeout: 2 * STEP_MS });
-    await card(chat, "edit_file", "waiting", "greet.py").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Waiting", "greet.py").waitFor({ timeout: STEP_MS });
     assert.deepEqual(await cardLabels(chat), before, "the same calls with the same statuses");
     assert.deepEqual(vscode.serverPids(), servers, "the same server process, reconnected");
     assert.equal(readWorkspaceFile(workspace, "greet.py"), GREET, "nothing written while waiting");
     await vscode.screenshot("panel-after-window-reload");
 
     await approval.getByRole("button", { name: /Allow once/ }).click();
-    await card(chat, "edit_file", "done", "greet.py").waitFor({ timeout: STEP_MS });
+    await card(chat, "edit_file", "Done", "greet.py").waitFor({ timeout: STEP_MS });
     await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
     assert.match(readWorkspaceFile(workspace, "greet.py"), /def greet\(name: str\) -> str:/);
 
@@ -153,7 +153,7 @@ test("panel: reloading the window mid-turn (an edit awaiting approval) brings ba
     await again;
     await vscode.page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
     chat = vscode.chatFrame();
-    await card(chat, "edit_file", "done", "greet.py").waitFor({ timeout: 2 * STEP_MS });
+    await card(chat, "edit_file", "Done", "greet.py").waitFor({ timeout: 2 * STEP_MS });
     await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
     assert.deepEqual(await chat.getByRole("region", { name: "End of turn" }).allInnerTexts(), ended, "the same end lines, usage included");
   });

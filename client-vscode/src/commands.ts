@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { displayText } from "./display";
 import { errorText } from "./log";
 import type { PanelHost } from "./panel/host";
-import { CHAT_VIEW } from "./panel/view";
+import { CHAT_VIEW, type ReviewEditors } from "./panel/view";
 import type { ServerController } from "./server";
 
 /** SecretStorage key of the API key. */
@@ -21,6 +21,7 @@ export function registerCommands(
   host: PanelHost,
   server: ServerController,
   log: vscode.LogOutputChannel,
+  reviews: ReviewEditors,
 ): vscode.Disposable[] {
   const openChat = () => vscode.commands.executeCommand(`${CHAT_VIEW}.focus`);
   const send = async (text: string) => {
@@ -30,6 +31,20 @@ export function registerCommands(
     } catch (error) {
       log.error(`The prompt failed: ${errorText(error)}`);
     }
+  };
+  const answer = (kind: "allow_once" | "reject_once") => {
+    if (!host.answerWaiting(kind)) {
+      void vscode.window.showInformationMessage("Toolwire: no approval is waiting.");
+    }
+  };
+  const answerReview = (kind: "allow_once" | "reject_once", uri: vscode.Uri | undefined) => {
+    const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const toolCallId = shown === undefined ? undefined : reviews.callOf(shown);
+    if (toolCallId === undefined || !host.answerWaiting(kind, toolCallId)) {
+      void vscode.window.showInformationMessage("Toolwire: this change is no longer waiting for your approval.");
+      return;
+    }
+    void reviews.close(toolCallId);
   };
   const run = (id: string, body: () => unknown) =>
     vscode.commands.registerCommand(id, async () => {
@@ -82,6 +97,12 @@ export function registerCommands(
       void send(`Fix these problems in ${file}:\n${lines.join("\n")}`);
     }),
     run("toolwire.cancelTurn", () => host.stop()),
+    // Allow once / reject the approval waiting longest (keybindings while one waits: package.json).
+    run("toolwire.allowOnce", () => answer("allow_once")),
+    run("toolwire.reject", () => answer("reject_once")),
+    // The diff editor's title bar (Review in diff editor): the approval of the change it shows.
+    vscode.commands.registerCommand("toolwire.acceptChange", (uri?: vscode.Uri) => answerReview("allow_once", uri)),
+    vscode.commands.registerCommand("toolwire.rejectChange", (uri?: vscode.Uri) => answerReview("reject_once", uri)),
     run("toolwire.undoLastTurn", async () => {
       const outcome = await host.undoTurn(null);
       const kept = outcome.paths.filter((p) => p.outcome !== "restored");

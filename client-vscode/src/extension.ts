@@ -8,6 +8,11 @@ import { CHAT_VIEW, ChatViewProvider, VsCodePanelUi } from "./panel/view";
 import { ServerController } from "./server";
 import { ServerStatus } from "./status";
 
+/** Context key: a turn of the panel's conversation runs. */
+const TURN_RUNNING_KEY = "toolwire.turnRunning";
+/** Context key: a permission request waits for the user. */
+const APPROVAL_WAITING_KEY = "toolwire.approvalWaiting";
+
 /** workspaceState key of the panel's session id (taken up again after a window reload). */
 const SESSION_KEY = "toolwire.sessionId";
 
@@ -38,7 +43,20 @@ export function activate(context: vscode.ExtensionContext): void {
     },
     onRunAction: ({ sessionId }) => void host?.adopt(sessionId).catch((error: unknown) => log.error(`Could not show the code action's turn: ${String(error)}`)),
   });
-  const ui = new VsCodePanelUi((state) => status.setTurn(state), log);
+  // Context keys for `when` clauses (package.json): Cancel Turn only while a turn runs, the
+  // allow-once / reject keybindings only while an approval waits.
+  const context_: Record<string, boolean> = {};
+  const setContext = (key: string, value: boolean): void => {
+    if (context_[key] !== value) {
+      context_[key] = value;
+      void vscode.commands.executeCommand("setContext", key, value);
+    }
+  };
+  const ui = new VsCodePanelUi((state) => {
+    status.setTurn(state);
+    setContext(TURN_RUNNING_KEY, state.running);
+    setContext(APPROVAL_WAITING_KEY, state.waiting > 0);
+  }, log);
   host = new PanelHost(
     {
       connection: async () => {
@@ -67,7 +85,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW, new ChatViewProvider(context.extensionUri, panel)),
-    ...registerCommands(context, panel, server, log),
+    ...registerCommands(context, panel, server, log, ui),
   );
   void readKey().then(() => server.restart("activation"));
 }

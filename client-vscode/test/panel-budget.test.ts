@@ -49,7 +49,7 @@ test("a turn stopped at the request cap offers Continue, which goes on with the 
   const { page } = panel;
   await ask(panel, "Read both files.");
   const stopped = page.locator(".turn-end").first();
-  await stopped.locator(".stop-reason", { hasText: "max_turn_requests" }).waitFor();
+  await stopped.locator(".stop-reason", { hasText: "Stopped: request limit reached" }).waitFor();
   assert.equal(await stopped.locator(".stop-message").textContent(), "the turn stopped after 2 model requests (the maxModelRequests setting)");
   await page.getByRole("button", { name: "Continue" }).waitFor();
   await panel.reload(); // rebuilt from the snapshot (its turns say how each ended): still offered
@@ -59,7 +59,7 @@ test("a turn stopped at the request cap offers Continue, which goes on with the 
 
   await continueButton.click();
   await page.locator(".message.assistant", { hasText: "Both files read." }).waitFor();
-  await page.locator(".turn-end .stop-reason", { hasText: "end_turn" }).waitFor();
+  await page.locator(".turn-end .stop-reason", { hasText: "Done" }).waitFor();
   assert.equal(await page.getByRole("button", { name: "Continue" }).count(), 0); // the last turn ended end_turn
   const users = await page.locator(".message.user .plain").allTextContents();
   assert.equal(users.length, 2);
@@ -88,7 +88,7 @@ test("no Continue under a turn that ended otherwise, nor under an earlier capped
   await page.getByRole("button", { name: "Continue" }).waitFor();
   await ask(panel, "Anything else?"); // a new prompt instead: it reads the script's next line
   await page.locator(".message.assistant", { hasText: "Both files read." }).waitFor();
-  await page.locator(".turn-end .stop-reason", { hasText: "end_turn" }).waitFor();
+  await page.locator(".turn-end .stop-reason", { hasText: "Done" }).waitFor();
   assert.equal(await page.getByRole("button", { name: "Continue" }).count(), 0);
 });
 

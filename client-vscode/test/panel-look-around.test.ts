@@ -74,12 +74,12 @@ test("the look-around turn: list, search (unsaved buffer, ignored folder, exclud
   await edit.getByRole("button", { name: "Allow once" }).click();
   await page.locator(".turn-end").waitFor();
 
-  assert.equal(await page.locator(".turn-end .stop-reason").innerText(), "end_turn");
-  assert.deepEqual(await page.locator("article.card .badge").allTextContents(), ["done", "done", "done", "done", "canceled", "done", "done"]);
+  assert.equal(await page.locator(".turn-end .stop-reason").innerText(), "Done");
+  assert.deepEqual(await page.locator("article.card .badge").allTextContents(), ["Done", "Done", "Done", "Done", "Cancelled", "Done", "Done"]);
   assert.deepEqual(await page.locator("article.card .tool-name").allTextContents(), [
     "list_files", "list_files", "search_files", "search_files", "read_file", "read_file", "edit_file",
   ]);
-  assert.match(await secret.locator(".reason").innerText(), /rejected/);
+  assert.match(await secret.locator(".reason").innerText(), /Rejected/);
   assert.equal(await resultText(panel, "list_files", 0), READS.list);
   assert.equal(await resultText(panel, "list_files", 1), READS.glob);
   assert.equal(await resultText(panel, "search_files", 0), READS[SEARCH]); // the unsaved line; no build/

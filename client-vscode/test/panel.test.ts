@@ -122,9 +122,9 @@ test("a full turn: read, edit approved in the card after reviewing the diff, git
   await commit.getByRole("button", { name: "Allow once" }).click();
   await turnEnded(panel);
 
-  assert.deepEqual(await statuses(panel), ["done", "done", "done", "done"]);
+  assert.deepEqual(await statuses(panel), ["Done", "Done", "Done", "Done"]);
   assert.match(await page.locator(".toolbar .model").innerText(), /replay/, "the header names the session's model");
-  assert.equal(await page.locator(".turn-end .stop-reason").innerText(), "end_turn");
+  assert.equal(await page.locator(".turn-end .stop-reason").innerText(), "Done");
   assert.equal(await page.locator(".markdown strong").innerText(), "hello world");
   assert.equal(await page.locator(".markdown pre button[aria-label='Copy code']").count(), 1);
   await page.locator(".markdown pre button[aria-label='Copy code']").click();
@@ -163,7 +163,7 @@ test("a change that cannot be undone is asked about even under auto, the card op
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n", "nothing is deleted before the answer");
   await approval.getByRole("button", { name: "Allow once" }).click();
   await turnEnded(panel);
-  assert.deepEqual(await statuses(panel), ["done"]);
+  assert.deepEqual(await statuses(panel), ["Done"]);
 });
 
 test("toolwire.approval auto never allows a change that cannot be undone: it rejects it", { timeout: TIMEOUT_MS }, async (t) => {
@@ -173,7 +173,7 @@ test("toolwire.approval auto never allows a change that cannot be undone: it rej
   });
   await ask(panel, "Delete hello.txt.");
   await turnEnded(panel);
-  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.deepEqual(await statuses(panel), ["Cancelled"]);
   assert.equal(server.permissions.length, 1, "the server asked; the client answered by itself");
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
 });
@@ -193,7 +193,7 @@ test("a read of a file kept from the model is asked about, the card naming the f
   assert.equal(server.permissions.length, 1);
   await approval.getByRole("button", { name: "Allow once" }).click();
   await turnEnded(panel);
-  assert.deepEqual(await statuses(panel), ["done"]);
+  assert.deepEqual(await statuses(panel), ["Done"]);
 });
 
 test("toolwire.approval auto never allows a file kept from the model: it rejects the read", { timeout: TIMEOUT_MS }, async (t) => {
@@ -201,7 +201,7 @@ test("toolwire.approval auto never allows a file kept from the model: it rejects
   await writeFile(path.join(workspace, ".env"), ENV_SECRET + "\n");
   await ask(panel, "Read .env.");
   await turnEnded(panel);
-  assert.deepEqual(await statuses(panel), ["canceled"]);
+  assert.deepEqual(await statuses(panel), ["Cancelled"]);
   assert.equal(server.permissions.length, 1, "the server asked; the client answered by itself");
   assert.ok(!(await panel.page.content()).includes("sk-panel-secret"), "the secret is nowhere in the panel");
 });
@@ -233,8 +233,8 @@ test("reject with a reason: the call ends canceled (rejected) and the reason is 
   await edit.getByRole("textbox", { name: /Reason for rejecting/ }).fill("keep the greeting");
   await edit.getByRole("textbox", { name: /Reason for rejecting/ }).press("Enter");
   await turnEnded(panel);
-  assert.deepEqual(await statuses(panel), ["canceled"]);
-  assert.match(await edit.locator(".reason").innerText(), /rejected — “keep the greeting”/);
+  assert.deepEqual(await statuses(panel), ["Cancelled"]);
+  assert.match(await edit.locator(".reason").innerText(), /Rejected — “keep the greeting”/);
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
 });
 
@@ -251,7 +251,7 @@ test("allow always: the button says what the rule covers, and the same action is
   await always.click();
   await turnEnded(panel);
   assert.equal(server.permissions.length, 1, "the second edit ran under the rule");
-  assert.deepEqual(await statuses(panel), ["done", "done"]);
+  assert.deepEqual(await statuses(panel), ["Done", "Done"]);
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hey\n");
 
   // Undo this turn: the per-path outcome is shown under the turn, the file is back.
@@ -274,8 +274,8 @@ test("per-call cancel of a call waiting for approval: the request is withdrawn a
   await edit.getByRole("button", { name: "Cancel edit_file" }).click();
   await turnEnded(panel);
   assert.equal(await panel.page.locator(".approval").count(), 0, "the withdrawn request disappeared");
-  assert.deepEqual(await statuses(panel), ["canceled"]);
-  assert.match(await edit.locator(".reason").innerText(), /call cancelled/);
+  assert.deepEqual(await statuses(panel), ["Cancelled"]);
+  assert.match(await edit.locator(".reason").innerText(), /Cancelled/);
   assert.equal(panel.ui.statuses[panel.ui.statuses.length - 1].waiting, 0);
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
 });
@@ -310,9 +310,9 @@ test("stop: the turn ends cancelled while a call is still generating", { timeout
   await card(panel, "create_file").locator("pre.live").waitFor();
   await panel.page.getByRole("button", { name: "Stop" }).click();
   await turnEnded(panel);
-  assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "cancelled");
-  assert.deepEqual(await statuses(panel), ["canceled"]);
-  assert.match(await card(panel, "create_file").locator(".reason").innerText(), /turn cancelled/);
+  assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "Stopped");
+  assert.deepEqual(await statuses(panel), ["Cancelled"]);
+  assert.match(await card(panel, "create_file").locator(".reason").innerText(), /Stopped with the turn/);
   assert.ok(await panel.page.getByRole("button", { name: "Send" }).isVisible());
 });
 
@@ -330,7 +330,7 @@ test("a turn that ends in error shows the stop reason and its message", { timeou
   });
   await ask(panel, "Hello?");
   await turnEnded(panel);
-  assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "error");
+  assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "Failed");
   const message = await panel.page.locator(".turn-end .stop-message").innerText();
   assert.match(message, /401/);
   assert.doesNotMatch(message, /sk-wrong/);
@@ -349,12 +349,12 @@ test("reload mid-turn: the panel is rebuilt from the snapshot, nothing lost, not
   const edit = card(panel, "edit_file");
   await edit.getByRole("region", { name: "Approval for edit_file" }).waitFor();
   assert.equal(await page.locator(".message.user").count(), 1);
-  assert.deepEqual(await statuses(panel), ["done", "waiting"]);
+  assert.deepEqual(await statuses(panel), ["Done", "Waiting"]);
   assert.match(await page.locator(".message.assistant").first().innerText(), /First I read it\./);
   assert.equal(await page.getByRole("button", { name: "Stop" }).count(), 1, "the turn is still shown as running");
   await edit.getByRole("button", { name: "Allow once" }).click();
   await turnEnded(panel);
-  assert.deepEqual(await statuses(panel), ["done", "done"]);
+  assert.deepEqual(await statuses(panel), ["Done", "Done"]);
   assert.equal(await page.locator("article.card").count(), 2);
   assert.equal(await page.locator(".message.user").count(), 1);
   assert.equal(await page.locator(".turn-end").count(), 1);
@@ -363,7 +363,7 @@ test("reload mid-turn: the panel is rebuilt from the snapshot, nothing lost, not
   // After the turn: a reload still shows the same transcript.
   await panel.reload();
   await page.locator(".turn-end").waitFor();
-  assert.deepEqual(await statuses(panel), ["done", "done"]);
+  assert.deepEqual(await statuses(panel), ["Done", "Done"]);
   assert.equal(await page.locator(".message.user").count(), 1);
 });
 
@@ -381,7 +381,7 @@ test("window reload: a new host rebuilds from the snapshot with each ended turn'
   const before = await ends.allInnerTexts();
   assert.match(await ends.nth(0).locator(".usage").innerText(), /^812 in \/ 97 out tokens · \d+\.\d s$/);
   assert.match(await ends.nth(1).locator(".usage").innerText(), /^\d+\.\d s$/, "the broken stream reported no tokens, only its duration");
-  assert.equal(await ends.nth(1).locator(".stop-reason").innerText(), "error");
+  assert.equal(await ends.nth(1).locator(".stop-reason").innerText(), "Failed");
 
   // "Developer: Reload Window": a new extension host (a new PanelHost, nothing kept but
   // the remembered session id) and a new page, on the same server process.
@@ -459,7 +459,7 @@ test("parallel calls: one card each, all done", { timeout: TIMEOUT_MS }, async (
   await turnEnded(panel);
   const names = await panel.page.locator("article.card .tool-name").allTextContents();
   assert.deepEqual(names, ["read_file", "git_log", "git_status"]);
-  assert.deepEqual(await statuses(panel), ["done", "done", "done"]);
+  assert.deepEqual(await statuses(panel), ["Done", "Done", "Done"]);
 });
 
 test("provider-executed calls are shown as such and never offered for approval", { timeout: TIMEOUT_MS }, async (t) => {
@@ -546,7 +546,7 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   const button = edit.locator("button.path");
   assert.equal(await button.innerText(), BIDI_SHOWN);
   assert.equal(await button.getAttribute("title"), `Open ${BIDI_SHOWN}`);
-  assert.equal(await edit.getAttribute("aria-label"), `Tool call edit_file on ${BIDI_SHOWN}: waiting`);
+  assert.equal(await edit.getAttribute("aria-label"), `Tool call edit_file on ${BIDI_SHOWN}: Waiting`);
   const args = await edit.locator(".args pre").innerText();
   assert.equal(args, `{"path": "invoice\\u202efdp.exe", "old_string": "total", "new_string": "total\\u200b due"}`);
   assert.match(await approval.locator(".ask").innerText(), new RegExp(`on ${BIDI_SHOWN.replace(/\\/g, "\\\\")}:`));

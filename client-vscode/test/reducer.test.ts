@@ -197,10 +197,10 @@ test("one change the watcher reports in two batches (created, then modified) is 
 
 test("the announcement of a call names its path in display form", () => {
   const state = apply(initialState(), call({ rev: 1, status: "generated", path: "invoice\u202efdp.exe" }));
-  assert.equal(state.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');
+  assert.equal(state.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": Waiting');
   // written in git's quoted form (as results print it): the same name, not quoted twice
   const quoted = apply(initialState(), call({ rev: 1, status: "generated", path: '"invoice\\342\\200\\256fdp.exe"' }));
-  assert.equal(quoted.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": generated');
+  assert.equal(quoted.announcement, 'edit_file "invoice\\342\\200\\256fdp.exe": Waiting');
 });
 
 test("the project rules list: from session/new, replaced whole by each session_info, kept by a snapshot", () => {

@@ -60,8 +60,8 @@ export interface PanelUi {
    * Resolves with the user's choice, or `undefined` when dismissed.
    */
   notifyPermission(message: string, params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
-  /** Opens the editor's diff view of a pending edit. */
-  showDiff(preview: PreviewResult, title: string): Promise<void>;
+  /** Opens the editor's diff view of the pending edit of call `toolCallId`. */
+  showDiff(preview: PreviewResult, title: string, toolCallId: string): Promise<void>;
   /**
    * Opens a workspace-relative path in an editor, highlighting the 1-based line ranges of
    * `highlight`, with the cursor at `at` (1-based line and column) when given.
@@ -355,7 +355,7 @@ export class PanelHost {
     const session = this.requireSession();
     const preview = await send(session.rpc, "toolwire/toolCall/preview", { sessionId: session.id, toolCallId });
     const target = preview.newPath ? `${preview.path} → ${preview.newPath}` : preview.path;
-    await this.ui.showDiff(preview, displayText(`${target} (proposed by Toolwire)`));
+    await this.ui.showDiff(preview, displayText(`${target} (proposed by Toolwire)`), toolCallId);
   }
 
   /**
@@ -468,6 +468,22 @@ export class PanelHost {
     const outcome: RequestPermissionResult["outcome"] =
       reason !== undefined && reason.trim() !== "" ? { outcome: "selected", optionId, reason: reason.trim() } : { outcome: "selected", optionId };
     held.settle({ outcome });
+  }
+
+  /**
+   * Answers a waiting approval with its allow-once or reject option (the **Allow Once** and
+   * **Reject** commands and keybindings, the diff editor's **Accept** / **Reject**): the one of
+   * call `toolCallId` when given, else the one waiting longest. False when none waits.
+   */
+  answerWaiting(kind: "allow_once" | "reject_once", toolCallId?: string): boolean {
+    for (const [requestId, held] of this.held) {
+      if (toolCallId === undefined || held.params.toolCall.toolCallId === toolCallId) {
+        const before = this.held.size;
+        this.answerKind(requestId, kind);
+        return this.held.size < before;
+      }
+    }
+    return false;
   }
 
   private answerKind(requestId: string, kind: "allow_once" | "reject_once"): void {

@@ -35,6 +35,7 @@ import type {
 } from "../protocol";
 import { displayPath } from "../display";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest } from "./messages";
+import { statusWords, stopWords } from "./words";
 
 /** A tool call as the panel shows it. */
 export interface CallView {
@@ -573,7 +574,7 @@ function applyTurn(state: PanelState, update: Extract<SessionUpdate, { sessionUp
         update.message ?? undefined,
       );
       const why = update.message ? `: ${update.message}` : "";
-      return { ...next, announcement: `Turn ended (${update.stopReason ?? "end_turn"})${why}` };
+      return { ...next, announcement: `Turn ended: ${stopWords(update.stopReason ?? "end_turn")}${why}` };
     }
     default:
       return state;
@@ -662,7 +663,7 @@ function applyCall(state: PanelState, wire: ToolCallUpdateWire, whole: boolean):
     permissions = left;
   }
   const announcement =
-    known?.status === status ? state.announcement : `${call.name || "tool call"}${call.path ? ` ${displayPath(call.path)}` : ""}: ${status}`;
+    known?.status === status ? state.announcement : `${call.name || "tool call"}${call.path ? ` ${displayPath(call.path)}` : ""}: ${statusWords(status)}`;
   return { ...state, calls, entries, permissions, seq, announcement };
 }
 

@@ -47,9 +47,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 }
 
+/** The diff editors of **Review in diff editor**, for their title bar's Accept / Reject. */
+export interface ReviewEditors {
+  /** The call whose change the diff editor of `uri` (either side) shows. */
+  callOf(uri: vscode.Uri): string | undefined;
+  /** Closes the diff editors of call `toolCallId`. */
+  close(toolCallId: string): Promise<void>;
+}
+
 /** The editor side of the panel, with `vscode`. */
-export class VsCodePanelUi implements PanelUi, vscode.Disposable {
+export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable {
   private readonly previews = new Map<string, string>();
+  /** The call of each preview text (its URI), for the diff editor's Accept / Reject. */
+  private readonly reviewed = new Map<string, string>();
   private readonly highlight = vscode.window.createTextEditorDecorationType({
     backgroundColor: new vscode.ThemeColor("diffEditor.insertedLineBackground"),
     isWholeLine: true,
@@ -90,13 +100,25 @@ export class VsCodePanelUi implements PanelUi, vscode.Disposable {
     return choice === "Open Panel" ? "open" : choice === "Allow Once" ? "allow_once" : choice === "Reject" ? "reject" : undefined;
   }
 
-  async showDiff(preview: PreviewResult, title: string): Promise<void> {
+  callOf(uri: vscode.Uri): string | undefined {
+    return uri.scheme === PREVIEW_SCHEME ? this.reviewed.get(uri.toString()) : undefined;
+  }
+
+  async close(toolCallId: string): Promise<void> {
+    const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) =>
+      tab.input instanceof vscode.TabInputTextDiff && this.reviewed.get(tab.input.modified.toString()) === toolCallId);
+    await vscode.window.tabGroups.close(tabs);
+  }
+
+  async showDiff(preview: PreviewResult, title: string, toolCallId: string): Promise<void> {
     const id = ++this.nextPreview;
     const name = path.posix.basename(preview.path);
     const left = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${id}/before/${name}` });
     const right = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${id}/after/${path.posix.basename(preview.newPath ?? preview.path)}` });
     this.previews.set(left.toString(), preview.before);
     this.previews.set(right.toString(), preview.after);
+    this.reviewed.set(left.toString(), toolCallId);
+    this.reviewed.set(right.toString(), toolCallId);
     await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true });
   }
 

@@ -9,6 +9,7 @@ import { Component, type ComponentChildren } from "preact";
 import { displayText } from "../display";
 import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage } from "../panel/messages";
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
+import { stopWords, turnWords } from "../panel/words";
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
 import { McpServersBar } from "./mcp";
@@ -25,10 +26,10 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
         <span class="model" title="Model">
           <i class="codicon codicon-hubot" aria-hidden="true" /> {displayText(state.model ?? "Toolwire")}
         </span>
-        <span class="turn-state" aria-hidden="true">
-          {state.running ? (state.turnState === "running_tools" ? "running tools…" : "generating…") : ""}
+        <span class={`turn-state${state.permissions.size > 0 ? " waiting" : ""}`} aria-hidden="true">
+          {turnWords({ running: state.running, turnState: state.turnState, waiting: state.permissions.size })}
         </span>
-        <IconButton icon="add" label="New conversation" onClick={() => send({ type: "newConversation" })} />
+        <IconButton icon="add" label="New Conversation" onClick={() => send({ type: "newConversation" })} />
       </header>
       <RulesBar files={state.instructions} send={send} />
       <McpServersBar servers={state.mcpServers} />
@@ -112,7 +113,7 @@ function TurnEnd({ entry, undoable, continuable, send }: {
     <section class={`turn-end ${failed ? "failed" : ""}`} aria-label="End of turn">
       <div class="line">
         <i class={`codicon ${failed ? "codicon-error" : entry.stopReason === "cancelled" ? "codicon-debug-stop" : "codicon-pass"}`} aria-hidden="true" />
-        <span class="stop-reason">{entry.stopReason}</span>
+        <span class="stop-reason" data-stop-reason={entry.stopReason}>{stopWords(entry.stopReason)}</span>
         {entry.message ? <span class="stop-message">{displayText(entry.message, "\n")}</span> : null}
         {parts.length > 0 ? <span class="usage">{parts.join(" · ")}</span> : null}
         {continuable ? (

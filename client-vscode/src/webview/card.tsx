@@ -15,6 +15,7 @@ import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
 import { excludedNotice, hintsText, mcpOrigin, undoNotice } from "../permission";
 import { imagesOf } from "../panel/images";
 import { problemsOf } from "../panel/problems";
+import { cancelWords, statusWords } from "../panel/words";
 import { ResultImages } from "./mcp";
 import { Problems } from "./problems";
 
@@ -35,15 +36,6 @@ const STATUS_ICONS: Record<string, string> = {
   history: "history",
 };
 
-const STATUS_WORDS: Record<string, string> = {
-  generating: "generating",
-  generated: "waiting",
-  calling: "running",
-  done: "done",
-  errored: "error",
-  canceled: "canceled",
-  history: "earlier turn",
-};
 
 interface Props {
   call: CallView;
@@ -74,7 +66,7 @@ export class CallCard extends Component<Props, State> {
     const detail = reasonOf(call);
     const name = displayText(call.name);
     const path = call.path ? displayPath(call.path) : "";
-    const label = `Tool call ${name || "(unnamed)"}${path ? ` on ${path}` : ""}: ${STATUS_WORDS[status]}${detail ? `, ${detail}` : ""}`;
+    const label = `Tool call ${name || "(unnamed)"}${path ? ` on ${path}` : ""}: ${statusWords(status)}${detail ? `, ${detail}` : ""}`;
     const cancellable = !provider && (status === "generated" || status === "calling") && call.toolCallId !== "";
     return (
       <article class={`card status-${status}${pending ? " asking" : ""}`} role="group" aria-label={label} data-call={call.key}>
@@ -87,7 +79,7 @@ export class CallCard extends Component<Props, State> {
             </button>
           ) : null}
           {provider ? <span class="provider" title="Run by the model provider, not in this workspace">provider · {displayText(call.kind)}</span> : null}
-          <span class={`badge ${status}`}>{STATUS_WORDS[status]}</span>
+          <span class={`badge ${status}`}>{statusWords(status)}</span>
           {cancellable ? (
             <button type="button" class="icon" aria-label={`Cancel ${name}`} title="Cancel this call" onClick={() => send({ type: "cancelCall", toolCallId: call.toolCallId })}>
               <i class="codicon codicon-close" aria-hidden="true" />
@@ -281,7 +273,7 @@ function reasonWords(call: CallView): string {
     return `${call.error.code}: ${call.error.message}`;
   }
   if (call.status === "canceled") {
-    const why = call.cancelReason ? call.cancelReason.replace(/_/g, " ") : "canceled";
+    const why = cancelWords(call.cancelReason);
     const reason = call.result && "reason" in call.result ? ` — “${call.result.reason}”` : "";
     return `${why}${reason}`;
   }

@@ -7,6 +7,7 @@ import { render } from "preact";
 import type { HostMessage, WebviewMessage } from "../panel/messages";
 import { initialState, reduceHostMessage, type PanelState } from "../panel/reducer";
 import { App } from "./app";
+import { ApprovalKeys } from "./keys";
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -25,9 +26,12 @@ export function send(message: WebviewMessage): void {
   vscode.postMessage(message);
 }
 
+const keys = new ApprovalKeys(() => state, send);
+
 function paint(): void {
   frame = 0;
   render(<App state={state} send={send} />, root);
+  keys.focusNew();
 }
 
 window.addEventListener("message", (event: MessageEvent<HostMessage>) => {

@@ -67,6 +67,32 @@ from toolwire.workspace.locks import overlaps
 
 log = logging.getLogger(__name__)
 
+class WaitClock:
+    """The time some approval of the turn waited for the user: the union of the intervals in
+    which at least one permission request was open (requests open together count once).
+    Used as a context manager around each request."""
+
+    def __init__(self) -> None:
+        self._open = 0
+        self._since = 0.0
+        self._total = 0.0
+
+    def __enter__(self) -> WaitClock:
+        if self._open == 0:
+            self._since = time.monotonic()
+        self._open += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._open -= 1
+        if self._open == 0:
+            self._total += time.monotonic() - self._since
+
+    def seconds(self) -> float:
+        """The time waited so far (an open request counts up to now)."""
+        return self._total + (time.monotonic() - self._since if self._open else 0.0)
+
+
 class Scheduler:
     """Runs the tool calls of each response of one turn.
 
@@ -80,6 +106,7 @@ class Scheduler:
         self.session = session
         self.push = push
         self.approver = approver
+        self.waiting = WaitClock()
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._calls: dict[str, ToolCallState] = {}
         self._in_history: list[ToolCallState] = []
@@ -305,7 +332,7 @@ class Scheduler:
             run.asking[call.id] = scope
         answer = None
         try:
-            with scope:
+            with scope, self.waiting:
                 answer = await self.approver.request_permission(snapshot(call), subject)
         finally:
             self._scopes.pop(call.id, None)

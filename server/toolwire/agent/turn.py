@@ -202,6 +202,10 @@ class Turn:
         self._finish(outcome)
         return outcome
 
+    def _duration_ms(self) -> int:
+        """The turn's time so far without the time it waited for the user's approvals."""
+        return max(0, int((time.monotonic() - self._started - self.scheduler.waiting.seconds()) * 1000))
+
     def _cancelled_outcome(self) -> TurnOutcome:
         self._settle(self._cancel_reason)
         return TurnOutcome("cancelled")
@@ -210,7 +214,7 @@ class Turn:
         outcome.input_tokens = self._input_tokens
         outcome.output_tokens = self._output_tokens
         self.outcome = outcome
-        duration = int((time.monotonic() - self._started) * 1000)
+        duration = self._duration_ms()
         self.session.end_checkpoint(self.checkpoint, outcome.stop_reason, message=outcome.message, usage=TurnUsage(
             input_tokens=self._input_tokens, output_tokens=self._output_tokens, duration_ms=duration))
         self.session.conversation.repair()
@@ -364,7 +368,7 @@ class Turn:
         prompt, answer = reported
         used = (estimate_tokens(request.messages, request.tools) if prompt is None else prompt) + (
             estimate_answer_tokens(merger) if answer is None else answer)
-        duration = int((time.monotonic() - self._started) * 1000)
+        duration = self._duration_ms()
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration,
                                    context_used=used, context_size=self._window()))
 
