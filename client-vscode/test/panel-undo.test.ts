@@ -53,8 +53,8 @@ test("a blocked undo changes nothing; Overwrite forces a path, Undo the rest res
   const undo = page.locator(".undo.blocked");
   await undo.waitFor();
   assert.match(await undo.locator("div").first().innerText(), /^Nothing was undone: 2 change\(s\) of turn t1 cannot be undone as they are/);
-  assert.deepEqual(await undo.locator("li .outcome").allTextContents(), ["kept", "kept"]);
-  assert.match(await undo.locator("li").first().innerText(), /kept a\.txt — changed since the turn/);
+  assert.deepEqual(await undo.locator("li .outcome").allTextContents(), ["Kept", "Kept"]);
+  assert.match(await undo.locator("li").first().innerText(), /Kept a\.txt — changed since the turn/);
   await undo.locator("li").first().locator("summary").click();
   assert.match(await undo.locator("li").first().locator("pre.diff").innerText(), /-mine/);
   assert.equal(await read(workspace, "hello.txt"), "HELLO\n", "a blocked undo changes nothing");
@@ -66,7 +66,7 @@ test("a blocked undo changes nothing; Overwrite forces a path, Undo the rest res
   await page.locator(".undo.blocked li", { hasText: "b.txt" }).waitFor();
   // The panel re-renders the blocked list in place: wait in the page until it holds one entry.
   await page.waitForFunction(() => document.querySelectorAll(".undo.blocked li").length === 1, undefined, { timeout: 60_000 });
-  assert.match(await page.locator(".undo.blocked li").innerText(), /kept b\.txt/);
+  assert.match(await page.locator(".undo.blocked li").innerText(), /Kept b\.txt/);
   assert.equal(await read(workspace, "a.txt"), "a\nmine\n");
   assert.equal(await read(workspace, "hello.txt"), "HELLO\n");
 

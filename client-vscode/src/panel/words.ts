@@ -80,3 +80,17 @@ export function turnWords(state: { running: boolean; turnState: string | null; w
   }
   return state.turnState === "running_tools" ? "running tools…" : "generating…";
 }
+
+/** What an undo did to a path or git action (`outcome`). */
+export function outcomeWords(outcome: string): string {
+  switch (outcome) {
+    case "restored":
+      return "Restored";
+    case "kept":
+      return "Kept";
+    case "not_undoable":
+      return "Not undoable";
+    default:
+      return outcome.replace(/_/g, " ");
+  }
+}

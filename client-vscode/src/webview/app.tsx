@@ -9,7 +9,7 @@ import { Component, type ComponentChildren } from "preact";
 import { displayText } from "../display";
 import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage } from "../panel/messages";
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
-import { stopWords, turnWords } from "../panel/words";
+import { outcomeWords, stopWords, turnWords } from "../panel/words";
 import { CallCard } from "./card";
 import { Markdown } from "./markdown-view";
 import { McpServersBar } from "./mcp";
@@ -164,7 +164,7 @@ function UndoView({ outcome, request, active, undo }: {
       <ul>
         {outcome.paths.map((p) => (
           <li key={p.path}>
-            <span class={`outcome ${p.outcome}`}>{p.outcome}</span> {displayText(p.path)}
+            <span class={`outcome ${p.outcome}`}>{outcomeWords(p.outcome)}</span> {displayText(p.path)}
             {p.reason ? ` — ${displayText(p.reason)}` : ""}
             {blocked && p.outcome === "kept" ? (
               <button
@@ -186,13 +186,13 @@ function UndoView({ outcome, request, active, undo }: {
         ))}
         {(outcome.git ?? []).map((g, i) => (
           <li key={`git${i}`}>
-            <span class={`outcome ${g.outcome}`}>{g.outcome}</span> {displayText(g.action)}
+            <span class={`outcome ${g.outcome}`}>{outcomeWords(g.outcome)}</span> {displayText(g.action)}
             {g.reason ? ` — ${displayText(g.reason)}` : ""}
           </li>
         ))}
         {(outcome.notUndone ?? []).map((c) => (
           <li key={`mcp${c.callId}`}>
-            <span class="outcome not_undoable">not undone</span> {displayText(c.tool)} ({displayText(c.callId)}) — outside the checkpoints (an MCP tool)
+            <span class="outcome not_undoable">Not undone</span> {displayText(c.tool)} ({displayText(c.callId)}) — outside the checkpoints (an MCP tool)
           </li>
         ))}
       </ul>
