@@ -143,6 +143,8 @@ class FakeEndpoint:
         requests: Every request body received (parsed JSON), in order.
         request_times: ``time.monotonic()`` at the arrival of each request.
         authorizations: The ``Authorization`` header of each request ("" when absent).
+        models: The ids ``GET …/models`` lists (None: it answers HTTP 404); ``models_status`` another
+            status to answer it with (401); ``model_gets`` the ``Authorization`` of each such GET.
     """
 
     def __init__(self, replies: list[Any] | None = None, check: Any = None) -> None:
@@ -153,11 +155,27 @@ class FakeEndpoint:
         self.request_times: list[float] = []
         self.authorizations: list[str] = []
         self.paths: list[str] = []  # each request's path and query, as sent
+        self.models: list[str] | None = None
+        self.models_status = 200
+        self.model_gets: list[str] = []
         self._arrived = threading.Condition()
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                with endpoint._arrived:
+                    endpoint.model_gets.append(self.headers.get("Authorization", ""))
+                    endpoint._arrived.notify_all()
+                if not self.path.split("?")[0].endswith("/models") or endpoint.models is None:
+                    self._whole(Reply(404, error_body("not found")))
+                elif endpoint.models_status != 200:
+                    self._whole(Reply(endpoint.models_status, error_body("Incorrect API key provided")))
+                else:
+                    data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in endpoint.models]
+                    self._whole(Reply(200, json.dumps({"object": "list", "data": data}).encode(),
+                                      {"Content-Type": "application/json"}))
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length", 0))

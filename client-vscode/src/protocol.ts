@@ -26,6 +26,8 @@ export type {
   McpServerStatusWire,
   McpServerUpdate,
   McpSubject,
+  ModelChoiceWire,
+  ModelsListResult,
   PermissionOptionModel as PermissionOption,
   PermissionOutcome,
   PlanEntryWire,
@@ -36,6 +38,7 @@ export type {
   RequestPermissionResult,
   RunActionArgs,
   RunActionResult,
+  SavedSessionWire,
   SessionNewParams,
   SessionNewResult,
   SessionRef,
@@ -154,6 +157,10 @@ export const SessionList = request("toolwire/session/list");
 
 /** client→server: a saved (or open) session opened again; answers as `toolwire/session/new`. */
 export const SessionLoad = request("toolwire/session/load");
+/** Close a session if open and remove its saved file → `{deleted}`. */
+export const SessionDelete = request("toolwire/session/delete");
+/** The models to switch to → `{active, models: [{spec, name, source}]}`. */
+export const ModelsList = request("toolwire/models/list");
 
 /** client→server: undo a whole turn, keeping anything changed since (see protocol.md). */
 export const SessionUndoTurn = request("toolwire/session/undoTurn");

@@ -39,6 +39,14 @@ export interface ToolwireProtocol {
     params: SessionLoadParams;
     result: SessionNewResult;
   };
+  "toolwire/session/delete": {
+    params: SessionDeleteParams;
+    result: SessionDeleteResult;
+  };
+  "toolwire/models/list": {
+    params: ModelsListParams;
+    result: ModelsListResult;
+  };
   "toolwire/session/snapshot": {
     params: SessionRef;
     result: SnapshotResult;
@@ -189,6 +197,8 @@ export interface PromptResult {
   stopReason: string;
   usage: Usage;
   message?: string | null;
+  errorCode?: string | null;
+  notice?: string | null;
 }
 /**
  * Token counts of a turn (null when the model reported none; both always sent).
@@ -251,8 +261,8 @@ export interface SessionListResult {
 }
 /**
  * A saved session (protocol.md, "Saved sessions"): its id and folder, its title (from its first
- * prompt; null before one set it), when it was created and last saved (seconds since the epoch),
- * how many turns it ran.
+ * prompt; null before one set it), when it was created and last saved (seconds since the epoch;
+ * ``updatedAt`` is ``updated`` again, the name ACP's list uses), how many turns it ran.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SavedSessionWire".
@@ -263,17 +273,70 @@ export interface SavedSessionWire {
   title: string | null;
   created: number;
   updated: number;
+  updatedAt: number;
   turns: number;
 }
 /**
- * ``toolwire/session/load`` params: a saved (or open) session of the folder ``cwd``.
+ * ``toolwire/session/load`` params: a saved (or open) session of the folder ``cwd`` (absent:
+ * the open session of that id, else the first workspace folder of the server that saved it).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "SessionLoadParams".
  */
 export interface SessionLoadParams {
   sessionId: string;
-  cwd: string;
+  cwd?: string | null;
+}
+/**
+ * ``toolwire/session/delete`` params: a session of the folder ``cwd`` (absent: of whichever folder has it).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionDeleteParams".
+ */
+export interface SessionDeleteParams {
+  sessionId: string;
+  cwd?: string | null;
+}
+/**
+ * ``toolwire/session/delete`` result: whether a session (open or saved) was there to delete.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionDeleteResult".
+ */
+export interface SessionDeleteResult {
+  deleted: boolean;
+}
+/**
+ * ``toolwire/models/list`` params: the session whose model is ``active`` (absent: the server's settings).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ModelsListParams".
+ */
+export interface ModelsListParams {
+  sessionId?: string | null;
+}
+/**
+ * ``toolwire/models/list`` result: the active model's spec and the models to switch to.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ModelsListResult".
+ */
+export interface ModelsListResult {
+  active: string;
+  models: ModelChoiceWire[];
+}
+/**
+ * A model to switch to: its spec (what ``toolwire.selectModel`` and ``session/new`` take), a name
+ * to show, and where it came from: ``endpoint`` (its ``GET /models``), ``configured`` (the settings),
+ * ``builtin`` (``replay``, the offline demo).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ModelChoiceWire".
+ */
+export interface ModelChoiceWire {
+  spec: string;
+  name: string;
+  source: "endpoint" | "configured" | "builtin";
 }
 /**
  * ``toolwire/session/snapshot`` result (see protocol.md).
@@ -929,6 +992,8 @@ export interface TurnUpdateKind {
   turnId?: string | null;
   stopReason?: string | null;
   message?: string | null;
+  errorCode?: string | null;
+  notice?: string | null;
 }
 /**
  * ``sessionUpdate: "usage"`` (sent when the turn ends).

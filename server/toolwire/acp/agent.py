@@ -346,8 +346,14 @@ class ToolwireAcpAgent:
         if outcome.stop_reason == "error":
             # shown to the user: an endpoint's or a model's text with controls and bidi characters escaped
             message = display_text(outcome.message or "the model failed", keep="\n\t")
+            data: dict[str, Any] = {"stopReason": "error", "message": message}
+            if outcome.error_code == "no_api_key":  # the agent declares no authMethods: the message says what to do
+                data["errorCode"] = outcome.error_code
+                message += (" - set TOOLWIRE_API_KEY or OPENAI_API_KEY in the agent's environment, or the apiKey "
+                            "setting (toolwire acp --settings)")
+                data["message"] = message
             # the error's own message too: a client that shows only error.message (not data) shows why
-            raise RequestError(-32603, f"Internal error: {message}", {"stopReason": "error", "message": message})
+            raise RequestError(-32603, f"Internal error: {message}", data)
         return PromptResponse(stop_reason=mapping.stop_reason(outcome.stop_reason), field_meta=turn_usage(outcome))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -472,6 +478,7 @@ class ToolwireAcpAgent:
         before it."""
         self._send_soon(session_id, AvailableCommandsUpdate(session_update="available_commands_update",
                                                             available_commands=advertised()), "available_commands_update")
+        self._refresh_models(session_id)
 
     def _send_soon(self, session_id: str, update: Any, what: str) -> None:
         """Send ``update`` from a task of its own (after the answer in progress, or the caller's step)."""
@@ -551,8 +558,36 @@ class ToolwireAcpAgent:
             for mode_id, (name, description, _) in MODES.items()])
 
     def _model_choices(self, session: AcpSession) -> list[str]:
-        choices = [self.settings.model, session.core.model.model_id, "replay"]
-        return list(dict.fromkeys(choice for choice in choices if choice))
+        return list(self._model_names(session))
+
+    def _model_names(self, session: AcpSession) -> dict[str, str]:
+        """spec → name of the models to switch to (:meth:`SessionHost.known_models`: the endpoint's
+        ``GET /models`` once fetched, else the configured ones; the offline demo last)."""
+        listed = self.host.known_models(session.hosted)["models"]
+        names = {session.core.model.model_id: session.core.model.model_id}
+        names.update((m["spec"], m["name"]) for m in listed)
+        return names
+
+    def _refresh_models(self, session_id: str) -> None:
+        """Ask the endpoint for its models (:meth:`SessionHost.list_models`, bounded by ``connectTimeout``) in a
+        task of its own; a list that differs from the one the answer gave is sent as ``config_option_update``."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        before = self._model_choices(session)
+
+        async def refresh() -> None:
+            try:
+                await self.host.list_models(session.hosted)
+                if session_id in self.sessions and self._model_choices(session) != before:
+                    await self._conn.session_update(session_id=session_id, update=ConfigOptionUpdate(
+                        session_update="config_option_update", config_options=self._config(session)))
+            except Exception as exc:  # noqa: BLE001 - the client went away
+                log.warning("config_option_update (models) failed: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(refresh(), name=f"acp-models-{session_id}")
+        self._advertising.add(task)
+        task.add_done_callback(self._advertising.discard)
 
     def _config(self, session: AcpSession) -> list[SessionConfigOptionSelect]:
         """The config options: the mode selector (``category: "mode"``, the modes of :data:`MODES`), then
@@ -565,7 +600,8 @@ class ToolwireAcpAgent:
                          for mode_id, (name, description, _) in MODES.items()]),
             SessionConfigOptionSelect(
                 type="select", id=MODEL_OPTION, name="Model", category="model", current_value=current,
-                options=[SessionConfigSelectOption(value=value, name=value) for value in self._model_choices(session)]),
+                options=[SessionConfigSelectOption(value=value, name=name)
+                         for value, name in self._model_names(session).items()]),
         ]
 
 

@@ -41,12 +41,15 @@ class MessageChunk:
 @dataclass(slots=True, frozen=True)
 class TurnUpdate:
     """The turn moved to ``state``; ``stop_reason`` is set when it ended; ``turn_id``
-    is the turn's id within its session (``"t1"``, ``"t2"``…)."""
+    is the turn's id within its session (``"t1"``, ``"t2"``…); ``error_code`` and ``notice`` as
+    :class:`~toolwire.agent.turn.TurnOutcome`'s, when it ended."""
 
     state: TurnStateName
     stop_reason: str | None = None
     message: str | None = None
     turn_id: str | None = None
+    error_code: str | None = None
+    notice: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

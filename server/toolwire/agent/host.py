@@ -22,6 +22,7 @@ request, calls the host and encodes the answer; the host owns the rest
   restart (:mod:`toolwire.agent.session_saving`, files in :mod:`toolwire.agent.session_store`): the
   saved sessions of a folder (:meth:`SessionHost.list_sessions`), loading one in a new process
   (:meth:`SessionHost.load`), deleting one (:meth:`SessionHost.delete`); closing keeps its file;
+* the models a person may switch to (:meth:`SessionHost.list_models`, :mod:`toolwire.agent.model_choices`);
 * the MCP servers of every session (:mod:`toolwire.agent.mcp_session`): started with it, shared
   between sessions with the same configuration, their state changes and failures on its outlet,
   stopped with the last session using them; ``toolwire/tools/list`` (:meth:`SessionHost.tool_listing`).
@@ -49,6 +50,7 @@ from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, 
                                           session_settings)
 from toolwire.agent.images import image_refusal
 from toolwire.agent.mcp_session import McpLink, tool_listing
+from toolwire.agent.model_choices import ModelChoices
 from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, Recorded, SessionState,
                                    TurnRunning, UnknownSession)
 from toolwire.agent.opening import SessionSpecError, check_cwd, open_session
@@ -102,6 +104,7 @@ class SessionHost:
         self._titled: list[Callable[[Hosted], None]] = []
         self._changed: asyncio.Event | None = None
         self._background: set[asyncio.Task] = set()
+        self.model_choices = ModelChoices()
 
     # ------------------------------------------------------------- sessions
     def get(self, session_id: str) -> Hosted:
@@ -154,16 +157,21 @@ class SessionHost:
         log.info("session %s: %s on %s", session.id, session.model.model_id, session.root)
         return hosted
 
-    async def load(self, session_id: str, cwd: str | Path, documents: Documents, outlet_for: Callable[[Session], Sink],
-                   editor: EditorLink | None = None, mcp_servers: Mapping[str, Any] | None = None) -> Hosted:
+    async def load(self, session_id: str, cwd: str | Path | None, documents: Documents,
+                   outlet_for: Callable[[Session], Sink], editor: EditorLink | None = None,
+                   mcp_servers: Mapping[str, Any] | None = None, folders: Sequence[str | Path] = ()) -> Hosted:
         """The session ``session_id`` of the folder ``cwd``: the open one, else the saved one opened
         again in this process (as :meth:`open` does, with the model spec and settings overrides it was
         opened with) with its conversation, turn count, title, event log and turn checkpoints.
+        With no ``cwd``, the open session of that id, else the first of ``folders`` (the front-end's
+        workspace folders) that saved it.
 
         Raises:
             UnknownSession: (field ``sessionId``) no session of this folder has this id (or its file was skipped).
             SessionSpecError: ``field`` ``cwd``, ``model`` or ``settings`` is unusable now.
         """
+        if cwd is None:
+            cwd = self._folder_of(session_id, folders)
         root = check_cwd(cwd).resolve()  # a NUL, a relative or a missing folder: SessionSpecError (cwd)
         hosted = self.sessions.get(session_id)
         if hosted is not None:
@@ -179,6 +187,21 @@ class SessionHost:
         log.info("session %s: loaded (%d turns)", session_id, hosted.session.turns)
         return hosted
 
+    def _folder_of(self, session_id: str, folders: Sequence[str | Path]) -> Path:
+        """The folder of the open session ``session_id``, else the first of ``folders`` that saved it.
+
+        Raises:
+            UnknownSession: (field ``sessionId``) neither.
+        """
+        hosted = self.sessions.get(session_id)
+        if hosted is not None:
+            return hosted.session.root
+        for folder in folders:
+            root = _saved_root(folder)
+            if root is not None and read_saved(session_id, root) is not None:
+                return root
+        raise UnknownSession(f"no saved session {session_id!r} in the workspace folders", "sessionId")
+
     def history(self, hosted: Hosted) -> list[LoggedEvent]:
         """Everything the session logged as it is saved (:class:`~toolwire.agent.session_store.Journal`),
         oldest first: what a front-end tells again when a client loads it."""
@@ -192,10 +215,16 @@ class SessionHost:
         root = _saved_root(cwd)
         return [] if root is None else saved_sessions(root, self.settings.session_retention_days)
 
-    async def delete(self, session_id: str, cwd: str | Path | None = None) -> bool:
+    async def delete(self, session_id: str, cwd: str | Path | None = None, *, refuse_running: bool = False) -> bool:
         """Close the session if it is open and remove its saved file (of the folder ``cwd``, else of
-        whichever folder has it). Returns False when there was neither."""
+        whichever folder has it). Returns False when there was neither.
+
+        Raises:
+            TurnRunning: ``refuse_running`` and a turn, an undo or a redo is running in the session.
+        """
         hosted = self.sessions.get(session_id)
+        if refuse_running and hosted is not None:
+            self.ensure_free(hosted, "a turn is running in this session; cancel it before deleting the session")
         root = hosted.session.root if hosted is not None else _saved_root(cwd) if cwd is not None else None
         if hosted is None and cwd is not None and root is None:
             return False  # no folder of that name can have saved sessions
@@ -518,6 +547,17 @@ class SessionHost:
         log.info("settings changed: %s", ", ".join(sorted(map(str, sent))) or "none")  # names only, never values
         self.replace_settings(settings)
         return problems
+
+    async def list_models(self, hosted: Hosted | None = None) -> dict[str, Any]:
+        """The models to switch to (:mod:`toolwire.agent.model_choices`): ``{"active", "models": [{"spec", "name",
+        "source"}]}`` for the session (None: a new session under the server's settings)."""
+        if hosted is None:
+            return await self.model_choices.listing(self.settings.model, self.settings)
+        return await self.model_choices.listing(hosted.session.model.model_id, hosted.session.settings)
+
+    def known_models(self, hosted: Hosted) -> dict[str, Any]:
+        """As :meth:`list_models` without asking the endpoint (its list when fetched before, else the configured)."""
+        return self.model_choices.known(hosted.session.model.model_id, hosted.session.settings)
 
     async def set_model(self, hosted: Hosted, spec: str) -> None:
         """Answer the session's next turns with the model ``spec`` (its other settings kept).

@@ -66,15 +66,23 @@ class TurnOutcome:
     input_tokens: int | None = None
     output_tokens: int | None = None
     message: str | None = None
+    #: Why an ``error`` turn failed, for a front-end to word (``no_api_key``), else None.
+    error_code: str | None = None
+    #: Something a front-end shows beside the answer (``demo_finished``: the offline demo's script is done).
+    notice: str | None = None
 
     def to_wire(self) -> dict:
-        """``{"stopReason", "usage": {"inputTokens", "outputTokens"}, "message"?}``."""
+        """``{"stopReason", "usage": {"inputTokens", "outputTokens"}, "message"?, "errorCode"?, "notice"?}``."""
         out: dict = {
             "stopReason": self.stop_reason,
             "usage": {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens},
         }
         if self.message:
             out["message"] = self.message
+        if self.error_code:
+            out["errorCode"] = self.error_code
+        if self.notice:
+            out["notice"] = self.notice
         return out
 
 
@@ -82,6 +90,7 @@ class TurnOutcome:
 class _Response:
     merger: StreamMerger
     stream_error: str | None
+    error_code: str | None = None
 
 
 class Turn:
@@ -219,7 +228,8 @@ class Turn:
             input_tokens=self._input_tokens, output_tokens=self._output_tokens, duration_ms=duration))
         self.session.conversation.repair()
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))
-        self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message, turn_id=self.id))
+        self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message, turn_id=self.id,
+                                  error_code=outcome.error_code, notice=outcome.notice))
 
     def _settle(self, reason: CancelReason = CancelReason.TURN_CANCELLED, *, error: CallError | None = None) -> None:
         """End every open call (``canceled`` with ``reason``, or ``errored`` with
@@ -255,11 +265,11 @@ class Turn:
             self.scheduler.settle_provider_calls([c for c in merger.calls if c.kind != "function"])
             self.scheduler.record_response(merger, client_calls)
             if response.stream_error:
-                return TurnOutcome("error", message=response.stream_error)
+                return TurnOutcome("error", message=response.stream_error, error_code=response.error_code)
             if not client_calls:
                 if any(r in TRUNCATING_FINISH for r in merger.finish_reasons):
                     return TurnOutcome("max_tokens")
-                return TurnOutcome("end_turn")
+                return TurnOutcome("end_turn", notice=getattr(session.model, "notice", None))
             repeated = self._failures.check(client_calls)
             if repeated is not None:
                 return TurnOutcome("repeated_tool_failure", message=repeated)
@@ -346,7 +356,7 @@ class Turn:
             run.offer(call)
         if failure is None and merger.errors:  # an error event inside an otherwise readable stream
             failure = stream_error_sentence(merger.errors[0])
-        return _Response(merger, failure)
+        return _Response(merger, failure, error.code if error is not None else None)
 
     def _text_tools(self):
         """In text tool-calling mode, the wrapper that reads calls out of the text; else None."""

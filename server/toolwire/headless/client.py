@@ -280,6 +280,9 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         final = {"stopReason": result.get("stopReason"), "usage": result.get("usage")}
         if result.get("message"):
             final["message"] = result["message"]
+        for key in ("errorCode", "notice"):
+            if result.get(key):
+                final[key] = result[key]
         if options.json:
             out.write(json.dumps(final) + "\n")
         else:
@@ -287,7 +290,7 @@ async def run_turn(options: RunOptions, out: TextIO = sys.stdout, err: TextIO = 
         out.flush()
         if final["stopReason"] == "error":
             message = result.get("message") or "no reason given"
-            err.write(f"toolwire run: the turn failed: {display_text(message)}\n  what to do: {advice(message)}\n")
+            err.write(f"toolwire run: the turn failed: {display_text(message)}\n  what to do: {advice(message, result.get('errorCode'))}\n")
             code = EXIT_CODES["turn_error"]
         elif result.get("message") and final["stopReason"] != "end_turn":
             err.write(f"toolwire run: {final['stopReason']}: {display_text(result['message'])}\n")

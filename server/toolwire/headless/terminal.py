@@ -259,8 +259,11 @@ class Prompt:
             loop.remove_reader(fd)
 
 
-def advice(message: str) -> str:
-    """What to do about a turn that ended with ``stopReason: "error"``, from its message."""
+def advice(message: str, code: str | None = None) -> str:
+    """What to do about a turn that ended with ``stopReason: "error"``, from its ``errorCode`` and message."""
+    if code == "no_api_key":
+        return ("set the API key: the TOOLWIRE_API_KEY or OPENAI_API_KEY environment variable, or the apiKey "
+                "setting (--settings '{\"apiKey\": \"…\"}')")
     low = message.lower()
     # the turn's own messages first: they quote the endpoint's answer (an HTTP 500 over the context window)
     if low.startswith("the model returned an empty answer") and "content filter" in low:

@@ -40,14 +40,17 @@ class ModelError(Exception):
         status: HTTP status when there was one.
         retry_after: Seconds the endpoint asked us to wait before retrying
             (``Retry-After`` / ``retry-after-ms``), when it said so.
+        code: A code a front-end words for its user (the turn's ``errorCode``): ``no_api_key``
+            when no key is set for the default endpoint or the endpoint answered HTTP 401; else None.
     """
 
     def __init__(self, message: str, *, retryable: bool = False, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        self.code = code
 
 
 class ContextLengthError(ModelError):

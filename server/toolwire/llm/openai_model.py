@@ -50,6 +50,20 @@ _REFUSES_TOOLS = re.compile(r"does not support tools|tool choice requires|argume
 API_KEY_ENV = ("TOOLWIRE_API_KEY", "OPENAI_API_KEY")
 
 
+#: The ``code`` of a :class:`ModelError` for a missing or refused key (the turn's ``errorCode``).
+NO_API_KEY = "no_api_key"
+
+
+def is_openai_endpoint(url: str) -> bool:
+    """Whether ``url`` is OpenAI's own API (which never answers without a key)."""
+    return urlsplit(url).hostname == "api.openai.com"
+
+
+def no_key_headers(key: str | None) -> dict[str, Any]:
+    """The SDK request options leaving the ``Authorization`` header out when there is no key (else none)."""
+    return {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
+
+
 def api_key_from_env() -> str | None:
     """The first of :data:`API_KEY_ENV` that is set and non-empty, else None."""
     for name in API_KEY_ENV:
@@ -185,8 +199,11 @@ def _translate_raw(exc: Exception, url: str, read_timeout: float) -> ModelError:
                 return ContextLengthError(f"the model endpoint {url} answered HTTP {status}: {text}",
                                           limit=sizes[0], requested=sizes[1], status=status)
         hint = ""
-        if status in (401, 403):
-            hint = " (the API key was refused: set TOOLWIRE_API_KEY or OPENAI_API_KEY, or the apiKey setting)"
+        if status == 401:
+            return ModelError(f"the model endpoint {url} answered HTTP 401: {_shown(exc)} (the API key is missing or "
+                              "was refused)", status=status, code=NO_API_KEY)
+        if status == 403:
+            hint = " (the API key was refused)"
         elif status in _REFUSING and _REFUSES_TOOLS.search(_error_text(exc)[1]):
             hint = (' (the endpoint refuses tool definitions: set the toolCalling setting to "text", or enable tool '
                     "calling on the server, e.g. vLLM --enable-auto-tool-choice --tool-call-parser NAME)")
@@ -210,8 +227,9 @@ class OpenAIModel:
         model: The model id sent to the endpoint (e.g. ``gpt-4o-mini``).
         base_url: Endpoint base URL (``https://host/v1``); None for the SDK default
             (``OPENAI_BASE_URL`` or OpenAI's).
-        api_key: The key; None reads :data:`API_KEY_ENV`, and a placeholder is
-            sent when none is set (local servers do not check it).
+        api_key: The key; None reads :data:`API_KEY_ENV`. With none, no ``Authorization`` is sent
+            (local servers need none), and a request to OpenAI's own endpoint fails at once with
+            ``code="no_api_key"`` (so does an HTTP 401 anywhere).
         connect_timeout: Seconds to connect (the ``connectTimeout`` setting).
         read_timeout: Seconds without data before the request fails, before or
             during the response (the ``readTimeout`` setting).
@@ -232,8 +250,11 @@ class OpenAIModel:
         redactor.add(api_key)
         redactor.add_url(base_url)
         base_url, query = split_query(base_url)
+        key = api_key or api_key_from_env()
+        self.has_key = key is not None
+        self._no_key = no_key_headers(key)
         self._client = openai.AsyncOpenAI(
-            api_key=api_key or api_key_from_env() or "not-set",
+            api_key=key or "unused",  # the SDK insists on one; with none no Authorization is sent (_no_key)
             base_url=base_url,
             default_query=dict(query) or None,
             timeout=openai.Timeout(read_timeout, connect=connect_timeout),
@@ -251,6 +272,8 @@ class OpenAIModel:
         the stream before the provider answers): the request is sent again without it.
         See :meth:`_stream_once` for the rest.
         """
+        if not self.has_key and is_openai_endpoint(self.url):
+            raise ModelError(f"no API key is set for the model endpoint {self.url}", code=NO_API_KEY)
         while True:  # ends: each retry leaves out one more field, of a finite few
             try:
                 async for frame in self._stream_once(request):
@@ -339,7 +362,7 @@ class OpenAIModel:
             body = self._body(request, left_out)
             try:
                 return await stack.enter_async_context(
-                    self._client.chat.completions.with_streaming_response.create(**body)), body
+                    self._client.chat.completions.with_streaming_response.create(**body, **self._no_key)), body
             except openai.APIStatusError as exc:
                 if exc.status_code not in _REFUSING:
                     raise
@@ -379,3 +402,42 @@ class OpenAIModel:
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.close()
+
+
+#: At most this many models are kept from one endpoint's ``GET /models`` (ids longer than :data:`MAX_MODEL_ID` skipped).
+MAX_LISTED_MODELS = 500
+MAX_MODEL_ID = 200
+
+
+async def endpoint_models(base_url: str | None, api_key: str | None, timeout: float) -> list[str] | None:
+    """The model ids of an OpenAI-compatible endpoint's ``GET /models``, sorted, through the SDK
+    (for ``toolwire/models/list``): bounded by ``timeout`` (connect and read), never retried. None
+    when the endpoint fails, times out, refuses the key or lists nothing, and for OpenAI's own
+    endpoint without a key (nothing is sent)."""
+    key = api_key or api_key_from_env()
+    redactor = shared_redactor()
+    redactor.add(api_key)
+    redactor.add_url(base_url)
+    url, query = split_query(base_url)
+    client = openai.AsyncOpenAI(api_key=key or "unused", base_url=url, default_query=dict(query) or None,
+                                timeout=openai.Timeout(timeout, connect=timeout), max_retries=0)
+    try:
+        if key is None and is_openai_endpoint(str(client.base_url)):
+            return None
+        with anyio.fail_after(timeout * 2):  # connect, then the answer: never longer than this
+            page = await client.models.list(**no_key_headers(key))
+        ids = [m.id for m in page.data if isinstance(getattr(m, "id", None), str) and 0 < len(m.id) <= MAX_MODEL_ID]
+    except Exception as exc:  # noqa: BLE001 - any failure means: no list from this endpoint
+        log.info("GET /models of %s failed: %s", redactor.redact(str(client.base_url)),
+                 redactor.redact(f"{type(exc).__name__}: {exc}"))
+        return None
+    finally:
+        await client.close()
+    return sorted(set(ids))[:MAX_LISTED_MODELS] or None
+
+
+def endpoint_name(base_url: str | None) -> str:
+    """The endpoint ``base_url`` names (None: the SDK's default), as the SDK resolves it, for a cache key."""
+    url, query = split_query(base_url)
+    return str(openai.AsyncOpenAI(api_key="unused", base_url=url).base_url).rstrip("/") + (
+        f"?{urlencode(query)}" if query else "")

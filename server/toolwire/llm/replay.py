@@ -21,7 +21,9 @@ does not take, a value of the wrong kind, or a stream file none of whose payload
 known format recognizes is an error naming the line and the key.
 
 When the script runs out the model answers with a short text and stops, so a turn
-always ends. Every request received is kept in :attr:`ReplayModel.requests` and,
+always ends. ``replay`` with no script is the embedded demo: its first answer says it is
+Toolwire's offline demo; past it, each answer says how to choose a real model and the
+turn carries the ``demo_finished`` notice (:attr:`ReplayModel.notice`). Every request received is kept in :attr:`ReplayModel.requests` and,
 when ``log_path`` is given, appended to that file as one JSON line (an image part as
 ``{"type": "image", "mimeType", "bytes"}``, not its data).
 """
@@ -43,6 +45,17 @@ from toolwire.streaming.framing import Frame, frames_from_bytes
 
 #: Text the model sends once its script has no lines left.
 SCRIPT_FINISHED = "The replay script has no more responses."
+
+#: The embedded demo (``replay`` with no script): its first answer says what it is.
+DEMO_LINES: list[dict[str, Any]] = [{"text": (
+    "This is Toolwire's **offline demo**: scripted answers, no model and no network, so what you type is not read.\n\n"
+    "With a real model Toolwire reads and searches your workspace, proposes edits you approve or reject, runs git "
+    "and undoes whole turns. To use one, choose a model (e.g. `openai:gpt-4o-mini`) and set an API key.")}]
+#: The embedded demo's answer once its script is done (its turns carry the ``demo_finished`` notice).
+DEMO_FINISHED = ("That is all of Toolwire's offline demo: it only plays scripted answers. To work on your code, "
+                 "choose a real model (e.g. `openai:gpt-4o-mini`, or any OpenAI-compatible endpoint) and set an API key.")
+#: The notice of a turn the embedded demo answered after its script was done.
+DEMO_NOTICE = "demo_finished"
 
 
 class ReplayScriptError(ValueError):
@@ -256,8 +269,8 @@ class ReplayModel:
     """Plays a replay script, one line per request (see the module docstring).
 
     Args:
-        script: Path of the JSONL script, or None for a model that only answers
-            with :data:`SCRIPT_FINISHED`.
+        script: Path of the JSONL script, or None for the embedded demo (:data:`DEMO_LINES`, then
+            :data:`DEMO_FINISHED` with :attr:`notice` set to :data:`DEMO_NOTICE`).
         log_path: Optional file to append every request to, one JSON line each.
 
     Raises:
@@ -268,7 +281,9 @@ class ReplayModel:
 
     def __init__(self, script: Path | None, log_path: Path | None = None) -> None:
         self.script = script
-        self.lines = load_script(script) if script is not None else []
+        self.lines = load_script(script) if script is not None else list(DEMO_LINES)
+        #: ``demo_finished`` once the embedded demo answered past its script (read by the turn), else None.
+        self.notice: str | None = None
         self.model_id = f"replay:{script}" if script is not None else "replay"
         self.requests: list[ModelRequest] = []
         self._log_path = log_path
@@ -285,7 +300,12 @@ class ReplayModel:
         """Yield the next scripted response as frames (see :class:`~toolwire.llm.base.Model`)."""
         self._record(request)
         number = len(self.requests)
-        line = self.lines[number - 1] if number <= len(self.lines) else {"text": SCRIPT_FINISHED}
+        if number <= len(self.lines):
+            line = self.lines[number - 1]
+        elif self.script is None:
+            line, self.notice = {"text": DEMO_FINISHED}, DEMO_NOTICE
+        else:
+            line = {"text": SCRIPT_FINISHED}
         if "stream" in line:
             frames = list(frames_from_bytes(Path(line["stream"]).read_bytes()))
         else:

@@ -173,6 +173,8 @@ class TurnUpdateKind(Wire):
     turn_id: str | None = None
     stop_reason: str | None = None
     message: str | None = None
+    error_code: str | None = None
+    notice: str | None = None
 
 
 class UsageCounts(Wire):

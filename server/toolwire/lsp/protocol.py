@@ -31,6 +31,8 @@ SESSION_COMPACT = "toolwire/session/compact"
 SESSION_SNAPSHOT = "toolwire/session/snapshot"
 SESSION_LIST = "toolwire/session/list"
 SESSION_LOAD = "toolwire/session/load"
+SESSION_DELETE = "toolwire/session/delete"
+MODELS_LIST = "toolwire/models/list"
 SESSION_UPDATE = "toolwire/session/update"
 REQUEST_PERMISSION = "toolwire/session/requestPermission"
 TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
@@ -58,6 +60,8 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_SNAPSHOT: ("client→server", "request"),
     SESSION_LIST: ("client→server", "request"),
     SESSION_LOAD: ("client→server", "request"),
+    SESSION_DELETE: ("client→server", "request"),
+    MODELS_LIST: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
     TOOL_CALL_PREVIEW: ("client→server", "request"),
     TOOLS_LIST: ("client→server", "request"),
@@ -146,14 +150,15 @@ class SessionListParams(Wire):
 
 class SavedSessionWire(Wire):
     """A saved session (protocol.md, "Saved sessions"): its id and folder, its title (from its first
-    prompt; null before one set it), when it was created and last saved (seconds since the epoch),
-    how many turns it ran."""
+    prompt; null before one set it), when it was created and last saved (seconds since the epoch;
+    ``updatedAt`` is ``updated`` again, the name ACP's list uses), how many turns it ran."""
 
     session_id: str
     cwd: str
     title: str | None
     created: float
     updated: float
+    updated_at: float
     turns: int
 
 
@@ -164,10 +169,47 @@ class SessionListResult(Wire):
 
 
 class SessionLoadParams(Wire):
-    """``toolwire/session/load`` params: a saved (or open) session of the folder ``cwd``."""
+    """``toolwire/session/load`` params: a saved (or open) session of the folder ``cwd`` (absent:
+    the open session of that id, else the first workspace folder of the server that saved it)."""
 
     session_id: str = Field(min_length=1)
-    cwd: str = Field(min_length=1)
+    cwd: str | None = Field(None, min_length=1)
+
+
+class SessionDeleteParams(Wire):
+    """``toolwire/session/delete`` params: a session of the folder ``cwd`` (absent: of whichever folder has it)."""
+
+    session_id: str = Field(min_length=1)
+    cwd: str | None = Field(None, min_length=1)
+
+
+class SessionDeleteResult(Wire):
+    """``toolwire/session/delete`` result: whether a session (open or saved) was there to delete."""
+
+    deleted: bool
+
+
+class ModelsListParams(Wire):
+    """``toolwire/models/list`` params: the session whose model is ``active`` (absent: the server's settings)."""
+
+    session_id: str | None = Field(None, min_length=1)
+
+
+class ModelChoiceWire(Wire):
+    """A model to switch to: its spec (what ``toolwire.selectModel`` and ``session/new`` take), a name
+    to show, and where it came from: ``endpoint`` (its ``GET /models``), ``configured`` (the settings),
+    ``builtin`` (``replay``, the offline demo)."""
+
+    spec: str
+    name: str
+    source: Literal["endpoint", "configured", "builtin"]
+
+
+class ModelsListResult(Wire):
+    """``toolwire/models/list`` result: the active model's spec and the models to switch to."""
+
+    active: str
+    models: list[ModelChoiceWire]
 
 
 class TextBlock(Wire):
@@ -210,6 +252,8 @@ class PromptResult(Wire):
     stop_reason: str
     usage: Usage
     message: str | None = None
+    error_code: str | None = None
+    notice: str | None = None
 
 
 class CallErrorWire(Wire):
@@ -432,6 +476,10 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
             out["stopReason"] = event.stop_reason
         if event.message:
             out["message"] = event.message
+        if event.error_code:
+            out["errorCode"] = event.error_code
+        if event.notice:
+            out["notice"] = event.notice
         return out
     if type(event) is UsageUpdate:
         return {

@@ -41,6 +41,8 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_COMPACT: (P.SessionRef, M.SessionCompactResult),
     P.SESSION_LIST: (P.SessionListParams, P.SessionListResult),
     P.SESSION_LOAD: (P.SessionLoadParams, P.SessionNewResult),
+    P.SESSION_DELETE: (P.SessionDeleteParams, P.SessionDeleteResult),
+    P.MODELS_LIST: (P.ModelsListParams, P.ModelsListResult),
     P.SESSION_SNAPSHOT: (P.SessionRef, M.SnapshotResult),
     P.TOOL_CALL_CANCEL: (P.ToolCallCancelParams, M.ToolCallCancelResult),
     P.TOOLS_LIST: (M.ToolsListParams, M.ToolsListResult),

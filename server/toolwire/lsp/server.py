@@ -178,7 +178,8 @@ def session_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{P.SESSION_LIST}: invalid params: cwd: an absolute path is required")
     saved = ls.host.list_sessions(req.cwd)
     return P.SessionListResult(sessions=[P.SavedSessionWire(
-        session_id=s.session_id, cwd=s.cwd, title=s.title, created=s.created, updated=s.updated, turns=s.turns)
+        session_id=s.session_id, cwd=s.cwd, title=s.title, created=s.created, updated=s.updated,
+        updated_at=s.updated, turns=s.turns)
         for s in saved]).dump()
 
 
@@ -189,7 +190,7 @@ async def session_load(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     documents = LspDocuments(ls)
     try:
         hosted = await ls.host.load(req.session_id, req.cwd, documents, lambda session: LspSink(ls, session.id),
-                                    LspEditorLink(ls, documents))
+                                    LspEditorLink(ls, documents), folders=workspace_folders(ls))
     except NoSuchSession as exc:
         raise UnknownSession(str(exc)) from None
     except SessionSpecError as exc:
@@ -198,6 +199,35 @@ async def session_load(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     session = hosted.session
     return P.SessionNewResult(session_id=session.id, model=session.model.model_id, tools=session.registry.names(),
                               instructions=hosted.instructions(), mcp_servers=mcp_servers(ls, hosted)).dump()
+
+
+def workspace_folders(ls: ToolwireServer) -> list[str]:
+    """The client's workspace folders (then the root it gave), as paths."""
+    folders = [to_fs_path(f.uri) for f in ls.workspace.folders.values()] + [ls.workspace.root_path]
+    return list(dict.fromkeys(f for f in folders if f))
+
+
+@server.feature(P.SESSION_DELETE)
+async def session_delete(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/delete`` → ``{deleted}``: close the session if open and remove its saved file;
+    a session running a turn is refused (-31001)."""
+    req = parse(P.SESSION_DELETE, P.SessionDeleteParams, params)
+    if req.cwd is not None and not Path(req.cwd).is_absolute():
+        raise JsonRpcInvalidParams(f"{P.SESSION_DELETE}: invalid params: cwd: an absolute path is required")
+    try:
+        deleted = await ls.host.delete(req.session_id, req.cwd, refuse_running=True)
+    except TurnRunning as exc:
+        raise TurnInProgress(str(exc)) from None
+    ls.pending_permissions.pop(req.session_id, None)
+    return P.SessionDeleteResult(deleted=deleted).dump()
+
+
+@server.feature(P.MODELS_LIST)
+async def models_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/models/list`` → ``{active, models}``: the models to switch to (see protocol.md)."""
+    req = parse(P.MODELS_LIST, P.ModelsListParams, params)
+    hosted = session_of(ls, req.session_id) if req.session_id is not None else None
+    return P.ModelsListResult.model_validate(await ls.host.list_models(hosted)).dump()
 
 
 @server.feature(P.SESSION_PROMPT)
