@@ -257,7 +257,7 @@ test("allow always: the button says what the rule covers, and the same action is
   // Undo this turn: the per-path outcome is shown under the turn, the file is back.
   await panel.page.getByRole("button", { name: "Undo this turn" }).click();
   await panel.page.locator(".undo li").first().waitFor();
-  assert.match(await panel.page.locator(".undo li").first().innerText(), /restored hello\.txt/);
+  assert.match(await panel.page.locator(".undo li").first().innerText(), /Restored hello\.txt/);
   assert.equal(await readFile(path.join(workspace, "hello.txt"), "utf8"), "hello\n");
   assert.equal(await panel.page.getByRole("button", { name: "Undo this turn" }).count(), 0, "an undone turn offers no undo");
 });

@@ -44,6 +44,7 @@ function setup(known: Set<string>, remembered: string | undefined) {
     notifyPermission: async () => undefined,
     showDiff: async () => undefined,
     openFile: () => undefined,
+    undone: () => undefined,
     openLink: () => undefined,
     copy: () => undefined,
     error: (message) => assert.fail(message),

@@ -66,7 +66,12 @@ export interface PanelUi {
    * Opens a workspace-relative path in an editor, highlighting the 1-based line ranges of
    * `highlight`, with the cursor at `at` (1-based line and column) when given.
    */
-  openFile(path: string, highlight?: readonly [number, number][], at?: { line: number; column: number }): void;
+  openFile(path: string, highlight?: readonly [number, number][], at?: { line: number; column: number }, options?: OpenOptions): void;
+  /**
+   * An undo put workspace-relative `path` back (`message` says so): its follow-along highlight
+   * is replaced by that message.
+   */
+  undone(path: string, message: string): void;
   /** Opens an http(s) link outside the editor. */
   openLink(href: string): void;
   copy(text: string): void;
@@ -76,6 +81,11 @@ export interface PanelUi {
   status(state: { running: boolean; waiting: number; turnState: string | null }): void;
   /** Brings the panel into view. */
   reveal(): void;
+}
+
+/** How follow-along opens a file: `pinned` in a tab of its own (not the preview tab the next file replaces). */
+export interface OpenOptions {
+  pinned?: boolean;
 }
 
 /** Result of `toolwire/toolCall/preview` (protocol.md). */
@@ -117,6 +127,10 @@ export class PanelHost {
   private turnState: string | null = null;
   private readonly diffs = new Map<string, string>();
   private readonly followed = new Set<string>();
+  /** Paths whose changed lines follow-along highlighted. */
+  private readonly highlighted = new Set<string>();
+  /** Done edits' files and changed lines not shown yet: another edit's approval was in view. */
+  private readonly deferred = new Map<string, [number, number][]>();
 
   constructor(
     private readonly server: PanelServer,
@@ -229,6 +243,9 @@ export class PanelHost {
     }
     if (params.subject.kind === "edit") {
       this.diffs.set(params.toolCall.toolCallId, params.subject.diff);
+      if (!this.waitingOnOtherEdit(params.toolCall.toolCallId)) {
+        this.showWaiting(params);
+      }
     }
     const requestId = `r${++this.nextRequest}`;
     return new Promise<RequestPermissionResult>((resolve) => {
@@ -238,6 +255,16 @@ export class PanelHost {
           return;
         }
         listener?.dispose();
+        // The next edit still waiting (asked while this one waited): its file now.
+        const next = [...this.held.values()].find((h) => h.params.subject.kind === "edit");
+        if (next !== undefined) {
+          this.showWaiting(next.params);
+        } else {
+          for (const [path, lines] of this.deferred) {
+            this.ui.openFile(path, lines, undefined, { pinned: true });
+          }
+          this.deferred.clear();
+        }
         this.post({ type: "permissionGone", requestId });
         this.reportStatus();
         resolve(result);
@@ -373,6 +400,11 @@ export class PanelHost {
     };
     const outcome = await send(session.rpc, "toolwire/session/undoTurn", params);
     this.post({ type: "undo", outcome, request });
+    for (const p of outcome.paths) {
+      if (p.outcome === "restored" && this.highlighted.delete(p.path)) {
+        this.ui.undone(p.path, `Undone by Toolwire (turn ${outcome.turnId ?? "?"}): back to its state before the turn`);
+      }
+    }
     await this.refreshTurns();
     return outcome;
   }
@@ -493,16 +525,49 @@ export class PanelHost {
     }
   }
 
+  /**
+   * Follow-along: reveals the file an edit call targets once its path is known, and its changed
+   * lines when the edit is done, each in a pinned tab. While an edit's approval waits, its file
+   * stays in view: a later call's file is not opened over it (it is when that call is done).
+   */
   private follow(call: ToolCallUpdateWire): void {
     if (!call.path || call.kind !== "function" || !EDIT_TOOLS.has(call.name) || !this.ui.settings().followAlong) {
       return;
     }
-    if (!this.followed.has(call.toolCallId)) {
+    if (call.status === "done" && call.name !== "delete_file") {
       this.followed.add(call.toolCallId);
-      this.ui.openFile(call.path);
-    } else if (call.status === "done" && call.name !== "delete_file") {
-      this.ui.openFile(call.path, changedLines(this.diffs.get(call.toolCallId) ?? ""));
+      const lines = changedLines(resultDiff(call) ?? this.diffs.get(call.toolCallId) ?? "");
+      if (lines.length > 0) {
+        this.highlighted.add(call.path);
+      }
+      if (this.waitingOnOtherEdit(call.toolCallId)) {
+        this.deferred.set(call.path, lines); // shown when no approval waits any more
+      } else {
+        this.ui.openFile(call.path, lines, undefined, { pinned: true });
+      }
+    } else if (!this.followed.has(call.toolCallId) && call.status !== "done" && !this.waitingOnOtherEdit(call.toolCallId)) {
+      this.followed.add(call.toolCallId);
+      this.ui.openFile(call.path, undefined, undefined, { pinned: true });
     }
+  }
+
+  /** Follow-along: the file of an edit whose approval waits, pinned (a new file: nothing to show yet). */
+  private showWaiting(params: RequestPermissionParams): void {
+    const subject = params.subject;
+    if (subject.kind === "edit" && subject.tool !== "create_file" && this.ui.settings().followAlong) {
+      this.followed.add(params.toolCall.toolCallId);
+      this.ui.openFile(subject.path, undefined, undefined, { pinned: true });
+    }
+  }
+
+  /** True while an edit's approval other than call `toolCallId`'s waits. */
+  private waitingOnOtherEdit(toolCallId: string): boolean {
+    for (const { params } of this.held.values()) {
+      if (params.subject.kind === "edit" && params.toolCall.toolCallId !== toolCallId) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private async ensureSession(): Promise<{ id: string; rpc: RpcConnection }> {
@@ -559,6 +624,13 @@ export class PanelHost {
       this.port.post(messages.length === 1 ? messages[0] : { type: "batch", messages });
     }
   }
+}
+
+/** The diff an edit's result carries (`result.data.diff`, protocol.md), if any. */
+function resultDiff(call: ToolCallUpdateWire): string | undefined {
+  const data = call.result && "data" in call.result ? call.result.data : undefined;
+  const diff = data !== null && typeof data === "object" ? (data as { diff?: unknown }).diff : undefined;
+  return typeof diff === "string" ? diff : undefined;
 }
 
 /** A 1-based line and column from the page, or undefined when either is not a positive whole number. */

@@ -59,6 +59,8 @@ export interface CallView {
   result?: CallResult;
   /** For calls of earlier turns: the text the model received as the result. */
   historyResult?: string;
+  /** What an undo of the call's turn did to its file (`toolwire/session/undoTurn`'s `paths`). */
+  undo?: { outcome: string; reason?: string };
 }
 
 /** One item of the transcript, in the order it appeared. */
@@ -290,7 +292,32 @@ export function setUndoOutcome(state: PanelState, outcome: UndoOutcome, request:
   }
   const entries = state.entries.slice();
   entries[index] = { ...(entries[index] as Extract<Entry, { kind: "turnEnd" }>), undo: outcome, undoRequest: request };
-  return { ...state, entries, announcement: outcome.message };
+  return { ...state, entries, calls: markUndone(state, index, outcome), announcement: outcome.message };
+}
+
+/**
+ * The calls of the turn that ends at `entries[end]` (back to its user message), each marked
+ * with what the undo did to its file; a redo takes the marks off.
+ */
+function markUndone(state: PanelState, end: number, outcome: UndoOutcome): ReadonlyMap<string, CallView> {
+  const byPath = new Map(outcome.paths.map((p) => [p.path, p]));
+  let calls: Map<string, CallView> | undefined;
+  for (let i = end - 1; i >= 0 && state.entries[i].kind !== "user"; i--) {
+    const entry = state.entries[i];
+    const call = entry.kind === "call" ? state.calls.get(entry.id) : undefined;
+    if (call === undefined || call.path === null) {
+      continue;
+    }
+    const newPath = call.arguments?.new_path;
+    const path = byPath.get(call.path) ?? (typeof newPath === "string" ? byPath.get(newPath) : undefined);
+    const undo = outcome.status === "redone" || path === undefined ? undefined : { outcome: path.outcome, ...(path.reason ? { reason: path.reason } : {}) };
+    if (undo === undefined && call.undo === undefined) {
+      continue;
+    }
+    calls ??= new Map(state.calls);
+    calls.set(call.key, { ...call, undo });
+  }
+  return calls ?? state.calls;
 }
 
 /** Adds an open permission request; it is shown in its call's card. */

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { displayText } from "../display";
 import { readSettings } from "../settings";
-import type { PanelHost, PanelUi, PreviewResult } from "./host";
+import type { OpenOptions, PanelHost, PanelUi, PreviewResult } from "./host";
 import { makeNonce, panelHtml } from "./html";
 import type { WebviewMessage } from "./messages";
 
@@ -64,7 +64,12 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
     backgroundColor: new vscode.ThemeColor("diffEditor.insertedLineBackground"),
     isWholeLine: true,
   });
-  private readonly disposables: vscode.Disposable[] = [this.highlight];
+  /** After an undo: a note at the top of the file instead of the highlight. */
+  private readonly undoneMark = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    after: { color: new vscode.ThemeColor("editorCodeLens.foreground"), fontStyle: "italic" },
+  });
+  private readonly disposables: vscode.Disposable[] = [this.highlight, this.undoneMark];
   private nextPreview = 0;
 
   constructor(
@@ -122,16 +127,36 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
     await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true });
   }
 
-  openFile(relative: string, lines?: readonly [number, number][], at?: { line: number; column: number }): void {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (folder === undefined) {
+  undone(relative: string, message: string): void {
+    const uri = this.workspaceUri(relative);
+    if (uri === undefined) {
       return;
     }
-    const uri = vscode.Uri.joinPath(folder.uri, relative);
-    if (!uri.path.startsWith(folder.uri.path)) {
-      return; // never outside the workspace
+    for (const editor of vscode.window.visibleTextEditors) {
+      if (editor.document.uri.toString() === uri.toString()) {
+        editor.setDecorations(this.highlight, []);
+        editor.setDecorations(this.undoneMark, [{ range: new vscode.Range(0, 0, 0, 0), renderOptions: { after: { contentText: `  ${displayText(message)}` } } }]);
+      }
     }
-    void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(
+  }
+
+  /** The URI of a workspace-relative path, never outside the workspace. */
+  private workspaceUri(relative: string): vscode.Uri | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (folder === undefined) {
+      return undefined;
+    }
+    const uri = vscode.Uri.joinPath(folder.uri, relative);
+    return uri.path.startsWith(folder.uri.path) ? uri : undefined;
+  }
+
+  openFile(relative: string, lines?: readonly [number, number][], at?: { line: number; column: number }, options?: OpenOptions): void {
+    const uri = this.workspaceUri(relative);
+    if (uri === undefined) {
+      return;
+    }
+    // Follow-along pins its tab: the preview tab would be replaced by the next file opened.
+    void vscode.window.showTextDocument(uri, { preview: options?.pinned !== true, preserveFocus: true }).then(
       (editor) => {
         if (at !== undefined) {
           // A problem's place: the cursor there (the column counts characters; VS Code's, UTF-16 units).
@@ -144,6 +169,7 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
           return;
         }
         const ranges = lines.map(([first, last]) => new vscode.Range(first - 1, 0, last - 1, 0));
+        editor.setDecorations(this.undoneMark, []);
         editor.setDecorations(this.highlight, ranges);
         editor.revealRange(ranges[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
       },

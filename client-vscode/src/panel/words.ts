@@ -94,3 +94,16 @@ export function outcomeWords(outcome: string): string {
       return outcome.replace(/_/g, " ");
   }
 }
+
+/** The line on a call's card after an undo of its turn (what happened to its file). */
+export function undoneWords(undo: { outcome: string; reason?: string }): string {
+  const why = undo.reason ? ` — ${undo.reason}` : "";
+  switch (undo.outcome) {
+    case "restored":
+      return "Undone: the file is back to its state before the turn";
+    case "kept":
+      return `Not undone: the file was kept${why}`;
+    default:
+      return `Not undone${why}`;
+  }
+}

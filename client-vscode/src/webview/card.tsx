@@ -15,7 +15,7 @@ import { allowAlwaysText, optionOf, type CallView } from "../panel/reducer";
 import { excludedNotice, hintsText, mcpOrigin, undoNotice } from "../permission";
 import { imagesOf } from "../panel/images";
 import { problemsOf } from "../panel/problems";
-import { cancelWords, statusWords } from "../panel/words";
+import { cancelWords, statusWords, undoneWords } from "../panel/words";
 import { ResultImages } from "./mcp";
 import { Problems } from "./problems";
 
@@ -66,7 +66,8 @@ export class CallCard extends Component<Props, State> {
     const detail = reasonOf(call);
     const name = displayText(call.name);
     const path = call.path ? displayPath(call.path) : "";
-    const label = `Tool call ${name || "(unnamed)"}${path ? ` on ${path}` : ""}: ${statusWords(status)}${detail ? `, ${detail}` : ""}`;
+    const undone = call.undo ? `, ${displayText(undoneWords(call.undo))}` : "";
+    const label = `Tool call ${name || "(unnamed)"}${path ? ` on ${path}` : ""}: ${statusWords(status)}${detail ? `, ${detail}` : ""}${undone}`;
     const cancellable = !provider && (status === "generated" || status === "calling") && call.toolCallId !== "";
     return (
       <article class={`card status-${status}${pending ? " asking" : ""}`} role="group" aria-label={label} data-call={call.key}>
@@ -87,6 +88,7 @@ export class CallCard extends Component<Props, State> {
           ) : null}
         </div>
         {detail ? <div class={`reason ${status}`}>{detail}</div> : null}
+        {call.undo ? <div class={`undone ${call.undo.outcome}`}><i class="codicon codicon-discard" aria-hidden="true" /> {displayText(undoneWords(call.undo))}</div> : null}
         {this.args()}
         {this.images()}
         {this.result()}

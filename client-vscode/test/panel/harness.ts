@@ -116,6 +116,10 @@ export async function servePanel(): Promise<{ url: string; close(): Promise<void
 export interface UiLog {
   diffs: { preview: PreviewResult; title: string }[];
   opened: string[];
+  /** Each file opened: with the lines highlighted, and whether in a pinned tab (follow-along). */
+  openings: { path: string; highlight: readonly [number, number][]; pinned: boolean }[];
+  /** Each follow-along highlight an undo replaced, with its message. */
+  undone: { path: string; message: string }[];
   /** Each file opened at a place (a problem's link): path, 1-based line and column. */
   openedAt: { path: string; line: number; column: number }[];
   /** Told after each entry of `openedAt` (see `openedAtReaches`). */
@@ -175,7 +179,7 @@ export async function openPanel(
   options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny" },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], openedAt: [], openedAtListeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
+  const ui: UiLog = { diffs: [], opened: [], openings: [], undone: [], openedAt: [], openedAtListeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
   const panelUi: PanelUi = {
     settings: () => ({ model: options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
     notifyPermission: async (message, params) => {
@@ -186,13 +190,15 @@ export async function openPanel(
     showDiff: async (preview, title) => {
       ui.diffs.push({ preview, title });
     },
-    openFile: (file, _highlight, at) => {
+    openFile: (file, highlight, at, open) => {
       ui.opened.push(file);
+      ui.openings.push({ path: file, highlight: highlight ?? [], pinned: open?.pinned === true });
       if (at !== undefined) {
         ui.openedAt.push({ path: file, ...at });
         for (const listener of ui.openedAtListeners) listener();
       }
     },
+    undone: (file, message) => ui.undone.push({ path: file, message }),
     openLink: (href) => ui.links.push(href),
     copy: (text) => ui.copied.push(text),
     error: (message) => ui.errors.push(message),
