@@ -51,10 +51,15 @@ def assert_inert(text: str) -> None:
 
 
 def test_the_approval_question_shows_escapes_not_terminal_commands(repo, tmp_path):
-    term = Terminal(repo, write_script(tmp_path / "s.jsonl", SCRIPT))
+    # Creating such a name is refused before any question (invalid_name): an edit of one made
+    # outside the assistant is what gets asked about.
+    (repo / EVIL_PATH).write_text("x\n")
+    edit = {"name": "edit_file", "arguments": {"path": EVIL_PATH, "old_string": "x", "new_string": "y"}, "id": "c1"}
+    script = [{**SCRIPT[0], "tool_calls": [edit, *SCRIPT[0]["tool_calls"][1:]]}, SCRIPT[1]]
+    term = Terminal(repo, write_script(tmp_path / "s.jsonl", script))
     try:
         first = term.wait_for("(default: no): ")
-        assert 'Allow create_file? "e\\033[2Jvil.txt"\n' in first, first
+        assert 'Allow edit_file? "e\\033[2Jvil.txt"\n' in first, first
         term.type("n\n")
         second = term.wait_for("(default: no): ", count=2)
         diff = second[len(first):]

@@ -10,7 +10,7 @@ import pytest
 
 from toolwire.agent.permissions import Decision, PermissionPolicy, build_subject
 from toolwire.tools import default_registry
-from toolwire.tools.base import ToolContext, validate_arguments
+from toolwire.tools.base import ToolContext, ToolError, validate_arguments
 
 REG = default_registry()
 ROOT = Path("/ws")
@@ -105,6 +105,7 @@ async def test_edit_subject_is_the_exact_diff_and_writes_nothing(tmp_path: Path)
         "tool": "edit_file",
         "path": "a.py",
         "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+        "diffstat": {"added": 1, "removed": 1},
     }
     assert (tmp_path / "a.py").read_bytes() == b"x = 1\r\n"
     result = await tool.run(a, ToolContext(tmp_path))
@@ -119,11 +120,13 @@ async def test_subject_for_rename_git_and_failures(tmp_path: Path) -> None:
     git = await build_subject(*args("git_add", paths=["a.py"]), ToolContext(tmp_path))
     assert git["kind"] == "git" and git["cwd"] == str(tmp_path)
     assert git["argv"][0] == "git" and git["argv"][-3:] == ["add", "--", "a.py"]
-    bad = await build_subject(*args("edit_file", path="a.py", old_string="zzz", new_string="y"), ToolContext(tmp_path))
-    assert bad["kind"] == "tool" and bad["note"].startswith("no_match:")
-    assert bad["arguments"] == {"path": "a.py", "old_string": "zzz", "new_string": "y", "replace_all": False}
-    outside = await build_subject(*args("delete_file", path="../etc"), ToolContext(tmp_path))
-    assert outside["kind"] == "tool" and outside["note"].startswith("outside_workspace:")
+    # A plan that fails is no subject: there is nothing to approve (the scheduler ends the call errored).
+    with pytest.raises(ToolError) as bad:
+        await build_subject(*args("edit_file", path="a.py", old_string="zzz", new_string="y"), ToolContext(tmp_path))
+    assert bad.value.code == "no_match"
+    with pytest.raises(ToolError) as outside:
+        await build_subject(*args("delete_file", path="../etc"), ToolContext(tmp_path))
+    assert outside.value.code == "outside_workspace"
 
 
 def test_always_for_a_small_edit_never_approves_a_larger_one_on_the_same_file(tmp_path):

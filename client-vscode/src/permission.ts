@@ -181,10 +181,8 @@ function promptWords(params: RequestPermissionParams): { message: string; detail
     }
     case "git":
       return { message: `Toolwire wants to ${tool}`, detail: `${subject.argv.map(quote).join(" ")}\nin ${subject.cwd}` };
-    case "tool": {
-      const note = subject.note ? `\n\n${subject.note}` : "";
-      return { message: `Toolwire wants to ${tool}`, detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)) + note };
-    }
+    case "tool":
+      return { message: `Toolwire wants to ${tool}`, detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)) };
     case "mcp": {
       const hints = hintsText(subject.hints);
       return {

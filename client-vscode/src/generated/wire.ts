@@ -463,8 +463,8 @@ export interface RequestPermissionParams {
 }
 /**
  * A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
- * current text; ``new_path`` (snake_case on the wire, as the tool's argument) names a
- * rename's destination.
+ * current text, ``diffstat`` its lines added and removed; ``new_path`` (snake_case on
+ * the wire, as the tool's argument) names a rename's destination.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "EditSubject".
@@ -474,9 +474,20 @@ export interface EditSubject {
   tool: string;
   path: string;
   diff: string;
+  diffstat?: LineStat | null;
   new_path?: string | null;
   irreversible?: Irreversible | null;
   excluded?: ExcludedFile[] | null;
+}
+/**
+ * Lines a change adds and removes (an edit's diff).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "LineStat".
+ */
+export interface LineStat {
+  added: number;
+  removed: number;
 }
 /**
  * The mark of a change whose prior state the turn cannot record: undo cannot take it back.
@@ -517,7 +528,8 @@ export interface GitSubject {
   excluded?: ExcludedFile[] | null;
 }
 /**
- * Any other tool's arguments; ``note`` says why a file tool's plan failed, when it did.
+ * Any other tool's arguments (and a file tool's whose plan failed on a file kept from
+ * the model: the question is then only about showing that file, see ``excluded``).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ToolSubject".
@@ -528,7 +540,6 @@ export interface ToolSubject {
   arguments: {
     [k: string]: unknown | undefined;
   } | null;
-  note?: string | null;
   irreversible?: Irreversible | null;
   excluded?: ExcludedFile[] | null;
 }

@@ -200,7 +200,6 @@ export class CallCard extends Component<Props, State> {
           </pre>
         ) : null}
         {subject.kind === "tool" || subject.kind === "mcp" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}
-        {subject.kind === "tool" && subject.note ? <div class="note">{displayText(subject.note, "\n")}</div> : null}
         <div class="buttons">
           {once ? (
             <button type="button" class="primary" onClick={() => answer(once.optionId)}>

@@ -30,7 +30,8 @@ file. Actions whose size is unknown until they run are never remembered: a
 ``replace_all`` (the number of occurrences is the file's).
 
 :func:`build_subject` says what the user is asked about: the exact diff of an
-edit (a dry run of the tool's own plan), the argv and folder of a git command,
+edit (a dry run of the tool's own plan; a plan that fails is never asked about), the
+argv and folder of a git command,
 the tool, server, arguments, hints and undo line of an MCP tool, or the arguments of
 any other tool.
 """
@@ -38,6 +39,7 @@ any other tool.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from enum import Enum
 from pathlib import Path, PurePath
@@ -48,12 +50,13 @@ from pydantic import BaseModel
 from toolwire.mcp.naming import PREFIX, clean, server_key
 from toolwire.mcp.tool import McpTool
 from toolwire.tools.base import Tool, ToolContext
-from toolwire.tools.target import FileTool
-from toolwire.workspace.errors import ToolError
+from toolwire.tools.target import FileTool, diff_stats
 from toolwire.workspace.names import display_name
 from toolwire.workspace.positions import line_count
 
-__all__ = ["Decision", "PermissionPolicy", "build_subject", "action_key", "policy_keys", "UNDO_LINE"]
+__all__ = ["Decision", "PermissionPolicy", "build_subject", "plain_subject", "action_key", "policy_keys", "UNDO_LINE"]
+
+log = logging.getLogger(__name__)
 
 _CONTENT_FIELDS: Final = frozenset({"old_string", "new_string", "content", "edits", "message"})
 _PATH_FIELDS: Final = ("path", "new_path")
@@ -233,43 +236,52 @@ def _arguments(args: BaseModel) -> dict[str, Any]:
 
 
 async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
-    """What to show the user when asking about a call. Never raises.
+    """What to show the user when asking about a call.
 
     Returns:
-        ``{"kind": "edit", "tool", "path", "diff"}`` (plus ``new_path`` for a
-        rename) for file tools, the diff being a dry run of the tool's own
-        plan on the current text; ``{"kind": "git", "tool", "argv", "cwd"}``
-        for git tools; ``{"kind": "mcp", "tool", "server", "serverTool", "arguments",
-        "hints", "undo"?}`` for MCP tools (``hints``: those the server gives of ``readOnlyHint``,
-        ``destructiveHint`` and ``openWorldHint``; ``undo``: :data:`UNDO_LINE` unless
-        ``readOnlyHint`` is true); ``{"kind": "tool", "tool", "arguments"}`` otherwise. If
-        the plan fails, ``{"kind": "tool", "tool", "arguments", "note": <why>}``.
+        ``{"kind": "edit", "tool", "path", "diff", "diffstat"}`` (plus ``new_path`` for a
+        rename) for file tools, the diff being a dry run of the tool's own plan on the
+        current text and ``diffstat`` its ``{"added", "removed"}`` lines;
+        ``{"kind": "git", "tool", "argv", "cwd"}`` for git tools; ``{"kind": "mcp", "tool",
+        "server", "serverTool", "arguments", "hints", "undo"?}`` for MCP tools (``hints``:
+        those the server gives of ``readOnlyHint``, ``destructiveHint`` and
+        ``openWorldHint``; ``undo``: :data:`UNDO_LINE` unless ``readOnlyHint`` is true);
+        ``{"kind": "tool", "tool", "arguments"}`` otherwise.
+
+    Raises:
+        ToolError: a file tool's plan failed (``no_match``, ``not_found``, ``exists``, …):
+            there is nothing the user could approve (the scheduler ends the call ``errored``).
+            Any other exception of the plan propagates too; nothing else raises.
     """
     if isinstance(tool, McpTool):
         return _mcp_subject(tool, args)
+    if isinstance(tool, FileTool):
+        change = await tool.plan(args, ctx)
+        added, removed = diff_stats(change.diff)
+        subject: dict[str, Any] = {"kind": "edit", "tool": tool.name, "path": change.rel, "diff": change.diff,
+                                   "diffstat": {"added": added, "removed": removed}}
+        if "new_path" in change.data:
+            subject["new_path"] = change.data["new_path"]
+        return subject
     try:
-        if isinstance(tool, FileTool):
-            change = await tool.plan(args, ctx)
-            subject: dict[str, Any] = {"kind": "edit", "tool": tool.name, "path": change.rel, "diff": change.diff}
-            if "new_path" in change.data:
-                subject["new_path"] = change.data["new_path"]
-            return subject
         argv = getattr(tool, "git_argv", None)
         if callable(argv):
             # Each argument as it reads: control, bidi and invisible characters and bytes that
             # are not UTF-8 in git's quoted form, so the prompt never shows a misleading path.
             shown = [display_name(a) for a in argv(args)]
             return {"kind": "git", "tool": tool.name, "argv": shown, "cwd": display_name(str(ctx.root))}
-        return {"kind": "tool", "tool": tool.name, "arguments": _arguments(args)}
-    except ToolError as exc:
-        note = f"{exc.code}: {exc.message}"
-    except Exception as exc:  # noqa: BLE001 - a subject must always be produced
-        note = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - a subject must always be produced
+        log.exception("the approval subject of %s fell back to its arguments", tool.name)
+    return plain_subject(tool, args)
+
+
+def plain_subject(tool: Tool, args: BaseModel) -> dict[str, Any]:
+    """``{"kind": "tool", "tool", "arguments"}``: a call shown by its arguments. Never raises."""
     try:
         arguments = _arguments(args)
     except Exception:  # noqa: BLE001
         arguments = {}
-    return {"kind": "tool", "tool": tool.name, "arguments": arguments, "note": note}
+    return {"kind": "tool", "tool": tool.name, "arguments": arguments}
 
 
 def _mcp_subject(tool: McpTool, args: BaseModel) -> dict[str, Any]:

@@ -3,8 +3,10 @@
 Policy, in call order:
 
 1. Unknown tool or arguments that do not validate → ``errored``; never runs.
-2. Permission: ``deny`` → ``canceled`` (``policy_denied``); ``ask`` → the user is
-   asked (one request at a time, in call order) while calls already approved run;
+2. Permission: ``deny`` → ``canceled`` (``policy_denied``); a file tool whose plan
+   fails (``no_match``, ``not_found``, …) → ``errored`` with the plan's code, never asked
+   about (a call naming a file kept from the model is asked about showing it first);
+   ``ask`` → the user is asked (one request at a time, in call order) while calls already approved run;
    ``auto`` → runs. A change whose prior state the turn cannot record
    (:mod:`toolwire.agent.recordable`) is asked about even under ``auto`` or an
    "allow always" rule, its subject marked ``irreversible`` (unless the
@@ -51,7 +53,7 @@ from toolwire.agent.checkpoints import Checkpointer
 from toolwire.agent.events import AgentEvent, Approver, PlanUpdate, SessionInfo
 from toolwire.agent.exclusion import allowed_files, call_exclusions, not_asked_message as not_allowed_message
 from toolwire.agent.exclusion import rejected_note, subject_entries
-from toolwire.agent.permissions import Decision, build_subject
+from toolwire.agent.permissions import Decision, build_subject, plain_subject
 from toolwire.agent.problem_watch import Baseline, NotOpen, ProblemWatch
 from toolwire.agent.recordable import not_asked_message
 from toolwire.agent.session import Session
@@ -317,7 +319,15 @@ class Scheduler:
             await session.prepare_documents(tool.paths(args))
         ctx = session.tool_context()
         ctx.allowed_excluded = allowed_files(withheld)  # the user sees what they are asked about
-        subject = await build_subject(tool, args, ctx)
+        try:
+            subject = await build_subject(tool, args, ctx)
+        except Exception as exc:  # a file tool's plan failed: the change cannot happen, so nobody is asked
+            if not withheld:
+                self._plan_failed(call, tool, exc)
+                return None
+            # Its error could tell the model what a file kept from it holds (a near match): the
+            # question is only about showing that file; allowed, the call runs and fails as planned.
+            subject, irreversible = plain_subject(tool, args), None
         if irreversible is not None:
             subject["irreversible"] = {"reason": irreversible}
         if withheld:
@@ -362,6 +372,18 @@ class Scheduler:
         if withheld:
             self._allowed[call.id] = allowed_files(withheld)
         return subject
+
+    def _plan_failed(self, call: ToolCallState, tool: Tool, exc: Exception) -> None:
+        """End a call whose plan failed before any question: ``errored`` with the plan's code, its
+        error given to the model as the call's result (as when the tool itself fails)."""
+        error = tool_error_in(exc)
+        if error is not None:
+            failure = ToolResult.failure(error.code, error.message, error.data)
+        else:
+            log.error("call %s (%s): its plan failed", call.id, tool.name, exc_info=exc)
+            failure = ToolResult.failure("tool_failed", f"{type(exc).__name__}: {exc}")
+        if not call.status.terminal:
+            self._finish(call, failure)
 
     async def _run_one(self, job: "_Job", limiter: anyio.CapacityLimiter) -> None:
         """Run one approved call under its own cancel scope, the limiter and its path locks.
@@ -487,7 +509,10 @@ class Scheduler:
             return None
         ctx = self.session.tool_context()
         ctx.allowed_excluded = allowed
-        now = await build_subject(tool, args, ctx)
+        try:
+            now = await build_subject(tool, args, ctx)
+        except Exception:  # the plan fails now: the file is no longer what was approved
+            now = {}
         if now.get("diff") == subject.get("diff"):
             return None
         return ToolResult.failure(

@@ -270,10 +270,17 @@ class ExcludedFile(Wire):
     pattern: str
 
 
+class LineStat(Wire):
+    """Lines a change adds and removes (an edit's diff)."""
+
+    added: int
+    removed: int
+
+
 class EditSubject(Wire):
     """A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
-    current text; ``new_path`` (snake_case on the wire, as the tool's argument) names a
-    rename's destination."""
+    current text, ``diffstat`` its lines added and removed; ``new_path`` (snake_case on
+    the wire, as the tool's argument) names a rename's destination."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -281,6 +288,7 @@ class EditSubject(Wire):
     tool: str
     path: str
     diff: str
+    diffstat: LineStat | None = None  # always sent by this server (optional for older clients' fixtures)
     new_path: str | None = Field(None, alias="new_path")
     irreversible: Irreversible | None = None
     excluded: list[ExcludedFile] | None = None
@@ -300,14 +308,14 @@ class GitSubject(Wire):
 
 
 class ToolSubject(Wire):
-    """Any other tool's arguments; ``note`` says why a file tool's plan failed, when it did."""
+    """Any other tool's arguments (and a file tool's whose plan failed on a file kept from
+    the model: the question is then only about showing that file, see ``excluded``)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     kind: Literal["tool"]
     tool: str
     arguments: dict[str, Any] | None
-    note: str | None = None
     irreversible: Irreversible | None = None
     excluded: list[ExcludedFile] | None = None
 

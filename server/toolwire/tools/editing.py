@@ -16,6 +16,8 @@ Rules (each has a test):
   line by line: first ignoring trailing whitespace, then ignoring indentation.
   It applies only when it is unique; the replacement is then re-indented to the
   file's indentation (tabs or spaces, and depth).
+* An ``old_string`` found nowhere fails with ``no_match`` naming the nearest line
+  (:mod:`toolwire.tools.nearest`).
 * An empty ``old_string`` creates a missing file and is refused on an existing
   one; ``old_string == new_string`` is refused.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from toolwire.tools.nearest import nearest_line
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.text import NewlineView, dominant_newline
 
@@ -205,10 +208,7 @@ def apply_replacement(text: str, edit: Replacement, *, label: str) -> tuple[str,
     if not hits:
         found = _fuzzy(view, old, new, label)
         if found is None:
-            raise ToolError(
-                "no_match",
-                f"old_string was not found in {label}; read the file again and copy the text exactly",
-            )
+            raise _no_match(view, old, label)
         start, end, new = found
         spans = [(start, end)]
         fuzzy = True
@@ -269,6 +269,18 @@ def _exact_without_view(text: str, old: str, new: str, replace_all: bool,
     inserted = new.replace("\n", dominant_newline(text)) if "\n" in new else new
     return (_splice(text, [(i, i + len(needle)) for i in starts], inserted),
             _lines_at(text, starts), False)
+
+
+def _no_match(view: str, old: str, label: str) -> ToolError:
+    """``no_match``, naming the nearest line when one comes close (:mod:`toolwire.tools.nearest`;
+    data ``nearest: {line, text}``)."""
+    near = nearest_line(view, old)
+    if near is None:
+        return ToolError("no_match", f"old_string was not found in {label}; read the file again and copy the text exactly")
+    line, text = near
+    return ToolError("no_match", f"old_string was not found in {label}; nearest match: line {line}: {text} "
+                     f"(read the file again around line {line} and copy the text exactly)",
+                     {"nearest": {"line": line, "text": text}})
 
 
 def _ambiguous(label: str, lines: list[int]) -> None:

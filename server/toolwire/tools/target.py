@@ -34,6 +34,8 @@ __all__ = [
     "FileChange",
     "FileTool",
     "result_data",
+    "cut_diff",
+    "RESULT_DIFF_LIMIT",
     "check_creatable",
 ]
 
@@ -256,8 +258,28 @@ class FileTool(Tool):
         return await change.apply()
 
 
+#: Longest ``diff`` a file tool's result carries for the client (UTF-8 bytes); longer ones are cut.
+RESULT_DIFF_LIMIT = 256 * 1024
+
+
+def cut_diff(diff: str, limit: int = RESULT_DIFF_LIMIT) -> str:
+    """``diff`` when it is at most ``limit`` UTF-8 bytes; else its lines that fit, then a
+    marker line ``[diff cut: N bytes in all, the first M shown]`` (M: the bytes kept)."""
+    if len(diff) * 4 <= limit:  # no character takes more than four bytes
+        return diff
+    data = diff.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return diff
+    end = data.rfind(b"\n", 0, limit) + 1  # whole lines only (0: not even one fits)
+    kept = data[:end].decode("utf-8", "surrogatepass")
+    return f"{kept}[diff cut: {len(data)} bytes in all, the first {end} shown]\n"
+
+
 def result_data(change_rel: str, diff: str, source: str, **extra: Any) -> dict[str, Any]:
-    """The structured result of a file change."""
+    """The structured result of a file change: ``diff`` (the unified diff written, cut by
+    :func:`cut_diff`), ``diffstat`` ``{added, removed}`` and the same counts as ``added``
+    and ``removed`` (of the whole diff)."""
     added, removed = diff_stats(diff)
-    return {"path": change_rel, "diff": diff, "added": added, "removed": removed, "source": source, **extra}
+    return {"path": change_rel, "diff": cut_diff(diff), "diffstat": {"added": added, "removed": removed},
+            "added": added, "removed": removed, "source": source, **extra}
 
