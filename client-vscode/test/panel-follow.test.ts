@@ -73,6 +73,10 @@ test("after an undo the card says the file is back and the highlight is replaced
   assert.deepEqual(ui.undone.map((u) => u.path), ["a.txt"]);
   assert.match(ui.undone[0].message, /^Undone by Toolwire \(turn t1\)/);
   assert.equal(await readFile(path.join(workspace, "a.txt"), "utf8"), "a\n");
+  // After a reload (rebuilt from the snapshot, whose turns say only that the turn was undone).
+  await panel.reload();
+  await card(panel, "a.txt").locator(".undone").waitFor();
+  assert.equal((await card(panel, "a.txt").locator(".undone").innerText()).trim(), "Undone with its turn");
   assert.deepEqual(ui.errors, []);
 });
 

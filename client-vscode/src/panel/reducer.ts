@@ -295,22 +295,27 @@ export function setUndoOutcome(state: PanelState, outcome: UndoOutcome, request:
   return { ...state, entries, calls: markUndone(state, index, outcome), announcement: outcome.message };
 }
 
+/** The tools that change files (an undone turn's cards of these say so). */
+const FILE_TOOLS = new Set(["create_file", "edit_file", "multi_edit", "delete_file", "rename_file"]);
+
 /**
  * The calls of the turn that ends at `entries[end]` (back to its user message), each marked
- * with what the undo did to its file; a redo takes the marks off.
+ * with what the undo did to its file; a redo takes the marks off. `whole`: every call with a
+ * path is marked `undone` (a snapshot says only that the turn was undone).
  */
-function markUndone(state: PanelState, end: number, outcome: UndoOutcome): ReadonlyMap<string, CallView> {
+function markUndone(state: PanelState, end: number, outcome: UndoOutcome, whole?: "undone"): ReadonlyMap<string, CallView> {
   const byPath = new Map(outcome.paths.map((p) => [p.path, p]));
   let calls: Map<string, CallView> | undefined;
   for (let i = end - 1; i >= 0 && state.entries[i].kind !== "user"; i--) {
     const entry = state.entries[i];
     const call = entry.kind === "call" ? state.calls.get(entry.id) : undefined;
-    if (call === undefined || call.path === null) {
+    if (call === undefined || (whole !== undefined ? !FILE_TOOLS.has(call.name) : call.path === null)) {
       continue;
     }
     const newPath = call.arguments?.new_path;
-    const path = byPath.get(call.path) ?? (typeof newPath === "string" ? byPath.get(newPath) : undefined);
-    const undo = outcome.status === "redone" || path === undefined ? undefined : { outcome: path.outcome, ...(path.reason ? { reason: path.reason } : {}) };
+    const path = (call.path === null ? undefined : byPath.get(call.path)) ?? (typeof newPath === "string" ? byPath.get(newPath) : undefined);
+    const undo = whole !== undefined ? { outcome: whole }
+      : outcome.status === "redone" || path === undefined ? undefined : { outcome: path.outcome, ...(path.reason ? { reason: path.reason } : {}) };
     if (undo === undefined && call.undo === undefined) {
       continue;
     }
@@ -519,6 +524,13 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
   for (const pending of snapshot.permissions) {
     state = addPermission(state, pending);
   }
+  // The cards of an undone turn say so after a reload too (the per-path outcome was told once).
+  const undone = new Set(turns.filter((t) => t.undone).map((t) => t.turnId));
+  state.entries.forEach((entry, i) => {
+    if (entry.kind === "turnEnd" && entry.turnId !== null && undone.has(entry.turnId)) {
+      state = { ...state, calls: markUndone(state, i, { turnId: entry.turnId, status: "undone", message: "", git: [], paths: [] }, "undone") };
+    }
+  });
   return { ...state, needsSnapshot: false, announcement: "Conversation restored" };
 }
 

@@ -103,6 +103,8 @@ export function undoneWords(undo: { outcome: string; reason?: string }): string 
       return "Undone: the file is back to its state before the turn";
     case "kept":
       return `Not undone: the file was kept${why}`;
+    case "undone":
+      return "Undone with its turn";
     default:
       return `Not undone${why}`;
   }
