@@ -42,9 +42,8 @@ export function registerCommands(
     const toolCallId = shown === undefined ? undefined : reviews.callOf(shown);
     if (toolCallId === undefined || !host.answerWaiting(kind, toolCallId)) {
       void vscode.window.showInformationMessage("Toolwire: this change is no longer waiting for your approval.");
-      return;
     }
-    void reviews.close(toolCallId);
+    // Answered: the host closes the call's diff views (PanelUi.closeReview).
   };
   const run = (id: string, body: () => unknown) =>
     vscode.commands.registerCommand(id, async () => {

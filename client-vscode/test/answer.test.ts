@@ -1,7 +1,8 @@
 // Answering a waiting approval from outside the card (src/panel/host.ts, answerWaiting): the
 // Allow Once / Reject commands and keybindings answer the approval waiting longest; the diff
 // editor's Accept / Reject answer the one of the call it shows. Follow-along keeps the file of
-// the edit in view whose approval waits, and shows the next one's when it is answered.
+// the edit in view whose approval waits, and shows the next one's when it is answered; an
+// answered approval's diff views are closed.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PanelHost, type OpenOptions, type PanelUi } from "../src/panel/host";
@@ -22,10 +23,12 @@ function params(id: string, file: string): RequestPermissionParams {
 
 function host() {
   const opened: { path: string; pinned: boolean }[] = [];
+  const closed: string[] = [];
   const ui: PanelUi = {
     settings: () => ({ model: undefined, approval: "ask", followAlong: true, cwd: "/tmp" }),
     notifyPermission: async () => undefined,
     showDiff: async () => undefined,
+    closeReview: (toolCallId) => closed.push(toolCallId),
     openFile: (path: string, _h?: unknown, _at?: unknown, options?: OpenOptions) => opened.push({ path, pinned: options?.pinned === true }),
     undone: () => undefined,
     openLink: () => undefined,
@@ -36,11 +39,11 @@ function host() {
   };
   const panel = new PanelHost({ connection: async () => assert.fail("no server here") }, ui);
   panel.attach({ post: () => undefined, visible: true });
-  return { panel, opened };
+  return { panel, opened, closed };
 }
 
 test("the diff editor's Accept answers its own call's approval; the commands answer the one waiting longest", async () => {
-  const { panel, opened } = host();
+  const { panel, opened, closed } = host();
   const first = panel.requestPermission(params("c1", "a.txt"));
   const second = panel.requestPermission(params("c2", "b.txt"));
   const third = panel.requestPermission(params("c3", "c.txt"));
@@ -55,4 +58,5 @@ test("the diff editor's Accept answers its own call's approval; the commands ans
   assert.equal(panel.answerWaiting("allow_once"), true);
   assert.deepEqual(await third, { outcome: { outcome: "selected", optionId: "yes" } });
   assert.equal(panel.answerWaiting("allow_once"), false, "nothing waits");
+  assert.deepEqual(closed, ["c2", "c1", "c3"], "each answered approval's diff views are closed");
 });

@@ -62,6 +62,8 @@ export interface PanelUi {
   notifyPermission(message: string, params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
   /** Opens the editor's diff view of the pending edit of call `toolCallId`. */
   showDiff(preview: PreviewResult, title: string, toolCallId: string): Promise<void>;
+  /** The approval of call `toolCallId` is answered or withdrawn: its diff views are closed. */
+  closeReview?(toolCallId: string): void;
   /**
    * Opens a workspace-relative path in an editor, highlighting the 1-based line ranges of
    * `highlight`, with the cursor at `at` (1-based line and column) when given.
@@ -255,6 +257,7 @@ export class PanelHost {
           return;
         }
         listener?.dispose();
+        this.ui.closeReview?.(params.toolCall.toolCallId);
         // The next edit still waiting (asked while this one waited): its file now.
         const next = [...this.held.values()].find((h) => h.params.subject.kind === "edit");
         if (next !== undefined) {

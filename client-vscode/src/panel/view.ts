@@ -109,6 +109,10 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
     return uri.scheme === PREVIEW_SCHEME ? this.reviewed.get(uri.toString()) : undefined;
   }
 
+  closeReview(toolCallId: string): void {
+    void this.close(toolCallId).catch(() => undefined);
+  }
+
   async close(toolCallId: string): Promise<void> {
     const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) =>
       tab.input instanceof vscode.TabInputTextDiff && this.reviewed.get(tab.input.modified.toString()) === toolCallId);
