@@ -24,6 +24,7 @@ import { displayText } from "../display";
 import { automaticAnswer, notificationText } from "../permission";
 import type { Approval } from "../settings";
 import { CONTINUE_LABEL } from "./messages";
+import { conversationMarkdown, DEMO_PROMPT } from "./history";
 import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest, WebviewMessage } from "./messages";
 
 /** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
@@ -83,6 +84,12 @@ export interface PanelUi {
   status(state: { running: boolean; waiting: number; turnState: string | null }): void;
   /** Brings the panel into view. */
   reveal(): void;
+  /** Sets the `toolwire.model` setting (as **Toolwire: Select Model** does). */
+  setModel?(spec: string): Promise<void>;
+  /** Runs **Toolwire: Set API Key**. */
+  setApiKey?(): Promise<void>;
+  /** Shows an exported conversation (Markdown) in a new untitled editor. */
+  showMarkdown?(text: string): Promise<void>;
 }
 
 /** How follow-along opens a file: `pinned` in a tab of its own (not the preview tab the next file replaces). */
@@ -133,6 +140,8 @@ export class PanelHost {
   private readonly highlighted = new Set<string>();
   /** Done edits' files and changed lines not shown yet: another edit's approval was in view. */
   private readonly deferred = new Map<string, [number, number][]>();
+  /** The next new session runs the offline demo (`replay`), whatever the model setting. */
+  private demo = false;
 
   constructor(
     private readonly server: PanelServer,
@@ -166,6 +175,11 @@ export class PanelHost {
     try {
       switch (message.type) {
         case "ready":
+          await this.resync();
+          void this.listSessions().catch(() => undefined); // the welcome's past conversations
+          // the header's picker names the model setting; the endpoint is asked when the picker is opened
+          this.post({ type: "models", active: this.ui.settings().model ?? "replay", models: [] });
+          break;
         case "resync":
           await this.resync();
           break;
@@ -203,6 +217,30 @@ export class PanelHost {
           break;
         case "copy":
           this.ui.copy(message.text);
+          break;
+        case "listSessions":
+          await this.listSessions();
+          break;
+        case "openSession":
+          await this.openSession(message.sessionId);
+          break;
+        case "deleteSession":
+          await this.deleteSession(message.sessionId);
+          break;
+        case "exportConversation":
+          await this.exportConversation();
+          break;
+        case "listModels":
+          await this.listModels();
+          break;
+        case "selectModel":
+          await this.selectModel(message.spec);
+          break;
+        case "setApiKey":
+          await this.ui.setApiKey?.();
+          break;
+        case "tryDemo":
+          await this.tryDemo();
           break;
       }
     } catch (error) {
@@ -334,7 +372,10 @@ export class PanelHost {
     this.post({ type: "prompt", text });
     try {
       const result = await request();
-      this.post({ type: "turnResult", stopReason: result.stopReason, message: result.message ?? undefined, usage: result.usage });
+      this.post({
+        type: "turnResult", stopReason: result.stopReason, message: result.message ?? undefined, usage: result.usage,
+        errorCode: result.errorCode ?? undefined, notice: result.notice ?? undefined,
+      });
       return result;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -344,6 +385,7 @@ export class PanelHost {
       this.running = false;
       this.turnState = null;
       this.reportStatus();
+      void this.listSessions().catch(() => undefined); // saved when the turn ended: its title and turns
     }
   }
 
@@ -366,7 +408,7 @@ export class PanelHost {
     return cancelled;
   }
 
-  /** Ends the conversation (closing its session) and clears the panel. */
+  /** Ends the conversation (closing its session: its saved file stays in the history) and clears the panel. */
   async newConversation(): Promise<void> {
     const session = this.session;
     this.session = undefined;
@@ -377,6 +419,120 @@ export class PanelHost {
     this.post({ type: "reset", snapshot: null });
     if (session !== undefined) {
       await send(session.rpc, "toolwire/session/close", { sessionId: session.id }).catch(() => undefined);
+    }
+    await this.listSessions().catch(() => undefined); // the old one is in the history
+  }
+
+  /** Sends the webview the workspace's saved conversations (`toolwire/session/list`). */
+  async listSessions(): Promise<void> {
+    const { cwd } = this.ui.settings();
+    if (cwd === undefined) {
+      this.post({ type: "history", sessions: [] });
+      return;
+    }
+    const { rpc } = await this.server.connection();
+    const { sessions } = await send(rpc, "toolwire/session/list", { cwd });
+    this.post({ type: "history", sessions });
+  }
+
+  /** Reopens a saved (or open) conversation (`toolwire/session/load`); the current one stays in the history. */
+  async openSession(sessionId: string): Promise<void> {
+    if (this.running) {
+      this.ui.error("A turn is running; stop it before opening another conversation.");
+      return;
+    }
+    const { rpc, generation } = await this.server.connection();
+    const { cwd } = this.ui.settings();
+    const loaded = await send(rpc, "toolwire/session/load", cwd === undefined ? { sessionId } : { sessionId, cwd });
+    const old = this.session;
+    this.dropHeld();
+    this.session = { id: loaded.sessionId, generation, rpc };
+    this.memory?.set(loaded.sessionId);
+    if (old !== undefined && old.id !== loaded.sessionId) {
+      await send(old.rpc, "toolwire/session/close", { sessionId: old.id }).catch(() => undefined); // its file stays
+    }
+    await this.resync();
+    this.post({
+      type: "session",
+      sessionId: loaded.sessionId,
+      model: loaded.model ?? null,
+      instructions: loaded.instructions ?? [],
+      mcpServers: loaded.mcpServers ?? [],
+    });
+    await this.refreshTurns().catch(() => undefined);
+  }
+
+  /** Deletes a saved conversation (`toolwire/session/delete`); the open one is cleared first. */
+  async deleteSession(sessionId: string): Promise<void> {
+    const { rpc } = await this.server.connection();
+    const { cwd } = this.ui.settings();
+    if (this.session?.id === sessionId) {
+      if (this.running) {
+        this.ui.error("A turn is running in this conversation; stop it before deleting it.");
+        return;
+      }
+      this.session = undefined;
+      this.memory?.set(undefined);
+      this.dropHeld();
+      this.post({ type: "reset", snapshot: null });
+    }
+    await send(rpc, "toolwire/session/delete", cwd === undefined ? { sessionId } : { sessionId, cwd });
+    await this.listSessions();
+  }
+
+  /** The open conversation as Markdown (from its snapshot), shown in a new editor; returns the text. */
+  async exportConversation(): Promise<string> {
+    const session = this.requireSession();
+    const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id });
+    const text = conversationMarkdown(snapshot);
+    await this.ui.showMarkdown?.(text);
+    return text;
+  }
+
+  /** Sends the webview the models to switch to (`toolwire/models/list`). */
+  async listModels(): Promise<void> {
+    const { rpc, generation } = await this.server.connection();
+    const session = this.session !== undefined && this.session.generation === generation ? this.session : undefined;
+    const listed = await send(rpc, "toolwire/models/list", session === undefined ? {} : { sessionId: session.id });
+    this.post({ type: "models", active: listed.active, models: listed.models });
+  }
+
+  /**
+   * Switches the model: sets `toolwire.model` (as **Toolwire: Select Model**). An empty
+   * conversation starts again on it at the next prompt; a conversation with turns keeps its
+   * model, and New Conversation (or the next one) uses the new one.
+   */
+  async selectModel(spec: string): Promise<void> {
+    await this.ui.setModel?.(spec);
+    const session = this.session;
+    if (session !== undefined && !this.running) {
+      const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id }).catch(() => undefined);
+      if (snapshot !== undefined && snapshot.messages.length === 0) {
+        this.session = undefined;
+        this.memory?.set(undefined);
+        await send(session.rpc, "toolwire/session/close", { sessionId: session.id }).catch(() => undefined);
+      } else if (snapshot !== undefined) {
+        this.post({ type: "notice", text: `This conversation keeps ${snapshot.model}; New Conversation starts one on ${spec}.` });
+      }
+    }
+    this.post({ type: "models", active: spec, models: [] });
+    await this.listModels().catch(() => undefined);
+  }
+
+  /** **Try the offline demo**: a new conversation on `replay` with a sample prompt. */
+  async tryDemo(): Promise<PromptResult | undefined> {
+    if (this.running) {
+      this.ui.error("A turn is already running; stop it first.");
+      return undefined;
+    }
+    await this.newConversation();
+    this.demo = true;
+    return this.prompt(DEMO_PROMPT);
+  }
+
+  private dropHeld(): void {
+    for (const held of [...this.held.values()]) {
+      held.settle({ outcome: { outcome: "cancelled" } });
     }
   }
 
@@ -582,7 +738,9 @@ export class PanelHost {
     if (cwd === undefined) {
       throw new Error("Open a local folder first.");
     }
-    const params = model === undefined ? { cwd } : { cwd, model };
+    const spec = this.demo ? "replay" : model;
+    this.demo = false;
+    const params = spec === undefined ? { cwd } : { cwd, model: spec };
     const created = await send(rpc, "toolwire/session/new", params);
     this.session = { id: created.sessionId, generation, rpc };
     this.memory?.set(created.sessionId);

@@ -3,7 +3,7 @@
  * webview (src/webview). Both sides import these types; nothing else crosses.
  * Pure types (and the one label both sides show): no `vscode`, no DOM.
  */
-import type { InstructionsFile, McpServerStatusWire, RequestPermissionParams, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
+import type { InstructionsFile, McpServerStatusWire, ModelChoiceWire, RequestPermissionParams, SavedSessionWire, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
 
 /**
  * The label of **Continue** (a turn that stopped at the request cap goes on with the same
@@ -49,7 +49,11 @@ export type HostMessage =
   /** A new conversation started on the server (`toolwire/session/new`). */
   | { type: "session"; sessionId: string; model: string | null; instructions: InstructionsFile[]; mcpServers: McpServerStatusWire[] }
   | { type: "prompt"; text: string }
-  | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage }
+  | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage; errorCode?: string; notice?: string }
+  /** The workspace's saved conversations (`toolwire/session/list`), the most recent first. */
+  | { type: "history"; sessions: SavedSessionWire[] }
+  /** The models to switch to (`toolwire/models/list`). */
+  | { type: "models"; active: string; models: ModelChoiceWire[] }
   | { type: "permission"; pending: PendingPermission }
   | { type: "permissionGone"; requestId: string }
   | { type: "undo"; outcome: UndoOutcome; request?: UndoRequest }
@@ -70,6 +74,18 @@ export type WebviewMessage =
   | { type: "continue" }
   | { type: "stop" }
   | { type: "newConversation" }
+  /** Asks for the workspace's saved conversations (answered with `history`). */
+  | { type: "listSessions" }
+  | { type: "openSession"; sessionId: string }
+  | { type: "deleteSession"; sessionId: string }
+  /** Exports the open conversation as Markdown (built from its snapshot). */
+  | { type: "exportConversation" }
+  /** Asks for the models (answered with `models`). */
+  | { type: "listModels" }
+  | { type: "selectModel"; spec: string }
+  | { type: "setApiKey" }
+  /** Runs the offline demo (`replay`) on a sample prompt in a new conversation. */
+  | { type: "tryDemo" }
   | { type: "cancelCall"; toolCallId: string }
   | { type: "answer"; requestId: string; optionId: string; reason?: string }
   | { type: "review"; toolCallId: string }

@@ -22,9 +22,11 @@ import type {
   CancelReason,
   InstructionsFile,
   McpServerUpdate,
+  ModelChoiceWire,
   PermissionOption,
   PlanEntryWire,
   RequestPermissionParams,
+  SavedSessionWire,
   SessionUpdate,
   StopReason,
   ToolCallStatus,
@@ -78,6 +80,10 @@ export type Entry =
       stopReason: StopReason;
       message?: string;
       usage?: Usage;
+      /** Why an `error` turn failed, for the buttons it gets (`no_api_key`: **Set API Key**). */
+      errorCode?: string;
+      /** `demo_finished`: the offline demo is over (**Select model**, **Set API Key**). */
+      notice?: string;
       undo?: UndoOutcome;
       /** How the undo shown was asked (for a blocked one's "Undo the rest" and "Overwrite"). */
       undoRequest?: UndoRequest;
@@ -118,6 +124,10 @@ export interface PanelState {
   instructions: readonly InstructionsFile[];
   /** The session's MCP servers, in the order first told (`mcp_server` updates, the snapshot's `mcpServers`). */
   mcpServers: readonly McpServerView[];
+  /** The workspace's saved conversations (`history` messages; kept across resets). */
+  history: readonly SavedSessionWire[];
+  /** The models to switch to (`models` messages; kept across resets), null before the first list. */
+  models: { active: string; models: readonly ModelChoiceWire[] } | null;
 }
 
 /** One MCP server of the session as the panel shows it: its state, and why it failed. */
@@ -148,6 +158,8 @@ export function initialState(): PanelState {
     undoable: new Set(),
     instructions: [],
     mcpServers: [],
+    history: [],
+    models: null,
   };
 }
 
@@ -266,13 +278,14 @@ export function canContinue(state: PanelState, entry: Entry): boolean {
 /** Records the prompt's answer; the turn's `ended` update normally carried it already. */
 export function endTurn(
   state: PanelState,
-  result: { stopReason: StopReason; message?: string; usage?: Usage },
+  result: { stopReason: StopReason; message?: string; usage?: Usage; errorCode?: string; notice?: string },
 ): PanelState {
   const last = state.entries[state.entries.length - 1];
   if (last?.kind === "turnEnd") {
     return { ...state, running: false };
   }
-  return pushTurnEnd({ ...state, running: false }, state.turnId, result.stopReason, result.message, result.usage);
+  return pushTurnEnd({ ...state, running: false }, state.turnId, result.stopReason, result.message, result.usage,
+    { errorCode: result.errorCode, notice: result.notice });
 }
 
 /** Shows the outcome of `toolwire/session/undoTurn` under the turn it undid. */
@@ -569,8 +582,13 @@ function pushTurnEnd(
   stopReason: StopReason,
   message?: string,
   usage?: Usage,
+  extra: { errorCode?: string; notice?: string } = {},
 ): PanelState {
-  const next = pushEntry(state, { kind: "turnEnd", turnId, stopReason, message, usage: usage ?? state.pendingUsage });
+  const codes = {
+    ...(extra.errorCode ? { errorCode: extra.errorCode } : {}),
+    ...(extra.notice ? { notice: extra.notice } : {}),
+  };
+  const next = pushEntry(state, { kind: "turnEnd", turnId, stopReason, message, usage: usage ?? state.pendingUsage, ...codes });
   return { ...next, pendingUsage: undefined };
 }
 
@@ -611,6 +629,8 @@ function applyTurn(state: PanelState, update: Extract<SessionUpdate, { sessionUp
         turnId,
         update.stopReason ?? "end_turn",
         update.message ?? undefined,
+        undefined,
+        { errorCode: update.errorCode ?? undefined, notice: update.notice ?? undefined },
       );
       const why = update.message ? `: ${update.message}` : "";
       return { ...next, announcement: `Turn ended: ${stopWords(update.stopReason ?? "end_turn")}${why}` };
@@ -763,8 +783,14 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
   switch (message.type) {
     case "batch":
       return message.messages.reduce(reduceHostMessage, state);
-    case "reset":
-      return message.snapshot === null ? { ...initialState(), seq: state.seq } : applySnapshot(state, message.snapshot);
+    case "reset": {
+      const next = message.snapshot === null ? { ...initialState(), seq: state.seq } : applySnapshot(state, message.snapshot);
+      return { ...next, history: state.history, models: state.models };
+    }
+    case "history":
+      return { ...state, history: message.sessions };
+    case "models":
+      return { ...state, models: { active: message.active, models: message.models.length > 0 ? message.models : state.models?.models ?? [] } };
     case "update":
       return applyUpdate(state, message.params.update);
     case "session":

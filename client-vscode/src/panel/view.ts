@@ -202,6 +202,19 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
     void vscode.commands.executeCommand(`${CHAT_VIEW}.focus`);
   }
 
+  async setModel(spec: string): Promise<void> {
+    await vscode.workspace.getConfiguration("toolwire").update("model", spec, vscode.ConfigurationTarget.Global);
+  }
+
+  async setApiKey(): Promise<void> {
+    await vscode.commands.executeCommand("toolwire.setApiKey");
+  }
+
+  async showMarkdown(text: string): Promise<void> {
+    const document = await vscode.workspace.openTextDocument({ language: "markdown", content: text });
+    await vscode.window.showTextDocument(document, { preview: false });
+  }
+
   dispose(): void {
     for (const disposable of this.disposables) {
       disposable.dispose();

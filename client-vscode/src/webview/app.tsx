@@ -11,6 +11,7 @@ import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
 import { outcomeWords, stopWords, turnWords } from "../panel/words";
 import { CallCard } from "./card";
+import { ModelPicker, TurnAdvice, Welcome } from "./history";
 import { Markdown } from "./markdown-view";
 import { McpServersBar } from "./mcp";
 import { PlanList } from "./plan";
@@ -23,18 +24,21 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
   return (
     <div class="panel">
       <header class="toolbar" role="toolbar" aria-label="Conversation">
-        <span class="model" title="Model">
-          <i class="codicon codicon-hubot" aria-hidden="true" /> {displayText(state.model ?? "Toolwire")}
+        <span class="model">
+          <i class="codicon codicon-hubot" aria-hidden="true" /> <ModelPicker state={state} send={send} />
         </span>
         <span class={`turn-state${state.permissions.size > 0 ? " waiting" : ""}`} aria-hidden="true">
           {turnWords({ running: state.running, turnState: state.turnState, waiting: state.permissions.size })}
         </span>
+        {state.entries.length > 0 ? (
+          <IconButton icon="export" label="Export as Markdown" onClick={() => send({ type: "exportConversation" })} />
+        ) : null}
         <IconButton icon="add" label="New Conversation" onClick={() => send({ type: "newConversation" })} />
       </header>
       <RulesBar files={state.instructions} send={send} />
       <McpServersBar servers={state.mcpServers} />
       <main class="transcript" aria-label="Conversation transcript">
-        {state.entries.length === 0 ? <p class="empty">Ask Toolwire to read, edit or commit in this workspace.</p> : null}
+        {state.entries.length === 0 ? <Welcome state={state} send={send} /> : null}
         {state.entries.map((entry) => (
           <EntryView key={entry.id} entry={entry} state={state} send={send} />
         ))}
@@ -140,6 +144,7 @@ function TurnEnd({ entry, undoable, continuable, send }: {
           </>
         ) : null}
       </div>
+      <TurnAdvice errorCode={entry.errorCode} notice={entry.notice} send={send} />
       {entry.undo ? <UndoView outcome={entry.undo} request={entry.undoRequest ?? {}} active={undoable} undo={undo} /> : null}
     </section>
   );

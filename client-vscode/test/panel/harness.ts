@@ -137,6 +137,10 @@ export interface UiLog {
   updates: number;
   /** The `paths` of each `workspace_change` update received, in order. */
   workspaceChanges: string[][];
+  /** Each model the panel set (`setModel`), each Set API Key asked, each Markdown export shown. */
+  modelsSet?: string[];
+  apiKeyAsked?: number;
+  exported?: string[];
 }
 
 /** A page wired to a PanelHost wired to a server. */
@@ -181,7 +185,16 @@ export async function openPanel(
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
   const ui: UiLog = { diffs: [], opened: [], openings: [], undone: [], openedAt: [], openedAtListeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
   const panelUi: PanelUi = {
-    settings: () => ({ model: options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
+    settings: () => ({ model: ui.modelsSet?.at(-1) ?? options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
+    setModel: async (spec) => {
+      (ui.modelsSet ??= []).push(spec);
+    },
+    setApiKey: async () => {
+      ui.apiKeyAsked = (ui.apiKeyAsked ?? 0) + 1;
+    },
+    showMarkdown: async (text) => {
+      (ui.exported ??= []).push(text);
+    },
     notifyPermission: async (message, params) => {
       ui.notifications.push(params);
       ui.notificationTexts.push(message);

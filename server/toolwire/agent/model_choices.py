@@ -39,7 +39,9 @@ class ModelChoices:
         listed = {m["spec"] for m in models}
         for spec in (active, settings.model):
             if spec and spec not in listed and spec != "replay":
-                models.append({"spec": spec, "name": spec.partition(":")[2] or spec, "source": "configured"})
+                kind, _, name = spec.partition(":")
+                models.append({"spec": spec, "name": name if kind in ENDPOINT_KINDS and name else spec,
+                               "source": "configured"})
                 listed.add(spec)
         models.append(dict(DEMO))
         return {"active": active, "models": models}

@@ -1,0 +1,136 @@
+/**
+ * The panel's first-run and history views (issue 26): the model picker of the header
+ * (`toolwire/models/list`), the welcome of an empty panel (what Toolwire is, Select model,
+ * Set API Key, Try the offline demo), the workspace's past conversations (open, delete), and
+ * the buttons of a turn that ended for want of a key or at the end of the demo. Names and
+ * titles from the server are shown in display form.
+ */
+import { displayText } from "../display";
+import type { WebviewMessage } from "../panel/messages";
+import type { PanelState } from "../panel/reducer";
+
+type Send = (message: WebviewMessage) => void;
+
+/** Focuses the header's model picker (and asks for a fresh list). */
+function focusPicker(send: Send): void {
+  send({ type: "listModels" });
+  (document.querySelector("select.model-picker") as HTMLSelectElement | null)?.focus();
+}
+
+/** The header's model picker: the active model and the ones to switch to. */
+export function ModelPicker({ state, send }: { state: PanelState; send: Send }) {
+  // an open conversation's own model; else the model setting (what the next conversation uses)
+  const active = (state.entries.length > 0 ? state.model : null) ?? state.models?.active ?? state.model ?? "replay";
+  const choices = state.models?.models ?? [];
+  const listed = choices.some((m) => m.spec === active) ? choices : [{ spec: active, name: active, source: "configured" as const }, ...choices];
+  return (
+    <select
+      class="model-picker"
+      aria-label="Model"
+      title="Model for new turns"
+      value={active}
+      onFocus={() => send({ type: "listModels" })}
+      onChange={(event) => {
+        const spec = (event.currentTarget as HTMLSelectElement).value;
+        if (spec !== active) {
+          send({ type: "selectModel", spec });
+        }
+      }}
+    >
+      {listed.map((m) => (
+        <option key={m.spec} value={m.spec}>
+          {displayText(m.spec === "replay" ? m.name : m.name === m.spec ? m.spec : `${m.name}`)}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** The empty panel: what Toolwire is, the first steps, and the workspace's past conversations. */
+export function Welcome({ state, send }: { state: PanelState; send: Send }) {
+  return (
+    <section class="welcome" aria-label="Welcome">
+      <p>
+        <strong>Toolwire</strong> is a coding assistant for this workspace: it reads and searches your files, proposes
+        edits you approve or reject one by one, runs git, and undoes whole turns.
+      </p>
+      <p class="empty">Choose a model and set its API key, or try the offline demo (no model, no network).</p>
+      <div class="actions">
+        <button type="button" onClick={() => focusPicker(send)}>
+          <i class="codicon codicon-hubot" aria-hidden="true" /> Select model
+        </button>
+        <button type="button" class="secondary" onClick={() => send({ type: "setApiKey" })}>
+          <i class="codicon codicon-key" aria-hidden="true" /> Set API Key
+        </button>
+        <button type="button" class="secondary" onClick={() => send({ type: "tryDemo" })}>
+          <i class="codicon codicon-play" aria-hidden="true" /> Try the offline demo
+        </button>
+      </div>
+      <HistoryList state={state} send={send} />
+    </section>
+  );
+}
+
+function when(seconds: number): string {
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? "" : date.toLocaleString();
+}
+
+/** The workspace's past conversations, the most recent first: open or delete each. */
+export function HistoryList({ state, send }: { state: PanelState; send: Send }) {
+  if (state.history.length === 0) {
+    return null;
+  }
+  return (
+    <section class="history" aria-label="Past conversations">
+      <h2>Past conversations</h2>
+      <ul>
+        {state.history.map((s) => {
+          const title = displayText(s.title ?? "Untitled conversation");
+          const current = s.sessionId === state.sessionId;
+          return (
+            <li key={s.sessionId} class={current ? "current" : ""}>
+              <button type="button" class="link open-session" title={`Open: ${title}`} onClick={() => send({ type: "openSession", sessionId: s.sessionId })}>
+                {title}
+              </button>
+              <span class="meta">
+                {when(s.updatedAt)} · {s.turns} {s.turns === 1 ? "turn" : "turns"}
+              </span>
+              <button
+                type="button"
+                class="icon delete-session"
+                aria-label={`Delete: ${title}`}
+                title="Delete this conversation"
+                onClick={() => send({ type: "deleteSession", sessionId: s.sessionId })}
+              >
+                <i class="codicon codicon-trash" aria-hidden="true" />
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
+/** Under a turn that ended for want of a key, or at the end of the offline demo: what to do next. */
+export function TurnAdvice({ errorCode, notice, send }: { errorCode?: string; notice?: string; send: Send }) {
+  if (errorCode !== "no_api_key" && notice !== "demo_finished") {
+    return null;
+  }
+  const text =
+    errorCode === "no_api_key"
+      ? "The model endpoint needs an API key: set one (kept in VS Code's secret storage), or choose another model."
+      : "This was Toolwire's offline demo. Choose a real model and set its API key to work on your code.";
+  return (
+    <div class={`turn-advice ${errorCode ?? notice}`} role="note">
+      <span>{text}</span>
+      <button type="button" class="set-api-key" onClick={() => send({ type: "setApiKey" })}>
+        <i class="codicon codicon-key" aria-hidden="true" /> Set API Key
+      </button>
+      <button type="button" class="secondary select-model" onClick={() => focusPicker(send)}>
+        <i class="codicon codicon-hubot" aria-hidden="true" /> Select model
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,165 @@
+/**
+ * Issue 26 in the panel, end to end: the webview bundle in headless Chromium, the real PanelHost,
+ * a real `toolwire serve` over stdio. Past conversations listed, reopened, exported as Markdown
+ * and deleted; New Conversation keeps the old one; the header's model picker against a local
+ * endpoint's `GET /models` (through the server's openai SDK); the first run (welcome, offline demo,
+ * its end) and the no-key path with its Set API Key button.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, test, type TestContext } from "node:test";
+import type { Browser } from "playwright-core";
+import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
+import { git, startServer } from "./panel/server";
+
+const TIMEOUT_MS = 90_000;
+
+let browser: Browser;
+let site: { url: string; close(): Promise<void> };
+let state: string;
+
+before(async () => {
+  state = await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-state-"));
+  process.env.TOOLWIRE_STATE_DIR = state; // saved sessions stay out of the user's
+  browser = await launchChromium();
+  site = await servePanel();
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  await rm(state, { recursive: true, force: true });
+});
+
+async function setup(t: TestContext, options: Record<string, unknown>, lines?: unknown[]): Promise<{ panel: Panel; workspace: string }> {
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-ws-")));
+  git(workspace, "init", "-q");
+  await writeFile(path.join(workspace, "hello.txt"), "hello\n");
+  git(workspace, "add", "hello.txt");
+  git(workspace, "commit", "-q", "-m", "hello");
+  let model = String(options.model ?? "replay");
+  if (lines !== undefined) {
+    const script = path.join(workspace, ".git", "script.jsonl");
+    await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+    model = `replay:${script}`;
+  }
+  const server = await startServer(workspace, { ...options, model });
+  const panel = await openPanel(browser, site.url, server, { model, cwd: workspace });
+  t.after(async () => {
+    await panel.page.close();
+    await server.stop();
+    await rm(workspace, { recursive: true, force: true });
+  });
+  return { panel, workspace };
+}
+
+async function ask(panel: Panel, text: string): Promise<void> {
+  const box = panel.page.getByRole("textbox", { name: "Prompt" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test("past conversations: New Conversation keeps the old one; reopen, export as Markdown, delete", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, workspace } = await setup(t, {}, [{ text: "The answer is **42**." }, { text: "Second answer." }]);
+  const { page } = panel;
+  await ask(panel, "What is the answer?");
+  await page.locator(".turn-end").waitFor();
+  await page.getByRole("button", { name: "New Conversation" }).click();
+
+  const history = page.getByRole("region", { name: "Past conversations" });
+  const open = history.getByRole("button", { name: "What is the answer?", exact: true });
+  await open.waitFor();
+  assert.match(await history.innerText(), /1 turn/);
+  await open.click();
+  await page.locator(".message.user", { hasText: "What is the answer?" }).waitFor();
+  assert.equal(await page.locator(".markdown strong").innerText(), "42");
+
+  await page.getByRole("button", { name: "Export as Markdown" }).click();
+  await waitFor(() => (panel.ui.exported ?? []).length === 1, "the export");
+  const exported = panel.ui.exported![0];
+  assert.match(exported, /^# Toolwire conversation\n/);
+  assert.match(exported, /## You\n\nWhat is the answer\?\n\n## Toolwire\n\nThe answer is \*\*42\*\*\./);
+
+  await ask(panel, "And again?"); // the reopened conversation goes on
+  await page.locator(".message.user", { hasText: "And again?" }).waitFor();
+  await page.locator(".transcript > .turn-end:last-child").waitFor(); // the reopened conversation's second turn ended
+  await page.getByRole("button", { name: "New Conversation" }).click();
+  await history.getByRole("button", { name: "What is the answer?", exact: true }).waitFor();
+  assert.match(await history.innerText(), /2 turns/);
+  await history.getByRole("button", { name: "Delete: What is the answer?" }).click();
+  await history.waitFor({ state: "detached" });
+  const { rpc } = await (panel.host as unknown as { server: { connection(): Promise<{ rpc: { sendRequest<R>(m: string, p: unknown): Promise<R> } }> } }).server.connection();
+  const listed = await rpc.sendRequest<{ sessions: unknown[] }>("toolwire/session/list", { cwd: workspace });
+  assert.deepEqual(listed.sessions, [], "deleted on the server too");
+  assert.deepEqual(panel.ui.errors, []);
+});
+
+test("the model picker lists the endpoint's GET /models and switches like Select Model", { timeout: TIMEOUT_MS }, async (t) => {
+  const gets: string[] = [];
+  const endpoint: HttpServer = createServer((request, response) => {
+    gets.push(`${request.method} ${request.url}`);
+    response.setHeader("Content-Type", "application/json");
+    response.end(JSON.stringify({ object: "list", data: [{ id: "model-two", object: "model" }, { id: "model-one", object: "model" }] }));
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
+  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  const { panel } = await setup(t, { model: "openai:model-one", baseUrl });
+  const { page } = panel;
+  const picker = page.getByRole("combobox", { name: "Model" });
+  assert.equal(await picker.inputValue(), "openai:model-one", "the model setting, before the endpoint is asked");
+  assert.equal(gets.length, 0, "nothing asked of the endpoint before the picker is opened");
+  await picker.focus();
+  await page.locator("select.model-picker option", { hasText: "model-two" }).waitFor({ state: "attached" });
+  assert.deepEqual(await page.locator("select.model-picker option").allInnerTexts(), ["model-one", "model-two", "Offline demo"]);
+  assert.equal(await picker.inputValue(), "openai:model-one");
+  assert.ok(gets.includes("GET /v1/models"), gets.join(", "));
+  await picker.selectOption("openai:model-two");
+  await waitFor(() => (panel.ui.modelsSet ?? []).length === 1, "the model setting");
+  assert.deepEqual(panel.ui.modelsSet, ["openai:model-two"]);
+  await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
+});
+
+test("first run: the welcome, the offline demo and its end; no API key shows Set API Key", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(t, { model: "openai:gpt-4o-mini" });
+  const { page } = panel;
+  const welcome = page.getByRole("region", { name: "Welcome" });
+  await welcome.waitFor();
+  assert.match(await welcome.innerText(), /Toolwire is a coding assistant/);
+  for (const name of ["Select model", "Set API Key", "Try the offline demo"]) {
+    await welcome.getByRole("button", { name }).waitFor();
+  }
+
+  await ask(panel, "hello"); // openai: with no key for OpenAI's endpoint
+  const advice = page.locator(".turn-advice.no_api_key");
+  await advice.waitFor();
+  assert.match(await page.locator(".turn-end .stop-message").innerText(), /no API key/);
+  await advice.getByRole("button", { name: "Set API Key" }).click();
+  await waitFor(() => panel.ui.apiKeyAsked === 1, "Set API Key");
+
+  await page.getByRole("button", { name: "New Conversation" }).click();
+  await welcome.getByRole("button", { name: "Try the offline demo" }).click();
+  await page.locator(".message.assistant", { hasText: "offline demo" }).waitFor();
+  assert.match(await page.locator(".toolbar .model").innerText(), /Offline demo|replay/);
+  await ask(panel, "and now?");
+  const done = page.locator(".turn-advice.demo_finished");
+  await done.waitFor();
+  assert.doesNotMatch(await page.locator(".transcript").innerText(), /no more responses/);
+  await done.getByRole("button", { name: "Set API Key" }).waitFor();
+  await done.getByRole("button", { name: "Select model" }).waitFor();
+  assert.deepEqual(panel.ui.errors, []);
+});
