@@ -283,6 +283,9 @@ async def test_fix_runs_a_turn_that_edits_through_apply_edit_with_progress_and_a
     assert "Selected text:\n```\nbb\n```" in user and "Task: Fix the problem" in user
     snap = await editor.call("toolwire/session/snapshot", {"sessionId": sid})
     assert snap["running"] is False and [c["status"] for c in snap["toolCalls"]] == ["done"]
+    # the user's entry is their intent and the selection, never the template the model reads
+    assert [m.get("userText") for m in snap["messages"] if m["role"] == "user"] == [
+        "Fix: undefined name 'bb'\nAttached: calc.py (line 2)"]
 
 
 async def test_explain_answers_in_the_closing_message_and_changes_nothing(editor, ws, tmp_path):

@@ -11,12 +11,14 @@ from conftest import new_session, write_script
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-ACCEPTED = 'prompt: expected a list of text content blocks {"type": "text", "text": "…"} or a string'
+ACCEPTED = ('prompt: expected a list of content blocks ({"type": "text", "text": "…"}, {"type": "resource", '
+            '"resource": {"uri", "text"}}, {"type": "resource_link", "uri", "name"}) or a string')
 
 
 @pytest.mark.parametrize("bad, detail", [
-    ([{"type": "txt", "text": "a"}], "prompt.0.type: Input should be 'text'"),
-    ([{"text": "a"}], "prompt.0.type: Field required"),
+    ([{"type": "txt", "text": "a"}], "prompt.0: type: Input should be 'text', 'resource', 'resource_link'"),
+    ([{"text": "a"}], "prompt.0: type: Field required"),
+    ([{"type": "text"}], "prompt.0.text.text: Field required"),
     ([5], "prompt.0: Input should be an object"),
     (5, None),
     ({"text": "a"}, None),
@@ -30,7 +32,7 @@ async def test_a_bad_prompt_says_what_is_accepted(client, repo, tmp_path, bad, d
     assert ACCEPTED in message, message
     if detail:
         assert detail in message, message
-    for internal in ("list[", "prompt.str", "Textblock", "TextBlock", "Value error", "instance of"):
+    for internal in ("list[", "prompt.str", "Textblock", "TextBlock", "Value error", "instance of", "tagged-union", "discriminator"):
         assert internal not in message, (internal, message)
 
 

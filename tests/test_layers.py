@@ -98,9 +98,10 @@ def test_only_the_acp_package_imports_the_acp_sdk():
 
 
 #: What a front-end may import of the agent (issue 20): the session host (with the types
-#: its calls return and raise) and the events it emits. Everything else about a session
-#: (turns, cancels, watchers, settings, undo, client-fed streams) is the host's.
-FRONT_END_MAY_IMPORT = {"toolwire.agent.host", "toolwire.agent.events"}
+#: its calls return and raise) and the events it emits, and the one prompt-block model (issue 26:
+#: what a prompt's blocks are, what the model reads of them; no session state). Everything else about
+#: a session (turns, cancels, watchers, settings, undo, client-fed streams) is the host's.
+FRONT_END_MAY_IMPORT = {"toolwire.agent.host", "toolwire.agent.events", "toolwire.agent.prompt_blocks"}
 
 
 @pytest.mark.parametrize("front", ["lsp", "acp"])

@@ -161,6 +161,8 @@ export const SessionLoad = request("toolwire/session/load");
 export const SessionDelete = request("toolwire/session/delete");
 /** The models to switch to → `{active, models: [{spec, name, source}]}`. */
 export const ModelsList = request("toolwire/models/list");
+/** The workspace's files matching a fuzzy query (the `@` picker) → `{files: [{path, open}]}`. */
+export const WorkspaceFindFiles = request("toolwire/workspace/findFiles");
 
 /** client→server: undo a whole turn, keeping anything changed since (see protocol.md). */
 export const SessionUndoTurn = request("toolwire/session/undoTurn");

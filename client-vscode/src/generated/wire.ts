@@ -47,6 +47,10 @@ export interface ToolwireProtocol {
     params: ModelsListParams;
     result: ModelsListResult;
   };
+  "toolwire/workspace/findFiles": {
+    params: FindFilesParams;
+    result: FindFilesResult;
+  };
   "toolwire/session/snapshot": {
     params: SessionRef;
     result: SnapshotResult;
@@ -168,14 +172,15 @@ export interface McpServerStatusWire {
   error?: string | null;
 }
 /**
- * ``toolwire/session/prompt`` params: the prompt as ACP content blocks (or a plain string).
+ * ``toolwire/session/prompt`` params: the prompt as ACP content blocks (text, embedded resources,
+ * resource links) or a plain string.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "PromptParams".
  */
 export interface PromptParams {
   sessionId: string;
-  prompt: TextBlock[] | string;
+  prompt: (TextBlock | ResourceBlock | ResourceLinkBlock)[] | string;
 }
 /**
  * An ACP text content block.
@@ -186,6 +191,61 @@ export interface PromptParams {
 export interface TextBlock {
   type: "text";
   text: string;
+}
+/**
+ * An embedded resource prompt block: a file's text (of ``range``, 0-based, when given).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ResourceBlock".
+ */
+export interface ResourceBlock {
+  type: "resource";
+  resource: TextResourceWire;
+  range?: RangeWire | null;
+}
+/**
+ * The text of a file attached to a prompt: ``uri`` (``file://``, or the editor's URI of an unsaved
+ * buffer), ``text`` (the buffer's, saved or not: the whole file, or the prompt block's ``range``),
+ * ``mimeType`` (:data:`toolwire.agent.prompt_blocks.PROBLEMS_MIME`: the editor's problems of the file).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "TextResourceWire".
+ */
+export interface TextResourceWire {
+  uri: string;
+  text: string;
+  mimeType?: string | null;
+}
+/**
+ * An LSP ``Range``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "RangeWire".
+ */
+export interface RangeWire {
+  start: PositionWire;
+  end: PositionWire;
+}
+/**
+ * An LSP ``Position`` (0-based line, character).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "PositionWire".
+ */
+export interface PositionWire {
+  line: number;
+  character: number;
+}
+/**
+ * A resource link prompt block: a file named by reference (the model may read it).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ResourceLinkBlock".
+ */
+export interface ResourceLinkBlock {
+  type: "resource_link";
+  uri: string;
+  name: string;
 }
 /**
  * ``toolwire/session/prompt`` result.
@@ -337,6 +397,37 @@ export interface ModelChoiceWire {
   spec: string;
   name: string;
   source: "endpoint" | "configured" | "builtin";
+}
+/**
+ * ``toolwire/workspace/findFiles`` params: the files of the session's workspace matching ``query``
+ * (fuzzy; empty: open files first, then the listing's order), at most ``limit``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "FindFilesParams".
+ */
+export interface FindFilesParams {
+  sessionId: string;
+  query?: string;
+  limit?: number;
+}
+/**
+ * ``toolwire/workspace/findFiles`` result, best match first.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "FindFilesResult".
+ */
+export interface FindFilesResult {
+  files: FoundFile[];
+}
+/**
+ * A file found: workspace-relative ``path`` (display form), ``open`` in the editor.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "FoundFile".
+ */
+export interface FoundFile {
+  path: string;
+  open: boolean;
 }
 /**
  * ``toolwire/session/snapshot`` result (see protocol.md).

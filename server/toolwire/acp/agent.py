@@ -56,6 +56,7 @@ from toolwire.acp.cancel_requests import RequestTracker
 from toolwire.acp.prompt_content import PromptContentError, prompt_images, read_links
 from toolwire.acp.replay import replay_updates
 from toolwire.acp.mcp_servers import marked_read_only, raw_entries
+import toolwire.agent.prompt_blocks as prompt_blocks
 from toolwire.agent.events import SessionWarning
 from toolwire.agent.host import (TURN_ALREADY_RUNNING, HostError, Hosted, SavedSession, SessionHost,
                                  SessionSpecError, TurnRunning, UnknownSession)
@@ -306,7 +307,7 @@ class ToolwireAcpAgent:
 
     async def _prompt(self, session: AcpSession, prompt: list[Any]) -> PromptResponse:
         hosted = session.hosted
-        text = prompt_text(prompt)
+        text = prompt_text(prompt, hosted.session.root)
         try:
             command = parse_command(text)
         except CommandError as exc:
@@ -326,7 +327,7 @@ class ToolwireAcpAgent:
         if images and (refusal := self.host.image_refusal(hosted)) is not None:
             raise RequestError.invalid_params({"prompt": refusal})
         text = prompt_text(await read_links(prompt, hosted.session.root, hosted.session.model_exclude(),
-                                            self._client_reader(session)))
+                                            self._client_reader(session)), hosted.session.root)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in prompt]
@@ -622,31 +623,30 @@ def turn_usage(outcome: Any) -> dict[str, Any] | None:
                                    "totalTokens": outcome.input_tokens + outcome.output_tokens}}}
 
 
-def prompt_text(blocks: list[Any]) -> str:
-    """The prompt as one text: text blocks as they are, embedded resources (and the resource
-    links :func:`toolwire.acp.prompt_content.read_links` read) as ``<file uri="…">…</file>``
-    context, other resource links named; images are left out (they are the message's image
-    parts: :func:`toolwire.acp.prompt_content.prompt_images`); audio is not accepted (the
-    agent does not declare it)."""
-    parts: list[str] = []
+def prompt_text(blocks: list[Any], root: Path) -> str:
+    """The prompt as the model reads it: the core's one prompt-block model
+    (:func:`toolwire.agent.prompt_blocks.model_text`: text as it is, embedded resources, and the
+    resource links :func:`toolwire.acp.prompt_content.read_links` read, as the file's path, lines and
+    fenced text; other links named); images are left out (they are the message's image parts:
+    :func:`toolwire.acp.prompt_content.prompt_images`); audio is not accepted (the agent does not
+    declare it)."""
+    try:
+        parsed = prompt_blocks.parse_blocks(prompt_json(blocks))
+    except prompt_blocks.PromptBlockError as exc:
+        raise RequestError.invalid_params({"prompt": str(exc)}) from None
+    return prompt_blocks.model_text(parsed, root)
+
+
+def prompt_json(blocks: list[Any]) -> list[dict[str, Any]]:
+    """ACP content blocks as JSON (camelCase), a binary resource as a text block naming it."""
+    out = []
     for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if text is not None:
-                parts.append(f'<file uri="{resource.uri}">\n{text}\n</file>')
-            else:
-                parts.append(f"[attached binary resource {resource.uri}: not readable as text]")
-        elif kind == "resource_link":
-            parts.append(f"[file: {block.uri}]")
-        elif kind == "image":
-            continue
-        else:
-            raise RequestError.invalid_params({"prompt": f"content blocks of type {kind!r} are not supported"})
-    return "\n".join(parts)
+        data = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        resource = data.get("resource") if data.get("type") == "resource" else None
+        if isinstance(resource, dict) and not isinstance(resource.get("text"), str):
+            data = {"type": "text", "text": f"[attached binary resource {resource.get('uri')}: not readable as text]"}
+        out.append(data)
+    return out
 
 
 __all__ = ["ToolwireAcpAgent", "iso_time", "prompt_text", "session_info"]

@@ -5,8 +5,8 @@
   :data:`MAX_IMAGE_BYTES` each.
 * A ``resource_link`` to a ``file://`` URI inside the workspace is read — through the
   client's ``fs/read_text_file`` when it declared ``fs.readTextFile``, else from disk — and
-  given to the model as an embedded resource is, its text at most :data:`LINK_LIMIT`
-  characters (:func:`read_links`). A link it cannot read (another scheme, outside the
+  given to the model as an embedded resource is (:mod:`toolwire.agent.prompt_blocks`: its text at
+  most ``RESOURCE_LIMIT`` characters) (:func:`read_links`). A link it cannot read (another scheme, outside the
   workspace, kept from the model by ``modelExclude``, missing, binary, not UTF-8) is named
   with why.
 """
@@ -37,9 +37,6 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 #: The largest image a prompt may carry, decoded (OpenAI's limit per image).
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
-
-#: Characters of a linked file's text given to the model; the rest is named, for read_file.
-LINK_LIMIT = 100_000
 
 
 class PromptContentError(ValueError):
@@ -89,9 +86,6 @@ async def read_links(blocks: list[Any], root: Path, exclude: ModelExclude,
         except ToolError as exc:
             out.append(TextContentBlock(type="text", text=f"[file: {block.uri} (not read: {exc.message})]"))
             continue
-        if len(text) > LINK_LIMIT:
-            text = (text[:LINK_LIMIT] + f"\n[… the file is {len(text)} characters; the first {LINK_LIMIT} are "
-                    "shown: read_file reads the rest]")
         out.append(EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
             uri=block.uri, text=text, mime_type=getattr(block, "mime_type", None))))
     return out

@@ -307,11 +307,13 @@ class SessionHost:
             raise TurnRunning(UNDO_RUNNING)
 
     async def finish_turn(self, hosted: Hosted, turn: Turn, prompt: str,
-                          blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = ()) -> TurnOutcome:
+                          blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = (),
+                          shown: str | None = None) -> TurnOutcome:
         """Run ``turn`` (taken with :meth:`begin_turn`) to its end and free the slot; the prompt (and
         ``blocks``, the content blocks the front-end got it as) is logged first, the session's title
         set from its first prompt, the session saved when the turn ends. ``images``: the prompt's,
-        image parts of its user message.
+        image parts of its user message; ``shown``: the user's entry when it is not ``prompt``
+        (the snapshot's ``userText``: :func:`toolwire.agent.prompt_blocks.shown_text`).
 
         A cancellation of the caller cancels the turn, which cleans up and records
         its outcome: that outcome is returned (``cancelled``), not the exception.
@@ -320,7 +322,7 @@ class SessionHost:
         """
         self._prompted(hosted, UserPrompt(turn.id, prompt, tuple(blocks)))
         try:
-            outcome = await turn.run(prompt, images)
+            outcome = await turn.run(prompt, images, shown)
         except asyncio.CancelledError:
             outcome = turn.outcome or TurnOutcome("cancelled")  # run() records it before re-raising
         finally:
@@ -335,10 +337,11 @@ class SessionHost:
         return outcome
 
     async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver,
-                       blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = ()) -> TurnOutcome:
+                       blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = (),
+                       shown: str | None = None) -> TurnOutcome:
         """Run one turn of ``prompt`` (and its ``images``) in the session (:meth:`begin_turn` then
         :meth:`finish_turn`)."""
-        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt, blocks, images)
+        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt, blocks, images, shown)
 
     async def continue_turn(self, hosted: Hosted, sink: Sink, approver: Approver,
                             blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:

@@ -170,8 +170,10 @@ class Turn:
         return {"text": merger.text, "reasoning": merger.reasoning}
 
     # -------------------------------------------------------------- run
-    async def run(self, prompt: str, images: Sequence[ImagePart] = ()) -> TurnOutcome:
-        """Run the turn of ``prompt`` (and its ``images``, image parts of the user message).
+    async def run(self, prompt: str, images: Sequence[ImagePart] = (), shown: str | None = None) -> TurnOutcome:
+        """Run the turn of ``prompt`` (and its ``images``, image parts of the user message);
+        ``shown``: the user's entry of it when it differs from what the model reads (attachments,
+        a code action's template: :mod:`toolwire.agent.prompt_blocks`).
 
         Returns:
             The outcome; a cancelled turn returns ``stop_reason="cancelled"``
@@ -186,7 +188,8 @@ class Turn:
                                                    session.settings.checkpoint_max_bytes)
         rules = session.compose_prompt()  # the system prompt of every request of this turn
         session.conversation.start_turn(self.id)
-        session.conversation.add_user(prompt + session.take_notes(self.id), typed=prompt, images=images)
+        session.conversation.add_user(prompt + session.take_notes(self.id), typed=prompt if shown is None else shown,
+                                      images=images)
         self.sink.emit(TurnUpdate("started", turn_id=self.id))
         if rules is not None:
             self.sink.emit(SessionInfo(rules))

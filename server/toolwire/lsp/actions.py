@@ -25,7 +25,9 @@ from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+import toolwire.agent.prompt_blocks as prompt_blocks
 from toolwire.agent.host import Hosted, Session, Turn, TurnOutcome
+from toolwire.agent.prompt_blocks import LineRange, fence_for
 from toolwire.lsp import boot
 from toolwire.lsp.bridge import LspApprover, LspSink
 from toolwire.lsp.progress import TurnProgressSink, WorkProgress
@@ -109,20 +111,43 @@ def build_prompt(args: RunActionArgs, rel: str, text: str) -> str:
         rel: The file's path relative to the session's folder (or absolute outside it).
         text: The text of ``args.range`` in the file.
     """
-    start, end = args.range.start.line + 1, args.range.end.line + 1
+    start, end = _line_range(args).lines()
     lines = f"line {start}" if start == end else f"lines {start}-{end}"
     parts = [f"[Toolwire code action: {args.kind}]", f"File: {rel} ({lines})"]
     if args.diagnostic is not None:
         d = args.diagnostic
         source = f"{d.get('source')}" + (f" {d.get('code')}" if d.get("code") is not None else "") if d.get("source") else ""
         parts.append(f"Diagnostic ({_severity(d)}{', ' + source if source else ''}): {d.get('message', '')}")
-    fence = "````" if "```" in text else "```"
+    fence = fence_for(text)  # longer than any backtick run: the text cannot close it
     parts += ["Selected text:", f"{fence}\n{text}\n{fence}", f"Task: {_TASKS[args.kind]}"]
     if args.kind == "edit":
         parts.append(f"Instruction: {args.instruction}" if args.instruction else _NO_INSTRUCTION)
     elif args.instruction:
         parts.append(f"The user adds: {args.instruction}")
     return "\n".join(parts)
+
+
+def _line_range(args: RunActionArgs) -> LineRange:
+    return LineRange(args.range.start.line, args.range.start.character, args.range.end.line, args.range.end.character)
+
+
+def intent(args: RunActionArgs) -> str:
+    """What the user asked, as their entry in the conversation shows it (never the template the model
+    reads): ``Improve this code``, the edit's instruction, ``Explain this code``, ``Fix: <problem>``."""
+    if args.kind == "edit":
+        return args.instruction.strip() if args.instruction and args.instruction.strip() else "Improve this code"
+    if args.kind == "explain":
+        return "Explain this code" + (f": {args.instruction.strip()}" if args.instruction and args.instruction.strip() else "")
+    message = str((args.diagnostic or {}).get("message") or "the problem")
+    return f"Fix: {_title_of(message)}"
+
+
+def action_blocks(args: RunActionArgs, text: str) -> list[dict[str, Any]]:
+    """The blocks of a code action's prompt as the user gave it (saved with the session, its title
+    from the first): the intent, then the selection as an embedded resource with its range."""
+    return [{"type": "text", "text": intent(args)},
+            {"type": "resource", "resource": {"uri": args.uri, "text": text},
+             "range": args.range.model_dump(mode="json", by_alias=True)}]
 
 
 def selected_text(server: "ToolwireServer", args: RunActionArgs) -> str:
@@ -189,9 +214,10 @@ def summary(turn: Turn, session: Session, outcome: TurnOutcome, kind: str) -> tu
     return level, "\n".join(lines)
 
 
-async def drive(server: "ToolwireServer", hosted: Hosted, turn: Turn, sink: TurnProgressSink, prompt: str,
-                title: str, kind: str) -> None:
-    """Run a code-action turn to its end: the turn, its progress, the closing message.
+async def drive(server: "ToolwireServer", hosted: Hosted, turn: Turn, sink: TurnProgressSink,
+                prompt: tuple[str, list[dict[str, Any]], str], title: str, kind: str) -> None:
+    """Run a code-action turn to its end: the turn, its progress, the closing message. ``prompt``:
+    what the model reads, the blocks the user's request is saved as, and the user's entry.
 
     The turn starts at once; the progress is created alongside it and reports the
     turn's steps from the moment the client accepts the token (a client that never
@@ -207,7 +233,8 @@ async def drive(server: "ToolwireServer", hosted: Hosted, turn: Turn, sink: Turn
     shown = server.spawn(show_progress())
     outcome = TurnOutcome("cancelled")
     try:
-        outcome = await server.host.finish_turn(hosted, turn, prompt)  # a cancel answers its outcome
+        model_text, blocks, entry = prompt
+        outcome = await server.host.finish_turn(hosted, turn, model_text, blocks, shown=entry)  # a cancel answers its outcome
     finally:
         shown.cancel()
         level, text = summary(turn, hosted.session, outcome, kind)
@@ -227,9 +254,12 @@ def start_action(server: "ToolwireServer", hosted: Hosted, args: RunActionArgs, 
         rel = display_name(path.relative_to(session.root).as_posix())
     except ValueError:
         rel = display_name(str(path))
-    prompt = build_prompt(args, rel, selected_text(server, args))
+    text = selected_text(server, args)
+    prompt = build_prompt(args, rel, text)
+    blocks = action_blocks(args, text)
+    shown = prompt_blocks.shown_text(prompt_blocks.parse_blocks(blocks), session.root)
     sink = TurnProgressSink(LspSink(server, session.id, long_tools=None), root=session.root)
     turn = server.host.begin_turn(hosted, sink, LspApprover(server, session.id))
     title = {"edit": "Toolwire: editing", "explain": "Toolwire: explaining", "fix": "Toolwire: fixing"}[args.kind]
-    server.spawn(drive(server, hosted, turn, sink, prompt, f"{title} {rel}", args.kind))
+    server.spawn(drive(server, hosted, turn, sink, (prompt, blocks, shown), f"{title} {rel}", args.kind))
     return {"sessionId": session.id, "turnId": turn.id}

@@ -12,7 +12,7 @@ editor's intelligence), ``undo_messages`` (undoTurn / redoTurn), ``action_messag
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -33,6 +33,7 @@ SESSION_LIST = "toolwire/session/list"
 SESSION_LOAD = "toolwire/session/load"
 SESSION_DELETE = "toolwire/session/delete"
 MODELS_LIST = "toolwire/models/list"
+WORKSPACE_FIND_FILES = "toolwire/workspace/findFiles"
 SESSION_UPDATE = "toolwire/session/update"
 REQUEST_PERMISSION = "toolwire/session/requestPermission"
 TOOL_CALL_CANCEL = "toolwire/toolCall/cancel"
@@ -62,6 +63,7 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_LOAD: ("client→server", "request"),
     SESSION_DELETE: ("client→server", "request"),
     MODELS_LIST: ("client→server", "request"),
+    WORKSPACE_FIND_FILES: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
     TOOL_CALL_PREVIEW: ("client→server", "request"),
     TOOLS_LIST: ("client→server", "request"),
@@ -219,24 +221,87 @@ class TextBlock(Wire):
     text: str
 
 
+class PositionWire(Wire):
+    """An LSP ``Position`` (0-based line, character)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class RangeWire(Wire):
+    """An LSP ``Range``."""
+
+    start: PositionWire
+    end: PositionWire
+
+
+class TextResourceWire(Wire):
+    """The text of a file attached to a prompt: ``uri`` (``file://``, or the editor's URI of an unsaved
+    buffer), ``text`` (the buffer's, saved or not: the whole file, or the prompt block's ``range``),
+    ``mimeType`` (:data:`toolwire.agent.prompt_blocks.PROBLEMS_MIME`: the editor's problems of the file)."""
+
+    uri: str = Field(min_length=1)
+    text: str
+    mime_type: str | None = None
+
+
+class ResourceBlock(Wire):
+    """An embedded resource prompt block: a file's text (of ``range``, 0-based, when given)."""
+
+    type: Literal["resource"]
+    resource: TextResourceWire
+    range: RangeWire | None = None
+
+
+class ResourceLinkBlock(Wire):
+    """A resource link prompt block: a file named by reference (the model may read it)."""
+
+    type: Literal["resource_link"]
+    uri: str = Field(min_length=1)
+    name: str
+
+
 class PromptParams(Wire):
-    """``toolwire/session/prompt`` params: the prompt as ACP content blocks (or a plain string)."""
+    """``toolwire/session/prompt`` params: the prompt as ACP content blocks (text, embedded resources,
+    resource links) or a plain string."""
 
     session_id: str = Field(min_length=1)
-    prompt: list[TextBlock] | str
+    prompt: list[Annotated[TextBlock | ResourceBlock | ResourceLinkBlock, Field(discriminator="type")]] | str
 
     @field_validator("prompt")
     @classmethod
-    def _not_empty(cls, value: list[TextBlock] | str) -> list[TextBlock] | str:
+    def _not_empty(cls, value: list[Any] | str) -> list[Any] | str:
         if not value or (isinstance(value, str) and not value.strip()):
             raise ValueError("the prompt is empty")
         return value
 
-    def text(self) -> str:
-        """The prompt as one string."""
+    def blocks(self) -> list[dict[str, Any]]:
+        """The prompt as content blocks (JSON, camelCase): a plain string is one text block."""
         if isinstance(self.prompt, str):
-            return self.prompt
-        return "\n".join(block.text for block in self.prompt)
+            return [{"type": "text", "text": self.prompt}]
+        return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in self.prompt]
+
+
+class FindFilesParams(Wire):
+    """``toolwire/workspace/findFiles`` params: the files of the session's workspace matching ``query``
+    (fuzzy; empty: open files first, then the listing's order), at most ``limit``."""
+
+    session_id: str = Field(min_length=1)
+    query: str = Field("", max_length=1000)
+    limit: int = Field(50, ge=1, le=500)
+
+
+class FoundFile(Wire):
+    """A file found: workspace-relative ``path`` (display form), ``open`` in the editor."""
+
+    path: str
+    open: bool
+
+
+class FindFilesResult(Wire):
+    """``toolwire/workspace/findFiles`` result, best match first."""
+
+    files: list[FoundFile]
 
 
 class Usage(Wire):

@@ -43,6 +43,7 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_LOAD: (P.SessionLoadParams, P.SessionNewResult),
     P.SESSION_DELETE: (P.SessionDeleteParams, P.SessionDeleteResult),
     P.MODELS_LIST: (P.ModelsListParams, P.ModelsListResult),
+    P.WORKSPACE_FIND_FILES: (P.FindFilesParams, P.FindFilesResult),
     P.SESSION_SNAPSHOT: (P.SessionRef, M.SnapshotResult),
     P.TOOL_CALL_CANCEL: (P.ToolCallCancelParams, M.ToolCallCancelResult),
     P.TOOLS_LIST: (M.ToolsListParams, M.ToolsListResult),

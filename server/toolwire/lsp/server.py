@@ -20,9 +20,10 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+import toolwire.agent.prompt_blocks as prompt_blocks
 from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError, SessionHost, SessionSpecError,
                                  TurnRunning)
 from toolwire.agent.host import UnknownSession as NoSuchSession
@@ -43,6 +44,8 @@ from toolwire.lsp.call_wire import brief_form, snapshot_form
 from toolwire.streaming.formats.registry import UnknownFormat
 from toolwire.lsp.editor_link import LspEditorLink, declared_features, diagnostics_changed
 from toolwire.tools.editor_intel import DiagnosticsFeed
+from toolwire.tools.listing import find_files
+from toolwire.workspace.errors import ToolError
 from toolwire.lsp import actions
 from toolwire.lsp.progress import LongTools
 
@@ -235,16 +238,40 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/session/prompt``: run one turn → ``{stopReason, usage}``; a cancel answers ``cancelled``."""
     req = parse(P.SESSION_PROMPT, P.PromptParams, params)
     hosted = session_of(ls, req.session_id)
-    long_tools = LongTools(ls, lambda call_id: ls.host.cancel_call(hosted, call_id), hosted.session.root)
+    root = hosted.session.root
+    sent = req.blocks()
+    try:
+        blocks = prompt_blocks.parse_blocks(sent)
+    except prompt_blocks.PromptBlockError as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: {exc}") from None
+    text = prompt_blocks.model_text(blocks, root)
+    if not text.strip():
+        raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: prompt: the prompt has no text")
+    attached = any(not isinstance(b, prompt_blocks.TextBlock) for b in blocks)
+    long_tools = LongTools(ls, lambda call_id: ls.host.cancel_call(hosted, call_id), root)
     try:
         # a $/cancelRequest on this request cancels the turn: it answers ``cancelled``
-        outcome = await ls.host.run_turn(hosted, req.text(), LspSink(ls, hosted.id, long_tools=long_tools),
-                                         LspApprover(ls, hosted.id))
+        outcome = await ls.host.run_turn(hosted, text, LspSink(ls, hosted.id, long_tools=long_tools),
+                                         LspApprover(ls, hosted.id), blocks=sent if attached else (),
+                                         shown=prompt_blocks.shown_text(blocks, root) if attached else None)
     except TurnRunning as exc:  # the host's words: a turn, or an undo, holds the slot
         raise TurnInProgress(str(exc)) from None
     result = outcome.to_wire()
     P.PromptResult.model_validate(result)  # the wire model is the contract; nulls stay null
     return result
+
+
+@server.feature(P.WORKSPACE_FIND_FILES)
+async def workspace_find_files(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/workspace/findFiles`` → ``{files: [{path, open}]}``: the session's workspace files
+    matching ``query``, fuzzy, best first (see protocol.md)."""
+    req = parse(P.WORKSPACE_FIND_FILES, P.FindFilesParams, params)
+    hosted = session_of(ls, req.session_id)
+    try:
+        files = await find_files(hosted.session.tool_context(), req.query, req.limit)
+    except ToolError as exc:  # the listing engine failed
+        raise JsonRpcInternalError(f"{P.WORKSPACE_FIND_FILES}: {exc.message}") from None
+    return P.FindFilesResult(files=files).dump()
 
 
 @server.feature(P.SESSION_CONTINUE)

@@ -15,6 +15,8 @@ from pydantic.alias_generators import to_camel
 
 #: Plain words for the models a union may accept (pydantic names them by class).
 _MODEL_WORDS = {"TextBlock": 'text content blocks {"type": "text", "text": "…"}'}
+_BLOCK_WORDS = ('content blocks ({"type": "text", "text": "…"}, {"type": "resource", "resource": {"uri", "text"}}, '
+                '{"type": "resource_link", "uri", "name"})')
 _BASIC_WORDS = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
                 "none": "null", "dict": "an object", "list": "a list"}
 
@@ -31,6 +33,8 @@ def _union_words(tag: str) -> str:
     """A union member in plain words: ``list[TextBlock]`` → ``a list of text content blocks {…}``."""
     base, _, inner = tag.partition("[")
     inner = inner.removesuffix("]")
+    if inner.startswith("tagged-union["):  # the prompt's blocks: one of several tagged by "type"
+        return f"a list of {_BLOCK_WORDS}"
     if base == "list" and inner:
         return f"a list of {_MODEL_WORDS.get(inner, _BASIC_WORDS.get(inner, inner))}"
     if base in _BASIC_WORDS:
@@ -41,8 +45,12 @@ def _union_words(tag: str) -> str:
 def _plain(msg: str) -> str:
     """pydantic's message without its internal words (``Value error, ``, ``instance of X``)."""
     msg = msg.removeprefix("Value error, ")
-    if msg.startswith("Input should be a valid dictionary or instance of"):
+    if msg.startswith(("Input should be a valid dictionary or instance of", "Input should be a valid dictionary or object")):
         return "Input should be an object"
+    if msg.startswith("Unable to extract tag using discriminator"):
+        return "type: Field required"
+    if msg.startswith("Input tag ") and " does not match any of the expected tags: " in msg:
+        return "type: Input should be " + msg.partition(" does not match any of the expected tags: ")[2]
     return msg
 
 

@@ -25,11 +25,12 @@ from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.tools.engine import Engine, find_engine, ignored_among, list_batches
 from toolwire.tools.fitting import lines_that_fit, result_budget
 from toolwire.workspace.errors import ToolError, clip_quote
+from toolwire.workspace.fuzzy import fold, score
 from toolwire.workspace.globs import Glob, compile_glob
 from toolwire.workspace.names import display_name
 from toolwire.workspace.paths import WorkspacePath, is_inside, resolve_path
 
-__all__ = ["ListFiles", "ListFilesArgs", "MAX_LIST_LIMIT"]
+__all__ = ["ListFiles", "ListFilesArgs", "MAX_LIST_LIMIT", "find_files"]
 
 #: Largest ``limit`` a call may ask for.
 MAX_LIST_LIMIT = 5000
@@ -313,3 +314,38 @@ async def _folder_entries(engine: Engine, ctx: ToolContext, wp: WorkspacePath, l
         matches.append(item)
         lines.append(line)
     return matches, lines, total, everything - total
+
+
+#: Most files of the workspace :func:`find_files` ranks (the rest are not offered).
+FIND_SCAN_LIMIT = 100_000
+
+
+async def find_files(ctx: ToolContext, query: str, limit: int) -> list[dict[str, Any]]:
+    """The workspace's files matching ``query`` (:mod:`toolwire.workspace.fuzzy`), best first, at most
+    ``limit``, each ``{"path", "open"}`` (``toolwire/workspace/findFiles``): the files list_files lists
+    (``.git`` and ignored files left out) and the open buffers not saved yet; ``open``: open in the editor.
+    An empty query gives the open files first, then the listing's order."""
+    root = ctx.root
+    engine = find_engine(ctx.ripgrep)
+    listed: list[str] = []
+    async with aclosing(list_batches(engine, root, ignored=False, glob=None)) as batches:
+        async for batch in batches:
+            listed += batch
+            if len(listed) >= FIND_SCAN_LIMIT:
+                break
+    listed.sort()
+    if engine.kind == "git":
+        listed = await _off_loop(_regulars, os.path.join(root, ""), listed)
+    new = await _not_ignored(engine, root, _unsaved_new(ctx, root))
+    known = set(listed)
+    listed += [rel for rel in new if rel not in known]
+    opened = {doc.path.relative_to(root).as_posix() for doc in ctx.documents.open_documents()
+              if doc.path != root and is_inside(doc.path, root)}
+    folded = fold(query)
+    ranked: list[tuple[float, int, str]] = []
+    for order, rel in enumerate(listed):
+        points = score(folded, rel)
+        if points is not None:
+            ranked.append((-(points + (0.5 if rel in opened else 0.0)) if folded else (0 if rel in opened else 1), order, rel))
+    ranked.sort()
+    return [{"path": display_name(rel), "open": rel in opened} for _, _, rel in ranked[:limit]]
