@@ -216,7 +216,7 @@ def test_the_prompt_shows_the_users_git_command_and_asks_again_on_a_bad_answer(r
     try:
         text = term.wait_for("(default: no): ")
         # the command git will run, quoted for a shell, without the hardening flags
-        assert "\ngit commit -m 'fix it; don'\"'\"'t $(touch x)' --only -- hello.txt\n" in text, text
+        assert "\ngit commit -m 'fix it; don'\\''t $(touch x)' -- hello.txt\nhello.txt +1 -1\n1 file, +1 -1\n" in text, text
         assert "core.pager" not in text and "--no-pager" not in text
         term.type("maybe\n")
         term.wait_for("Please answer y (allow once), a (allow always) or n (reject); not 'maybe'.\n"

@@ -180,7 +180,7 @@ function promptWords(params: RequestPermissionParams): { message: string; detail
       return { message: `Toolwire wants to ${tool}: ${target}`, detail: clip(subject.diff) };
     }
     case "git":
-      return { message: `Toolwire wants to ${tool}`, detail: `${subject.argv.map(quote).join(" ")}\nin ${subject.cwd}` };
+      return { message: `Toolwire wants to ${tool}`, detail: `${subject.command ?? subject.argv.map(quote).join(" ")}\nin ${subject.cwd}` };
     case "tool":
       return { message: `Toolwire wants to ${tool}`, detail: clip(JSON.stringify(subject.arguments ?? {}, null, 2)) };
     case "mcp": {

@@ -605,7 +605,9 @@ export interface ExcludedFile {
   pattern: string;
 }
 /**
- * A git tool's full argv (each argument as git would quote a misleading one) and folder.
+ * A git tool's full argv (each argument as git would quote a misleading one), the command
+ * as a person types it (``git commit -m "Fix x" -- a.py``, shell-quoted), its folder, and
+ * for a change the files it changes (at most 200) with their ``diffstat``.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "GitSubject".
@@ -614,9 +616,38 @@ export interface GitSubject {
   kind: "git";
   tool: string;
   argv: string[];
+  command?: string | null;
   cwd: string;
+  files?: GitFile[] | null;
+  diffstat?: GitStat | null;
   irreversible?: Irreversible | null;
   excluded?: ExcludedFile[] | null;
+}
+/**
+ * A file a git action changes: its workspace-relative path (display form) and lines;
+ * ``binary`` for a binary file (no lines), ``counted: false`` for an untracked file whose
+ * lines were not counted (not a regular file, or past the 16 MiB read budget).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "GitFile".
+ */
+export interface GitFile {
+  path: string;
+  added: number;
+  removed: number;
+  binary?: boolean | null;
+  counted?: boolean | null;
+}
+/**
+ * A git action's files and lines in all (every file, also past the 200 ``files`` lists).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "GitStat".
+ */
+export interface GitStat {
+  files: number;
+  added: number;
+  removed: number;
 }
 /**
  * Any other tool's arguments (and a file tool's whose plan failed on a file kept from

@@ -236,7 +236,7 @@ class AcpApprover:
             with self._withdrawable():
                 response = await self._conn.request_permission(
                     session_id=self._session.id, tool_call=tool_call,
-                    options=[o for o in mapping.PERMISSION_OPTIONS if o.option_id in offered(subject)])
+                    options=mapping.permission_options(subject, offered(subject)))
         except asyncio.CancelledError:
             raise
         except Exception as exc:

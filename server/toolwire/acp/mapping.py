@@ -42,7 +42,8 @@ from acp.schema import (
     ToolCallLocation,
 )
 
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, CallSnapshot, excluded_notice, mcp_hints_notice
+from toolwire.agent.events import (IRREVERSIBLE_PREFIX, CallSnapshot, always_name, excluded_notice, git_summary,
+                                   mcp_hints_notice)
 from toolwire.mcp.naming import PREFIX as MCP_PREFIX
 from toolwire.workspace.names import display_name, display_text
 from toolwire.workspace.shown_paths import CallPath, subject_file
@@ -105,6 +106,14 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id="allow_always", name="Allow always (this session)", kind="allow_always"),
     PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
 ]
+
+def permission_options(subject: dict[str, Any], ids: tuple[str, ...]) -> list[PermissionOption]:
+    """The options of a question about ``subject`` (those of ``ids``), ``allow_always`` quoting a
+    git command (``Allow always (this session): git add -- a.py``)."""
+    return [option.model_copy(update={"name": always_name(subject, option.name)})
+            if option.option_id == "allow_always" else option
+            for option in PERMISSION_OPTIONS if option.option_id in ids]
+
 
 #: Characters of a tool result shown as content (the model still gets its own limit).
 CONTENT_LIMIT = 20_000
@@ -292,8 +301,9 @@ def subject_content(subject: dict[str, Any], root: Path) -> list[Any]:
         out.append(text_content(subject["diff"] or "(no change)"))
         return out
     if kind == "git":
-        argv = " ".join(_quote(a) for a in subject.get("argv") or [])
-        return [text_content(f"$ {argv}\n(in {subject.get('cwd')})")]
+        command = subject.get("command") or " ".join(_quote(a) for a in subject.get("argv") or [])
+        files = git_summary(subject)
+        return [text_content(f"$ {command}\n(in {subject.get('cwd')})" + (f"\n{files}" if files else ""))]
     arguments = json.dumps(subject.get("arguments", subject), ensure_ascii=False, indent=2)
     if kind == "mcp":
         hints = mcp_hints_notice(subject)

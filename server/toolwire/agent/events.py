@@ -182,6 +182,33 @@ def mcp_hints_notice(subject: dict[str, Any]) -> str | None:
     return f"Hints from the server, not checked: {', '.join(words)}." if words else None
 
 
+def always_name(subject: dict[str, Any], name: str) -> str:
+    """The name of the ``allow_always`` option of a question about ``subject``: ``name`` (the
+    front-end's, e.g. ``Allow always``), quoting a git subject's command exactly (``Allow always:
+    git add -- a.py``); a commit's rule covers any message for the same paths, which it says
+    (``Allow always: git commit -m "Fix x" -- a.py (any message)``)."""
+    command = subject.get("command") if subject.get("kind") == "git" else None
+    if not isinstance(command, str) or not command:
+        return name
+    return f"{name}: {command}" + (" (any message)" if subject.get("tool") == "git_commit" else "")
+
+
+def git_summary(subject: dict[str, Any]) -> str | None:
+    """The lines under a git subject's command in a question: the files it changes with their
+    lines and the total (``a.py +2 -1`` …, ``2 files, +4 -1``), or None when it names none."""
+    files = subject.get("files")
+    stat = subject.get("diffstat")
+    if not isinstance(files, list) or not files or not isinstance(stat, dict):
+        return None
+    lines = [f"{f.get('path')} " + ("(binary)" if f.get("binary") else f"+{f.get('added')} -{f.get('removed')}")
+             for f in files if isinstance(f, dict)]
+    if stat.get("files", 0) > len(lines):
+        lines.append(f"… and {stat['files'] - len(lines)} more")
+    count = stat.get("files", 0)
+    lines.append(f"{count} file{'s' if count != 1 else ''}, +{stat.get('added')} -{stat.get('removed')}")
+    return "\n".join(lines)
+
+
 def offered(subject: dict[str, Any]) -> tuple[str, ...]:
     """The answers a question about ``subject`` offers, by option id: ``allow_once``,
     ``allow_always`` and ``reject``; no ``allow_always`` when it names files kept from the

@@ -50,7 +50,9 @@ from pydantic import BaseModel
 from toolwire.mcp.naming import PREFIX, clean, server_key
 from toolwire.mcp.tool import McpTool
 from toolwire.tools.base import Tool, ToolContext
+from toolwire.tools.gitsubject import FILES_LIMIT, command_line, diffstat, touched_files
 from toolwire.tools.target import FileTool, diff_stats
+from toolwire.workspace.errors import ToolError
 from toolwire.workspace.names import display_name
 from toolwire.workspace.positions import line_count
 
@@ -242,7 +244,8 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
         ``{"kind": "edit", "tool", "path", "diff", "diffstat"}`` (plus ``new_path`` for a
         rename) for file tools, the diff being a dry run of the tool's own plan on the
         current text and ``diffstat`` its ``{"added", "removed"}`` lines;
-        ``{"kind": "git", "tool", "argv", "cwd"}`` for git tools; ``{"kind": "mcp", "tool",
+        ``{"kind": "git", "tool", "argv", "command", "cwd", "files", "diffstat"}`` for git tools
+        (:func:`_git_subject`); ``{"kind": "mcp", "tool",
         "server", "serverTool", "arguments", "hints", "undo"?}`` for MCP tools (``hints``:
         those the server gives of ``readOnlyHint``, ``destructiveHint`` and
         ``openWorldHint``; ``undo``: :data:`UNDO_LINE` unless ``readOnlyHint`` is true);
@@ -264,15 +267,31 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
             subject["new_path"] = change.data["new_path"]
         return subject
     try:
-        argv = getattr(tool, "git_argv", None)
-        if callable(argv):
-            # Each argument as it reads: control, bidi and invisible characters and bytes that
-            # are not UTF-8 in git's quoted form, so the prompt never shows a misleading path.
-            shown = [display_name(a) for a in argv(args)]
-            return {"kind": "git", "tool": tool.name, "argv": shown, "cwd": display_name(str(ctx.root))}
+        if callable(getattr(tool, "git_argv", None)):
+            return await _git_subject(tool, args, ctx)
     except Exception:  # noqa: BLE001 - a subject must always be produced
         log.exception("the approval subject of %s fell back to its arguments", tool.name)
     return plain_subject(tool, args)
+
+
+async def _git_subject(tool: Any, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+    """``{"kind": "git", "tool", "argv", "command", "cwd", "files"?, "diffstat"?}``: the hardened argv
+    that runs, the command as a person types it, and what it changes (left out when git cannot
+    tell: not a repository, a path refused; the call then fails as it runs)."""
+    # Each argument as it reads: control, bidi and invisible characters and bytes that
+    # are not UTF-8 in git's quoted form, so the prompt never shows a misleading path.
+    shown = [display_name(a) for a in tool.git_argv(args)]
+    subject = {"kind": "git", "tool": tool.name, "argv": shown, "command": command_line(tool.git_command(args)),
+               "cwd": display_name(str(ctx.root))}
+    if tool.read_only:
+        return subject
+    try:
+        files = await touched_files(tool.name, args, ctx)
+    except ToolError:
+        return subject
+    subject["files"] = files[:FILES_LIMIT]
+    subject["diffstat"] = diffstat(files)
+    return subject
 
 
 def plain_subject(tool: Tool, args: BaseModel) -> dict[str, Any]:

@@ -128,7 +128,7 @@ async def _answer(options: RunOptions, params: dict[str, Any], err: TextIO, prom
             f"rejected by --approve yes: {warning}. Tell the user; they can run it with --approve ask")}}
     if approve == "ask":
         if subject.get("kind") == "git":
-            detail = display_text(shown_command(subject))
+            detail = display_text(shown_command(subject), keep="\n")
         elif subject.get("diff"):
             detail = display_text(subject["diff"], keep="\n\t")
         else:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolwire.headless.result_notes import count_summary, note_lines
-from toolwire.lsp.messages import mcp_hints_notice
+from toolwire.lsp.messages import git_summary, mcp_hints_notice
 from toolwire.workspace.names import display_text
 from toolwire.workspace.shown_paths import call_path
 
@@ -173,12 +173,17 @@ _REPLIES = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "n
 
 
 def shown_command(subject: dict[str, Any]) -> str:
-    """The git command a permission request is about, as the user would type it.
+    """The git command a permission request is about, as the user would type it, then the files it
+    changes and their lines (:func:`toolwire.agent.events.git_summary`).
 
-    The subject's ``argv`` is the hardened command line (``--no-pager``,
-    ``--literal-pathspecs``, ``-c key=value`` settings before the subcommand);
-    those are dropped and the rest quoted for a POSIX shell (``shlex.join``).
+    That is the subject's ``command``; from a server that sends none, its ``argv`` (the hardened
+    command line: ``--no-pager``, ``--literal-pathspecs``, ``-c key=value`` settings before the
+    subcommand) without those and quoted for a POSIX shell (``shlex.join``).
     """
+    command = subject.get("command")
+    if isinstance(command, str) and command:
+        files = git_summary(subject)
+        return command + (f"\n{files}" if files else "")
     argv = list(subject.get("argv") or [])
     if not argv:
         return ""

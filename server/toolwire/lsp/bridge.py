@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import (AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate, UsageUpdate,
-                                   offered)
+                                   always_name, offered)
 from toolwire.lsp.call_wire import snapshot_form
 from toolwire.lsp.protocol import (
     PERMISSION_OPTIONS,
@@ -137,7 +137,8 @@ class LspApprover:
             "sessionId": self._session_id,
             "toolCall": call,
             "subject": subject,
-            "options": [option.dump() for option in PERMISSION_OPTIONS if option.option_id in offered(subject)],
+            "options": [{**option.dump(), "name": always_name(subject, option.name)} if option.option_id == "allow_always"
+                        else option.dump() for option in PERMISSION_OPTIONS if option.option_id in offered(subject)],
         }
         open_requests = self._server.pending_permissions.setdefault(self._session_id, {})
         open_requests[msg_id] = params  # shown by toolwire/session/snapshot until answered

@@ -4,7 +4,8 @@ When the client answers that request with MethodNotFound (any editor without
 Toolwire's panel), the server asks with the standard ``window/showMessageRequest``
 instead: the message names the tool and shows what it will do (the edit's diff,
 the git command line, or the arguments, cut at :data:`MAX_SUBJECT` characters), and
-the actions are "Allow once", "Allow always" and "Reject". No answer (the user
+the actions are "Allow once", "Allow always" (for git, quoting the command: "Allow always:
+git add -- a.py") and "Reject". No answer (the user
 dismissed it) counts as a rejection. A change that cannot be undone opens with
 "This change cannot be undone: <reason>". The text is in display form
 (:func:`toolwire.workspace.names.display_text`: control, bidirectional and invisible
@@ -24,7 +25,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from toolwire.agent.events import PermissionAnswer
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice, offered
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, always_name, excluded_notice, git_summary, offered
 from toolwire.rpc.protocol import Peer
 from toolwire.workspace.names import display_text
 
@@ -43,7 +44,9 @@ def subject_text(call: dict[str, Any], subject: dict[str, Any]) -> str:
     if subject.get("kind") == "edit":
         body = subject.get("diff") or ""
     elif subject.get("kind") == "git":
-        body = " ".join(subject.get("argv") or []) + f"\n(in {subject.get('cwd')})"
+        files = git_summary(subject)
+        body = str(subject.get("command") or " ".join(subject.get("argv") or [])) + f"\n(in {subject.get('cwd')})"
+        body += f"\n{files}" if files else ""
     else:
         body = json.dumps(subject.get("arguments"), ensure_ascii=False, indent=1)
     if len(body) > MAX_SUBJECT:
@@ -66,9 +69,11 @@ async def ask_with_message_request(client: Peer, call: dict[str, Any], subject: 
 
     Cancellation of the caller withdraws the request (``$/cancelRequest``).
     """
+    titles = {always_name(subject, title) if option == "allow_always" else title: option
+              for title, option in _ACTIONS.items() if option in offered(subject)}
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning, message=subject_text(call, subject),
-        actions=[types.MessageActionItem(title=title) for title, option in _ACTIONS.items() if option in offered(subject)])
+        actions=[types.MessageActionItem(title=title) for title in titles])
     msg_id = f"ask-{uuid.uuid4().hex[:12]}"
     try:
         answer = await client.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
@@ -84,5 +89,5 @@ async def ask_with_message_request(client: Peer, call: dict[str, Any], subject: 
     title = getattr(answer, "title", None) if answer is not None else None
     if isinstance(answer, dict):
         title = answer.get("title")
-    option = _ACTIONS.get(title or "")
+    option = titles.get(title or "")
     return PermissionAnswer(option) if option else PermissionAnswer("cancelled")  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from pydantic.alias_generators import to_camel
 
 # How every question about an Irreversible change, or one naming files kept from the model, opens, and the words of
 # an MCP tool's hints (the agent's rules), for clients of the wire (toolwire run).
-from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice, mcp_hints_notice  # noqa: F401
+from toolwire.agent.events import IRREVERSIBLE_PREFIX, excluded_notice, git_summary, mcp_hints_notice  # noqa: F401
 from toolwire.lsp.protocol import (
     CallErrorWire,
     InstructionsFile,
@@ -294,15 +294,40 @@ class EditSubject(Wire):
     excluded: list[ExcludedFile] | None = None
 
 
+class GitFile(Wire):
+    """A file a git action changes: its workspace-relative path (display form) and lines;
+    ``binary`` for a binary file (no lines), ``counted: false`` for an untracked file whose
+    lines were not counted (not a regular file, or past the 16 MiB read budget)."""
+
+    path: str
+    added: int
+    removed: int
+    binary: bool | None = None
+    counted: bool | None = None
+
+
+class GitStat(Wire):
+    """A git action's files and lines in all (every file, also past the 200 ``files`` lists)."""
+
+    files: int
+    added: int
+    removed: int
+
+
 class GitSubject(Wire):
-    """A git tool's full argv (each argument as git would quote a misleading one) and folder."""
+    """A git tool's full argv (each argument as git would quote a misleading one), the command
+    as a person types it (``git commit -m "Fix x" -- a.py``, shell-quoted), its folder, and
+    for a change the files it changes (at most 200) with their ``diffstat``."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     kind: Literal["git"]
     tool: str
     argv: list[str]
+    command: str | None = None  # always sent by this server
     cwd: str
+    files: list[GitFile] | None = None
+    diffstat: GitStat | None = None
     irreversible: Irreversible | None = None
     excluded: list[ExcludedFile] | None = None
 

@@ -83,6 +83,10 @@ class GitStatus(GitTool):
         """The git argv, for the permission prompt."""
         return git_argv(["status", "--porcelain=v2", "--branch", "-z"], read_only=True)
 
+    def git_command(self, args: BaseModel) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        return ["status"]
+
     async def execute(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         """One ``git status --porcelain=v2 --branch -z`` (once the facts are cached);
         what is in progress is read from the git directory."""
@@ -127,6 +131,10 @@ class GitLog(GitTool):
         rev = [args.ref] if args.ref else []
         tail = ["--", args.path] if args.path else []
         return git_argv(["log", f"-n{args.max_count}", *rev, *tail], read_only=True)
+
+    def git_command(self, args: GitLogArgs) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        return ["log", f"-n{args.max_count}", *([args.ref] if args.ref else []), *(["--", args.path] if args.path else [])]
 
     async def execute(self, args: GitLogArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """``git log`` limited to the workspace folder (or to ``path``)."""
@@ -179,6 +187,10 @@ class GitAdd(GitTool):
         """The git argv, for the permission prompt."""
         return git_argv(["add", "--", *args.paths], read_only=False)
 
+    def git_command(self, args: PathsArgs) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        return ["add", "--", *args.paths]
+
     async def execute(self, args: PathsArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """``git add`` then ``git status`` (two processes once the facts are cached)."""
         paths = git_paths(ctx, args.paths)
@@ -223,6 +235,10 @@ class GitRestore(GitTool):
     def git_argv(self, args: RestoreArgs) -> list[str]:
         """The git argv, for the permission prompt."""
         return git_argv(["restore", *(["--staged"] if args.staged else []), "--", *args.paths], read_only=False)
+
+    def git_command(self, args: RestoreArgs) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        return ["restore", *(["--staged"] if args.staged else []), "--", *args.paths]
 
     async def execute(self, args: RestoreArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """``git restore`` (plus a HEAD check when unstaging)."""
@@ -283,6 +299,12 @@ class GitBranch(GitTool):
             return git_argv(["for-each-ref", "refs/heads"], read_only=True)
         target = ["-c", str(args.name)] if args.action == "create" else ["--end-of-options", str(args.name)]
         return git_argv(["switch", "--no-guess", *target], read_only=False)
+
+    def git_command(self, args: BranchArgs) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        if args.action == "list":
+            return ["branch", "--list"]
+        return ["switch", *(["-c"] if args.action == "create" else []), str(args.name)]
 
     async def execute(self, args: BranchArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """List, or check the name and switch."""

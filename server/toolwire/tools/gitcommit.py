@@ -144,6 +144,10 @@ class GitCommit(GitTool):
         tail = ["--only", "--", *args.paths] if args.paths else []
         return git_argv(["commit", "-m", args.message, *tail], read_only=False)
 
+    def git_command(self, args: CommitArgs) -> list[str]:
+        """The command as a person types it (after ``git``; ``commit -- paths`` is ``--only``)."""
+        return ["commit", "-m", args.message, *(["--", *args.paths] if args.paths else [])]
+
     async def execute(self, args: CommitArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """Check, commit, and report the commit (four processes once the facts are cached:
         status, the conflict-marker check, commit, diff-tree; one more ``add`` with paths)."""

@@ -250,6 +250,11 @@ class GitDiff(GitTool):
         cmd = ["diff", *(["--cached"] if args.staged else []), *([args.ref] if args.ref else [])]
         return git_argv([*cmd, *_SAFE, "--", *(args.paths or [])], read_only=True)
 
+    def git_command(self, args: GitDiffArgs) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        cmd = ["diff", *(["--cached"] if args.staged else []), *([args.ref] if args.ref else [])]
+        return [*cmd, *(["--", *args.paths] if args.paths else [])]
+
     async def execute(self, args: GitDiffArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """``--numstat`` and ``--patch`` runs (plus revision checks for ``ref``)."""
         pathspec = git_paths(ctx, args.paths or [])
@@ -293,6 +298,10 @@ class GitShow(GitTool):
     def git_argv(self, args: GitShowArgs) -> list[str]:
         """The main git argv, for the permission prompt."""
         return git_argv(["show", *_SAFE, "--end-of-options", args.rev], read_only=True)
+
+    def git_command(self, args: GitShowArgs) -> list[str]:
+        """The command as a person types it (after ``git``), for the permission prompt."""
+        return ["show", args.rev]
 
     async def execute(self, args: GitShowArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """Revision check, metadata, ``--numstat`` and ``--patch`` runs."""
