@@ -496,7 +496,9 @@ test("untrusted text: markup and command: links never execute", { timeout: TIMEO
   assert.deepEqual(panel.ui.links, [], "no link was opened");
   assert.ok(!panel.ui.fromPage.some((m) => m.type === "openLink"), "no command: link reached the host");
   assert.match(await page.locator(".message.user .plain").innerText(), /<img src=x onerror/);
-  assert.match(await card(panel, "read_file").locator("pre").first().innerText(), /<img src=x/);
+  assert.match(await card(panel, "read_file").locator(".tool-line").innerText(), /<img src=x/, "the target as text");
+  await card(panel, "read_file").locator("details.raw-args summary").click();
+  assert.match(await card(panel, "read_file").locator("details.raw-args pre").innerText(), /<img src=x/, "the raw arguments as text");
   assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
 });
 
@@ -547,7 +549,8 @@ test("a path with U+202E is shown in display form in the card, its title, the ar
   assert.equal(await button.innerText(), BIDI_SHOWN);
   assert.equal(await button.getAttribute("title"), `Open ${BIDI_SHOWN}`);
   assert.equal(await edit.getAttribute("aria-label"), `Tool call edit_file on ${BIDI_SHOWN}: Waiting`);
-  const args = await edit.locator(".args pre").innerText();
+  await edit.locator("details.raw-args summary").click();
+  const args = await edit.locator("details.raw-args pre").innerText();
   assert.equal(args, `{"path": "invoice\\u202efdp.exe", "old_string": "total", "new_string": "total\\u200b due"}`);
   assert.match(await approval.locator(".ask").innerText(), new RegExp(`on ${BIDI_SHOWN.replace(/\\/g, "\\\\")}:`));
   const diff = await approval.locator("pre.diff").innerText();

@@ -18,6 +18,9 @@ import { problemsOf } from "../panel/problems";
 import { cancelWords, statusWords, undoneWords } from "../panel/words";
 import { ResultImages } from "./mcp";
 import { Problems } from "./problems";
+import { StreamedArgs, type ArgsSoFar, type JsonObject } from "./cards/args";
+import { Diff, Stat } from "./cards/diff";
+import { gitCommand, hasView, ToolView, type ServerChange } from "./cards/views";
 
 type Send = (message: WebviewMessage) => void;
 
@@ -45,6 +48,8 @@ interface Props {
 
 interface State {
   expanded: boolean;
+  /** The raw arguments' <details> is open (tools with a view of their own). */
+  rawOpen: boolean;
   /** The result's <details> is open: only then is the whole result put in the page. */
   resultOpen: boolean;
   reason: string;
@@ -53,7 +58,11 @@ interface State {
 
 /** The card; re-renders only when its call or its permission request changed. */
 export class CallCard extends Component<Props, State> {
-  override state: State = { expanded: false, resultOpen: false, reason: "", rejecting: false };
+  override state: State = { expanded: false, rawOpen: false, resultOpen: false, reason: "", rejecting: false };
+  /** The streamed argument text, parsed as it grows. */
+  private reader = new StreamedArgs();
+  /** What the server's approval said of the change, kept once the approval is answered. */
+  private asked: ServerChange = {};
 
   override shouldComponentUpdate(next: Props, nextState: State): boolean {
     return next.call !== this.props.call || next.pending !== this.props.pending || nextState !== this.state;
@@ -98,11 +107,53 @@ export class CallCard extends Component<Props, State> {
     );
   }
 
-  private args() {
+  /** The arguments as far as written: whole once known, else parsed from the streamed text. */
+  private argsSoFar(): ArgsSoFar {
     const { call } = this.props;
+    if (call.arguments !== null) {
+      return { root: call.arguments as JsonObject, partial: undefined, complete: true };
+    }
+    return this.reader.read(call.argumentsText);
+  }
+
+  /** What the server said of the change: the approval's subject, then the result's data. */
+  private change(): ServerChange {
+    const { call, pending } = this.props;
+    if (pending !== undefined) {
+      const subject = pending.params.subject as { kind: string; diff?: unknown; diffstat?: unknown; command?: unknown; files?: unknown };
+      if (subject.kind === "edit" && typeof subject.diff === "string") {
+        this.asked = { diff: subject.diff, diffstat: statOf(subject.diffstat) };
+      } else if (subject.kind === "git") {
+        this.asked = { command: typeof subject.command === "string" ? subject.command : undefined, files: filesOf(subject.files), diffstat: statOf(subject.diffstat) };
+      }
+    }
+    const data = call.result && "data" in call.result ? (call.result.data as { diff?: unknown; diffstat?: unknown } | null) : null;
+    if (data && typeof data === "object" && typeof data.diff === "string") {
+      return { ...this.asked, diff: data.diff, diffstat: statOf(data.diffstat) ?? this.asked.diffstat };
+    }
+    return this.asked;
+  }
+
+  private args() {
+    const { call, pending } = this.props;
     const text = call.argumentsText;
     if (text === "") {
       return null;
+    }
+    if (hasView(call.name)) {
+      const approving = pending !== undefined && pending.params.subject.kind === "edit";
+      const open = this.state.rawOpen;
+      return (
+        <div class="args">
+          <ToolView call={call} args={this.argsSoFar()} change={this.change()} approving={approving} />
+          <details class="raw-args" onToggle={(event) => this.setState({ rawOpen: (event.currentTarget as HTMLDetailsElement).open })}>
+            <summary>Arguments</summary>
+            {open ? (
+              <pre aria-label="Arguments">{displayText(text, "\n\t")}</pre>
+            ) : null}
+          </details>
+        </div>
+      );
     }
     const expanded = this.state.expanded;
     let shown = text;
@@ -167,6 +218,7 @@ export class CallCard extends Component<Props, State> {
     const answer = (optionId: string, reason?: string) => send({ type: "answer", requestId, optionId, reason });
     const tool = displayText(subject.tool);
     const covers = displayText(allowAlwaysText(params));
+    const change = this.change();
     // Paths and argv come in display form from the server; displayText leaves them as
     // they are and escapes only what should not be there.
     return (
@@ -186,18 +238,38 @@ export class CallCard extends Component<Props, State> {
             <i class="codicon codicon-warning" aria-hidden="true" /> {displayText(undoNotice(subject) ?? "")}
           </div>
         ) : null}
+        {subject.kind === "edit" ? <Diff text={subject.diff} path={subject.path} collapse label="Proposed change" /> : null}
         <div class="ask">
           <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{tool}</b>
           {subject.kind === "edit" ? displayText(` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`) : ""}
-          {subject.kind === "mcp" ? displayText(` (${mcpOrigin(subject)})`) : ""}:
+          {subject.kind === "mcp" ? displayText(` (${mcpOrigin(subject)})`) : ""}
+          :
+          {subject.kind === "edit" && change.diffstat ? (
+            <>
+              {" "}
+              <Stat added={change.diffstat.added} removed={change.diffstat.removed} />
+            </>
+          ) : null}
         </div>
         {subject.kind === "mcp" && hintsText(subject.hints) !== undefined ? <div class="hints">{displayText(hintsText(subject.hints) ?? "")}</div> : null}
-        {subject.kind === "edit" ? <Diff text={subject.diff} /> : null}
         {subject.kind === "git" ? (
-          <pre class="argv" aria-label="Command">
-            {displayText(subject.argv.map(quote).join(" "))}
-            {"\n"}in {displayText(subject.cwd)}
-          </pre>
+          <div class="git-view">
+            <pre class="argv command" aria-label="Command">
+              {displayText(change.command ?? gitCommand(subject.tool, this.argsSoFar()) ?? subject.argv.map(quote).join(" "))}
+              {"\n"}in {displayText(subject.cwd)}
+            </pre>
+            {change.files && change.files.length > 0 ? (
+              <ul class="git-files" aria-label="Files">
+                {change.files.map((file) => (
+                  <li key={file.path}>
+                    <span class="path">{displayPath(file.path)}</span>{" "}
+                    {typeof file.added === "number" && typeof file.removed === "number" ? <Stat added={file.added} removed={file.removed} /> : null}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+            {change.diffstat ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
+          </div>
         ) : null}
         {subject.kind === "tool" || subject.kind === "mcp" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}
         <div class="buttons">
@@ -248,21 +320,22 @@ export class CallCard extends Component<Props, State> {
   }
 }
 
-/** A unified diff, one line per row, added and removed lines marked (not only by colour). */
-function Diff({ text }: { text: string }) {
-  return (
-    <pre class="diff" aria-label="Proposed change">
-      {text.replace(/\n$/, "").split("\n").map((line, i) => {
-        const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
-        return (
-          <span key={i} class={`diff-${kind}`}>
-            {displayText(line, "\t")}
-            {"\n"}
-          </span>
-        );
-      })}
-    </pre>
-  );
+/** A diffstat from the wire, if it is one. */
+function statOf(value: unknown): ServerChange["diffstat"] {
+  const stat = value as { added?: unknown; removed?: unknown; files?: unknown } | null | undefined;
+  return stat && typeof stat.added === "number" && typeof stat.removed === "number"
+    ? { added: stat.added, removed: stat.removed, files: typeof stat.files === "number" ? stat.files : undefined }
+    : undefined;
+}
+
+/** A git subject's files from the wire. */
+function filesOf(value: unknown): ServerChange["files"] {
+  if (!Array.isArray(value)) {
+    return undefined;
+  }
+  return value
+    .filter((file): file is { path: string; added?: unknown; removed?: unknown } => typeof file?.path === "string")
+    .map((file) => ({ path: file.path, added: typeof file.added === "number" ? file.added : undefined, removed: typeof file.removed === "number" ? file.removed : undefined }));
 }
 
 function reasonOf(call: CallView): string {

@@ -324,6 +324,8 @@ export interface WorkspaceSpec {
   settings?: Record<string, unknown>;
   /** Whether the model requests are logged (`replayLog`, beside the workspace); default true. */
   log?: boolean;
+  /** The page's theme (default dark). */
+  theme?: keyof typeof THEMES;
 }
 
 async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
@@ -366,7 +368,7 @@ export async function openWorkspacePanel(
   const settings = spec.log === false ? { ...spec.settings } : { replayLog: log, ...spec.settings };
   made.push(log);
   const server = await startServer(workspace, settings);
-  const panel = await openPanel(site.browser, site.url, server, { model: `replay:${script}`, cwd: workspace });
+  const panel = await openPanel(site.browser, site.url, server, { model: `replay:${script}`, cwd: workspace, theme: spec.theme });
   t.after(async () => {
     await panel.page.close();
     await server.stop();
