@@ -6,8 +6,8 @@
  * target; the raw arguments one click away; in an approval the diff first, collapsed to the
  * changed lines with "Show all"; model text never becomes markup. The webview bundle in
  * headless Chromium, the real PanelHost, a real `toolwire serve` playing a replay script.
- * Screenshots of the cards (dark and light) go to test-artifacts/cards-*.png; the dark one
- * is also docs/panel.png, the README's screenshot.
+ * Screenshots of the cards (dark and light) go to test-artifacts/cards-*.png; with
+ * TOOLWIRE_UPDATE_SCREENSHOT=1 the dark one also replaces docs/panel.png, the README's.
  */
 import assert from "node:assert/strict";
 import { copyFile, mkdir, readFile } from "node:fs/promises";
@@ -300,7 +300,7 @@ for (const theme of ["dark", "light"] as const) {
     await mkdir(ARTIFACTS, { recursive: true });
     const file = path.join(ARTIFACTS, `cards-${theme}.png`);
     await panel.page.screenshot({ path: file });
-    if (theme === "dark") {
+    if (theme === "dark" && process.env.TOOLWIRE_UPDATE_SCREENSHOT === "1") {
       await copyFile(file, path.resolve(PACKAGE_ROOT, "../docs/panel.png"));
     }
   });
