@@ -139,7 +139,14 @@ export function registerCommands(
     run("toolwire.selectModel", async () => {
       const config = vscode.workspace.getConfiguration("toolwire");
       const current = config.get<string>("model") ?? "replay";
-      const picks = [...new Set([current, ...SUGGESTED_MODELS])].map((label) => ({ label, description: label === current ? "current" : undefined }));
+      // the server's list (the endpoint's GET /models, else the configured ones, and the offline demo) first
+      const listed = (await host.models().catch(() => undefined))?.models ?? [];
+      const names = new Map(listed.map((m) => [m.spec, m.spec === "replay" ? m.name : m.source]));
+      const specs = [...new Set([current, ...listed.map((m) => m.spec), ...(listed.length > 0 ? [] : SUGGESTED_MODELS)])];
+      const picks = specs.map((label) => ({
+        label,
+        description: [label === current ? "current" : undefined, names.get(label)].filter(Boolean).map((d) => displayText(String(d))).join(" · ") || undefined,
+      }));
       const quick = vscode.window.createQuickPick();
       quick.title = "Toolwire: Select Model (or type provider:model)";
       quick.items = picks;

@@ -163,3 +163,24 @@ test("first run: the welcome, the offline demo and its end; no API key shows Set
   await done.getByRole("button", { name: "Select model" }).waitFor();
   assert.deepEqual(panel.ui.errors, []);
 });
+
+test("while a conversation is open, Past conversations under the header reopens another", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(t, {}, [{ text: "First answer." }]);
+  const { page } = panel;
+  await ask(panel, "The first conversation");
+  await page.locator(".turn-end").waitFor();
+  await page.getByRole("button", { name: "New Conversation" }).click();
+  await page.getByRole("button", { name: "The first conversation", exact: true }).waitFor();
+  await ask(panel, "The second conversation");
+  await page.locator(".turn-end").waitFor();
+  await page.locator(".history-menu summary").click();
+  const menu = page.locator(".history-menu");
+  await menu.getByRole("button", { name: "The first conversation", exact: true }).click();
+  await page.locator(".message.user", { hasText: "The first conversation" }).waitFor();
+  assert.equal(await page.locator(".message.user", { hasText: "The second conversation" }).count(), 0);
+  if (!(await menu.evaluate((details) => (details as HTMLDetailsElement).open))) {
+    await page.locator(".history-menu summary").click();
+  }
+  await menu.getByRole("button", { name: "The second conversation", exact: true }).waitFor(); // kept, not lost
+  assert.deepEqual(panel.ui.errors, []);
+});

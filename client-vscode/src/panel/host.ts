@@ -460,6 +460,7 @@ export class PanelHost {
       mcpServers: loaded.mcpServers ?? [],
     });
     await this.refreshTurns().catch(() => undefined);
+    await this.listSessions().catch(() => undefined); // the one left is in the history
   }
 
   /** Deletes a saved conversation (`toolwire/session/delete`); the open one is cleared first. */
@@ -491,10 +492,15 @@ export class PanelHost {
 
   /** Sends the webview the models to switch to (`toolwire/models/list`). */
   async listModels(): Promise<void> {
+    const listed = await this.models();
+    this.post({ type: "models", active: listed.active, models: listed.models });
+  }
+
+  /** The models to switch to (`toolwire/models/list`, for the panel's session if any): the picker's and Select Model's. */
+  async models(): Promise<Result<"toolwire/models/list">> {
     const { rpc, generation } = await this.server.connection();
     const session = this.session !== undefined && this.session.generation === generation ? this.session : undefined;
-    const listed = await send(rpc, "toolwire/models/list", session === undefined ? {} : { sessionId: session.id });
-    this.post({ type: "models", active: listed.active, models: listed.models });
+    return send(rpc, "toolwire/models/list", session === undefined ? {} : { sessionId: session.id });
   }
 
   /**

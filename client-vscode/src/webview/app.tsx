@@ -11,7 +11,7 @@ import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
 import { outcomeWords, stopWords, turnWords } from "../panel/words";
 import { CallCard } from "./card";
-import { ModelPicker, TurnAdvice, Welcome } from "./history";
+import { HistoryMenu, ModelPicker, TurnAdvice, Welcome } from "./history";
 import { Markdown } from "./markdown-view";
 import { McpServersBar } from "./mcp";
 import { PlanList } from "./plan";
@@ -35,6 +35,7 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
         ) : null}
         <IconButton icon="add" label="New Conversation" onClick={() => send({ type: "newConversation" })} />
       </header>
+      <HistoryMenu state={state} send={send} />
       <RulesBar files={state.instructions} send={send} />
       <McpServersBar servers={state.mcpServers} />
       <main class="transcript" aria-label="Conversation transcript">

@@ -134,3 +134,23 @@ export function TurnAdvice({ errorCode, notice, send }: { errorCode?: string; no
     </div>
   );
 }
+
+/** Past conversations while one is open: a collapsed list under the header (asked for when opened). */
+export function HistoryMenu({ state, send }: { state: PanelState; send: Send }) {
+  if (state.entries.length === 0) {
+    return null; // the welcome lists them
+  }
+  return (
+    <details
+      class="history-menu"
+      onToggle={(event) => {
+        if ((event.currentTarget as HTMLDetailsElement).open) {
+          send({ type: "listSessions" });
+        }
+      }}
+    >
+      <summary>Past conversations</summary>
+      {state.history.length === 0 ? <p class="empty">No other conversation in this workspace yet.</p> : <HistoryList state={state} send={send} />}
+    </details>
+  );
+}
