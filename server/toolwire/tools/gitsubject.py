@@ -24,6 +24,8 @@ import re
 import stat
 from typing import Any, Final
 
+import anyio
+
 from toolwire.tools.base import ToolContext
 from toolwire.tools.gitinfo import git_paths
 from toolwire.tools.gitrepo import git
@@ -118,7 +120,9 @@ def _count_lines(ctx: ToolContext, name: str, budget: list[int]) -> dict[str, An
 async def _untracked(ctx: ToolContext, paths: list[str], budget: list[int]) -> list[dict[str, Any]]:
     out = await git(ctx, ["ls-files", "-z", "--others", "--exclude-standard", "--", *paths], read_only=True,
                     filters=())
-    return [_count_lines(ctx, os.fsdecode(n), budget) for n in out.stdout.split(b"\x00") if n]
+    names = [os.fsdecode(n) for n in out.stdout.split(b"\x00") if n]
+    # reading the files (up to the budget) happens off the event loop
+    return await anyio.to_thread.run_sync(lambda: [_count_lines(ctx, name, budget) for name in names])
 
 
 async def _empty_tree(ctx: ToolContext) -> str:
