@@ -212,8 +212,9 @@ test("git tools: the command a person would type, the files and a diffstat", { t
   const subject = server.permissions.at(-1)?.subject as {
     command?: string; files?: { path: string; added: number; removed: number }[]; diffstat?: { files: number; added: number; removed: number } };
   const typed = subject.command ?? 'git commit -m "Add notes \\"v1\\"" -- "notes file.txt"';
-  assert.equal((await commit.locator(".git-view pre.command").first().innerText()).trim(), `$ ${typed}`, "the card's command");
   assert.equal((await approval.locator("pre.command").innerText()).split("\n")[0], typed, "the approval's command");
+  assert.equal(await commit.locator("pre.command").count(), 1, "shown once: in the approval");
+  assert.equal(await approval.locator(".covers").innerText(), `Allow always: ${typed} (same paths and flags) for this conversation`, "the rule quoted as typed");
   if (subject.files !== undefined) {
     // The server's files and diffstat (issue 25 srv25): listed as sent.
     const listed = await approval.getByRole("list", { name: "Files" }).innerText();
@@ -224,8 +225,11 @@ test("git tools: the command a person would type, the files and a diffstat", { t
   if (subject.diffstat !== undefined) {
     assert.equal(await approval.locator(".diffstat").last().getAttribute("aria-label"), `${subject.diffstat.files} file${subject.diffstat.files === 1 ? "" : "s"}, ${subject.diffstat.added} added, ${subject.diffstat.removed} removed`);
   }
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, "cards-git-dark.png") });
   await approval.getByRole("button", { name: "Allow once" }).click();
   await page.locator(".turn-end").waitFor();
+  assert.equal((await commit.locator(".git-view pre.command").innerText()).trim(), `$ ${typed}`, "the card's command once answered");
   assert.equal((await card(panel, "git_status").locator("pre.command").innerText()).trim(), "$ git status");
   assert.equal((await card(panel, "git_log").locator("pre.command").innerText()).trim(), "$ git log -n 5");
 });

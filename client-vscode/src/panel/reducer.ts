@@ -765,7 +765,8 @@ export function allowAlwaysText(params: RequestPermissionParams): string {
       return `Allow always: ${subject.tool} on ${target}, with these arguments and at most this many changed lines, for this conversation`;
     }
     case "git":
-      return `Allow always: ${subject.argv.join(" ")} (same paths and flags) for this conversation`;
+      // The command as a person types it (the server's, never the hardened argv), else the argv.
+      return `Allow always: ${subject.command ?? subject.argv.join(" ")} (same paths and flags) for this conversation`;
     case "tool":
       return `Allow always: ${subject.tool} with these arguments for this conversation`;
     case "mcp":

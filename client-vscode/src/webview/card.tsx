@@ -141,7 +141,8 @@ export class CallCard extends Component<Props, State> {
       return null;
     }
     if (hasView(call.name)) {
-      const approving = pending !== undefined && pending.params.subject.kind === "edit";
+      // The approval shows the change itself (diff, command and files): the body does not repeat it.
+      const approving = pending !== undefined && (pending.params.subject.kind === "edit" || pending.params.subject.kind === "git");
       const open = this.state.rawOpen;
       return (
         <div class="args">

@@ -31,7 +31,7 @@ export interface ToolViewProps {
   call: CallView;
   args: ArgsSoFar;
   change: ServerChange;
-  /** An approval waits and shows the diff itself (the body then shows none). */
+  /** An approval waits and shows the change itself (diff, command): the body then shows none. */
   approving: boolean;
 }
 
@@ -113,7 +113,7 @@ export function ToolView({ call, args, change, approving }: ToolViewProps) {
     }
     default:
       if (GIT_TOOLS.has(call.name)) {
-        return <GitView call={call} args={args} change={change} />;
+        return approving ? null : <GitView call={call} args={args} change={change} />;
       }
       return null;
   }
