@@ -6,7 +6,8 @@ import * as vscode from "vscode";
 import { displayText } from "./display";
 import { errorText } from "./log";
 import type { PanelHost } from "./panel/host";
-import { CHAT_VIEW, type ReviewEditors } from "./panel/view";
+import type { ContextChip } from "./panel/messages";
+import { CHAT_VIEW, selectionChip, workspaceRelative, type ReviewEditors } from "./panel/view";
 import type { ServerController } from "./server";
 
 /** SecretStorage key of the API key. */
@@ -72,11 +73,28 @@ export function registerCommands(
         void vscode.window.showWarningMessage("Toolwire: select some code first.");
         return;
       }
-      const question = await vscode.window.showInputBox({ title: "Toolwire: Ask About Selection", prompt: "Your question about the selected code", ignoreFocusOut: true });
+      const chip = selectionOf(editor);
+      if (chip === undefined) {
+        void vscode.window.showWarningMessage("Toolwire: select code of a file in the workspace first.");
+        return;
+      }
+      const question = await vscode.window.showInputBox({ title: "Toolwire: Ask About Selection", prompt: `Your question about ${chip.label}`, ignoreFocusOut: true });
       if (!question?.trim()) {
         return;
       }
-      void send(selectionPrompt(question, editor));
+      // the selection goes as a chip (an embedded resource with its range), never pasted into the text
+      await openChat();
+      host.prompt(question, [chip]).catch((error: unknown) => log.error(`The prompt failed: ${errorText(error)}`));
+    }),
+    run("toolwire.attachSelection", async () => {
+      const editor = vscode.window.activeTextEditor;
+      const chip = editor === undefined || editor.selection.isEmpty ? undefined : selectionOf(editor);
+      if (chip === undefined) {
+        void vscode.window.showWarningMessage("Toolwire: select code of a file in the workspace first.");
+        return;
+      }
+      await openChat();
+      host.attachChip(chip);
     }),
     run("toolwire.fixDiagnostics", async () => {
       const editor = vscode.window.activeTextEditor;
@@ -168,11 +186,8 @@ export function registerCommands(
   ];
 }
 
-/** The prompt for Ask About Selection: the question, then the file, lines and selected text. */
-export function selectionPrompt(question: string, editor: vscode.TextEditor): string {
-  const file = vscode.workspace.asRelativePath(editor.document.uri, false);
-  const { start, end } = editor.selection;
-  const text = editor.document.getText(editor.selection);
-  const fence = text.includes("```") ? "````" : "```";
-  return `${question}\n\nSelected in ${file}, lines ${start.line + 1}-${end.line + 1}:\n${fence}${editor.document.languageId}\n${text}\n${fence}`;
+/** The editor's selection as a chip, when it is in a workspace file. */
+function selectionOf(editor: vscode.TextEditor): ContextChip | undefined {
+  const relative = workspaceRelative(editor.document.uri);
+  return relative === undefined ? undefined : selectionChip(relative, editor.selection);
 }

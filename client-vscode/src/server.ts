@@ -225,6 +225,13 @@ export class ServerController implements vscode.Disposable {
       middleware: {
         // Code actions run toolwire.runAction; the panel then shows that session's turn.
         executeCommand: async (command, args, next) => {
+          if (command === RUN_ACTION_COMMAND) {
+            const asked = await askInstruction(args);
+            if (asked === undefined) {
+              return undefined; // Edit selection… dismissed: no turn
+            }
+            args = asked;
+          }
           const result: unknown = await next(command, args);
           const sessionId = (result as { sessionId?: unknown } | null)?.sessionId;
           if (command === RUN_ACTION_COMMAND && typeof sessionId === "string") {
@@ -350,4 +357,26 @@ export class ServerController implements vscode.Disposable {
   private configuration(): vscode.WorkspaceConfiguration {
     return vscode.workspace.getConfiguration("toolwire", vscode.workspace.workspaceFolders?.[0]);
   }
+}
+
+/**
+ * **Edit selection…** asks what to do (an input box; empty means "improve it": the server's
+ * default) before `toolwire.runAction` runs; other actions, and an edit that carries its
+ * instruction, go as they are. Undefined when the user dismissed the box.
+ */
+export async function askInstruction(args: unknown[]): Promise<unknown[] | undefined> {
+  const action = args[0] as { kind?: unknown; instruction?: unknown } | undefined;
+  if (args.length !== 1 || action === null || typeof action !== "object" || action.kind !== "edit" || typeof action.instruction === "string") {
+    return args;
+  }
+  const instruction = await vscode.window.showInputBox({
+    title: "Toolwire: Edit Selection",
+    prompt: "What should Toolwire do with the selected code? (leave empty to improve it)",
+    placeHolder: "e.g. add type hints",
+    ignoreFocusOut: true,
+  });
+  if (instruction === undefined) {
+    return undefined;
+  }
+  return [instruction.trim() === "" ? action : { ...action, instruction: instruction.trim() }];
 }

@@ -439,7 +439,9 @@ test("a code action's background turn (toolwire.runAction) is shown in the panel
   await panel.host.adopt(started.sessionId);
   await turnEnded(panel);
   assert.equal(panel.host.sessionId, started.sessionId);
-  assert.match(await panel.page.locator(".message.user").innerText(), /Toolwire code action: explain/);
+  // the user's intent and the selection, never the template the model reads (issue 26)
+  assert.match(await panel.page.locator(".message.user").innerText(), /Explain this code\nAttached: hello\.txt \(line 1\)/);
+  assert.doesNotMatch(await panel.page.locator(".message.user").innerText(), /Toolwire code action/);
   assert.match(await panel.page.locator(".message.assistant").innerText(), /It greets\./);
 });
 

@@ -25,7 +25,7 @@ import { automaticAnswer, notificationText } from "../permission";
 import type { Approval } from "../settings";
 import { CONTINUE_LABEL } from "./messages";
 import { conversationMarkdown, DEMO_PROMPT } from "./history";
-import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest, WebviewMessage } from "./messages";
+import type { ContextChip, HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest, WebviewMessage } from "./messages";
 
 /** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
 export interface RpcConnection {
@@ -90,6 +90,28 @@ export interface PanelUi {
   setApiKey?(): Promise<void>;
   /** Shows an exported conversation (Markdown) in a new untitled editor. */
   showMarkdown?(text: string): Promise<void>;
+  /**
+   * The editor's context for the `@` picker: the active editor's selection (when not empty), its
+   * problems (when it has some), the open editors' files (workspace-relative). Without it the
+   * picker offers workspace files only.
+   */
+  editorContext?(): { selection?: ContextChip; problems?: ContextChip; open: ContextChip[] };
+  /**
+   * A chip as the prompt's embedded resource: the buffer's text (saved or not; of the chip's range
+   * for a selection), or the file's problems one a line (`mimeType` {@link PROBLEMS_MIME});
+   * undefined when it cannot be read.
+   */
+  resource?(chip: ContextChip): Promise<ResourceBlock | undefined>;
+}
+
+/** The `mimeType` of a resource holding the editor's problems of its file (protocol.md). */
+export const PROBLEMS_MIME = "text/x-toolwire-problems";
+
+/** A `toolwire/session/prompt` embedded resource block (protocol.md). */
+export interface ResourceBlock {
+  type: "resource";
+  resource: { uri: string; text: string; mimeType?: string };
+  range?: ContextChip["range"];
 }
 
 /** How follow-along opens a file: `pinned` in a tab of its own (not the preview tab the next file replaces). */
@@ -184,7 +206,10 @@ export class PanelHost {
           await this.resync();
           break;
         case "prompt":
-          await this.prompt(message.text);
+          await this.prompt(message.text, message.chips ?? []);
+          break;
+        case "mention":
+          await this.mention(message.query);
           break;
         case "continue":
           await this.continueTurn();
@@ -336,8 +361,8 @@ export class PanelHost {
   }
 
   /** Sends a prompt in the panel's conversation (starting one if needed); resolves when the turn ends. */
-  async prompt(text: string): Promise<PromptResult | undefined> {
-    if (text.trim() === "") {
+  async prompt(text: string, chips: readonly ContextChip[] = []): Promise<PromptResult | undefined> {
+    if (text.trim() === "" && chips.length === 0) {
       return undefined;
     }
     if (this.running) {
@@ -345,10 +370,56 @@ export class PanelHost {
       return undefined;
     }
     const session = await this.ensureSession();
-    return this.runTurn(text, () => send(session.rpc, "toolwire/session/prompt", {
-      sessionId: session.id,
-      prompt: [{ type: "text", text }],
-    }));
+    const prompt: Params<"toolwire/session/prompt">["prompt"] & unknown[] = text.trim() === "" ? [] : [{ type: "text", text }];
+    const attached: ContextChip[] = [];
+    for (const chip of chips) {
+      const block = await this.ui.resource?.(chip);
+      if (block === undefined) {
+        this.ui.error(`Could not read ${chip.label}; it was not attached.`);
+        continue;
+      }
+      prompt.push(block);
+      attached.push(chip);
+    }
+    if (prompt.length === 0) {
+      return undefined;
+    }
+    return this.runTurn(text, () => send(session.rpc, "toolwire/session/prompt", { sessionId: session.id, prompt }), attached);
+  }
+
+  /** **Attach Selection**: a chip for the prompt box, shown there until the prompt is sent or it is removed. */
+  attachChip(chip: ContextChip): void {
+    this.post({ type: "attach", chip });
+  }
+
+  /**
+   * The `@` picker's choices for `query`: the selection, the current file's problems and the open
+   * editors that match, then the workspace's files (`toolwire/workspace/findFiles`, fuzzy).
+   */
+  async mention(query: string): Promise<ContextChip[]> {
+    const context = this.ui.editorContext?.() ?? { open: [] };
+    const needle = query.toLowerCase();
+    const fits = (chip: ContextChip) => needle === "" || chip.label.toLowerCase().includes(needle);
+    const items: ContextChip[] = [];
+    for (const chip of [context.selection, context.problems, ...context.open]) {
+      if (chip !== undefined && fits(chip)) {
+        items.push(chip);
+      }
+    }
+    const seen = new Set(items.filter((c) => c.kind === "file").map((c) => c.path));
+    try {
+      const session = await this.ensureSession();
+      const { files } = await send(session.rpc, "toolwire/workspace/findFiles", { sessionId: session.id, query, limit: 50 });
+      for (const file of files) {
+        if (!seen.has(file.path)) {
+          items.push({ kind: "file", path: file.path, label: file.path, source: "workspace" });
+        }
+      }
+    } catch (error) {
+      this.ui.error(`Could not list the workspace's files: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.post({ type: "mentions", query, items });
+    return items;
   }
 
   /**
@@ -366,10 +437,10 @@ export class PanelHost {
   }
 
   /** Runs one turn (`request` answers when it ends), shown after the user's `text`. */
-  private async runTurn(text: string, request: () => Promise<PromptResult>): Promise<PromptResult> {
+  private async runTurn(text: string, request: () => Promise<PromptResult>, chips: ContextChip[] = []): Promise<PromptResult> {
     this.running = true;
     this.reportStatus();
-    this.post({ type: "prompt", text });
+    this.post(chips.length > 0 ? { type: "prompt", text, chips } : { type: "prompt", text });
     try {
       const result = await request();
       this.post({
@@ -609,12 +680,19 @@ export class PanelHost {
     if (this.session?.id === sessionId && this.session.generation === generation) {
       return;
     }
+    if (this.running && this.session !== undefined) {
+      // never taken away from a turn that runs: the code action's conversation is in the history
+      this.post({ type: "notice", text: "A code action started a new conversation; it is in the history." });
+      void this.listSessions().catch(() => undefined);
+      return;
+    }
     this.session = { id: sessionId, generation, rpc };
     this.memory?.set(sessionId);
     this.running = true;
     this.reportStatus();
     await this.resync();
     this.ui.reveal();
+    void this.listSessions().catch(() => undefined); // the conversation it replaced stays in the history
   }
 
   /**

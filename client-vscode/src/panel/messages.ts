@@ -12,6 +12,42 @@ import type { InstructionsFile, McpServerStatusWire, ModelChoiceWire, RequestPer
  */
 export const CONTINUE_LABEL = "Continue";
 
+/** An LSP range (0-based lines and characters). */
+export interface ChipRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+/**
+ * A piece of context attached to a prompt (the `@` picker, **Attach Selection**, Ask About
+ * Selection): a chip in the prompt box, sent as an embedded resource (`toolwire/session/prompt`'s
+ * `resource` block; the host reads the buffer's text, saved or not).
+ */
+export interface ContextChip {
+  /** A whole file, a selection of it (`range`), or the editor's problems of the file. */
+  kind: "file" | "selection" | "problems";
+  /** The file: workspace-relative, as findFiles and the editor name it. */
+  path: string;
+  /** A selection's range. */
+  range?: ChipRange;
+  /** What the chip shows (`src/a.py`, `src/a.py:3-7`, `Problems in src/a.py`). */
+  label: string;
+  /** Where the `@` picker found it (its group). */
+  source?: "selection" | "problems" | "open" | "workspace";
+}
+
+/** 1-based first and last line of a range: one ending at character 0 of a later line ends on the line before. */
+export function rangeLines(range: ChipRange): [number, number] {
+  const last = range.end.character === 0 && range.end.line > range.start.line ? range.end.line - 1 : range.end.line;
+  return [range.start.line + 1, last + 1];
+}
+
+/** A selection chip's label: `src/a.py:3-7` (`:3` for one line). */
+export function selectionLabel(path: string, range: ChipRange): string {
+  const [first, last] = rangeLines(range);
+  return first === last ? `${path}:${first}` : `${path}:${first}-${last}`;
+}
+
 /** A permission request the host is holding open, with the id the webview answers with. */
 export interface PendingPermission {
   requestId: string;
@@ -48,7 +84,11 @@ export type HostMessage =
   | { type: "update"; params: SessionUpdateParams }
   /** A new conversation started on the server (`toolwire/session/new`). */
   | { type: "session"; sessionId: string; model: string | null; instructions: InstructionsFile[]; mcpServers: McpServerStatusWire[] }
-  | { type: "prompt"; text: string }
+  | { type: "prompt"; text: string; chips?: ContextChip[] }
+  /** The `@` picker's choices for `query` (selection, problems, open editors, then findFiles). */
+  | { type: "mentions"; query: string; items: ContextChip[] }
+  /** **Attach Selection**: a chip to add to the prompt box. */
+  | { type: "attach"; chip: ContextChip }
   | { type: "turnResult"; stopReason: StopReason; message?: string; usage?: Usage; errorCode?: string; notice?: string }
   /** The workspace's saved conversations (`toolwire/session/list`), the most recent first. */
   | { type: "history"; sessions: SavedSessionWire[] }
@@ -69,7 +109,9 @@ export type WebviewMessage =
   | { type: "ready" }
   /** The reducer hit a gap in the update stream: send a reset from a fresh snapshot. */
   | { type: "resync" }
-  | { type: "prompt"; text: string }
+  | { type: "prompt"; text: string; chips?: ContextChip[] }
+  /** The prompt box's `@` picker asks for the choices of `query` (answered with `mentions`). */
+  | { type: "mention"; query: string }
   /** **Continue** a turn that stopped at the request cap (`toolwire/session/continue`). */
   | { type: "continue" }
   | { type: "stop" }

@@ -36,7 +36,7 @@ import type {
   UsageCounts,
 } from "../protocol";
 import { displayPath } from "../display";
-import type { HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest } from "./messages";
+import type { ContextChip, HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest } from "./messages";
 import { statusWords, stopWords } from "./words";
 
 /** A tool call as the panel shows it. */
@@ -67,7 +67,8 @@ export interface CallView {
 
 /** One item of the transcript, in the order it appeared. */
 export type Entry =
-  | { kind: "user"; id: string; text: string }
+  /** `chips`: the context attached to it, as sent (after a reload the text names them: `Attached: …`). */
+  | { kind: "user"; id: string; text: string; chips?: readonly ContextChip[] }
   | { kind: "assistant"; id: string; text: string }
   | { kind: "thought"; id: string; text: string }
   | { kind: "call"; id: string }
@@ -128,6 +129,10 @@ export interface PanelState {
   history: readonly SavedSessionWire[];
   /** The models to switch to (`models` messages; kept across resets), null before the first list. */
   models: { active: string; models: readonly ModelChoiceWire[] } | null;
+  /** The `@` picker's latest choices (`mentions` messages). */
+  mentions?: { query: string; items: readonly ContextChip[] };
+  /** The last chip **Attach Selection** sent, numbered (the prompt box adds each new one once). */
+  attached?: { seq: number; chip: ContextChip };
 }
 
 /** One MCP server of the session as the panel shows it: its state, and why it failed. */
@@ -196,9 +201,10 @@ function rulesAnnouncement(files: readonly InstructionsFile[]): string {
 }
 
 /** Adds the user's prompt to the transcript (the server does not echo it). */
-export function addPrompt(state: PanelState, text: string): PanelState {
+export function addPrompt(state: PanelState, text: string, chips?: readonly ContextChip[]): PanelState {
   const seq = state.seq + 1;
-  return { ...state, seq, running: true, entries: [...state.entries, { kind: "user", id: `e${seq}`, text }] };
+  const entry: Entry = chips !== undefined && chips.length > 0 ? { kind: "user", id: `e${seq}`, text, chips } : { kind: "user", id: `e${seq}`, text };
+  return { ...state, seq, running: true, entries: [...state.entries, entry] };
 }
 
 /** Adds a line of information (e.g. "the server restarted"). */
@@ -786,10 +792,14 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
       return message.messages.reduce(reduceHostMessage, state);
     case "reset": {
       const next = message.snapshot === null ? { ...initialState(), seq: state.seq } : applySnapshot(state, message.snapshot);
-      return { ...next, history: state.history, models: state.models };
+      return { ...next, history: state.history, models: state.models, attached: state.attached };
     }
     case "history":
       return { ...state, history: message.sessions };
+    case "mentions":
+      return { ...state, mentions: { query: message.query, items: message.items } };
+    case "attach":
+      return { ...state, attached: { seq: (state.attached?.seq ?? 0) + 1, chip: message.chip } };
     case "models":
       return { ...state, models: { active: message.active, models: message.models.length > 0 ? message.models : state.models?.models ?? [] } };
     case "update":
@@ -803,7 +813,7 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
         mcpServers: message.mcpServers.map(serverView),
       };
     case "prompt":
-      return addPrompt(state, message.text);
+      return addPrompt(state, message.text, message.chips);
     case "turnResult":
       return endTurn(state, message);
     case "permission":

@@ -6,9 +6,9 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { displayText } from "../display";
 import { readSettings } from "../settings";
-import type { OpenOptions, PanelHost, PanelUi, PreviewResult } from "./host";
+import { PROBLEMS_MIME, type OpenOptions, type PanelHost, type PanelUi, type PreviewResult, type ResourceBlock } from "./host";
 import { makeNonce, panelHtml } from "./html";
-import type { WebviewMessage } from "./messages";
+import { selectionLabel, type ContextChip, type WebviewMessage } from "./messages";
 
 /** The view's id (package.json `contributes.views`). */
 export const CHAT_VIEW = "toolwire.chat";
@@ -144,6 +144,52 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
     }
   }
 
+  editorContext(): ReturnType<NonNullable<PanelUi["editorContext"]>> {
+    const open: ContextChip[] = [];
+    const seen = new Set<string>();
+    for (const tab of vscode.window.tabGroups.all.flatMap((group) => group.tabs)) {
+      const relative = tab.input instanceof vscode.TabInputText ? workspaceRelative(tab.input.uri) : undefined;
+      if (relative !== undefined && !seen.has(relative)) {
+        seen.add(relative);
+        open.push({ kind: "file", path: relative, label: relative, source: "open" });
+      }
+    }
+    const editor = vscode.window.activeTextEditor;
+    const relative = editor === undefined ? undefined : workspaceRelative(editor.document.uri);
+    if (editor === undefined || relative === undefined) {
+      return { open };
+    }
+    const problems = vscode.languages.getDiagnostics(editor.document.uri).length;
+    return {
+      selection: editor.selection.isEmpty ? undefined : selectionChip(relative, editor.selection),
+      problems: problems === 0 ? undefined : { kind: "problems", path: relative, label: `Problems in ${relative} (${problems})`, source: "problems" },
+      open,
+    };
+  }
+
+  async resource(chip: ContextChip): Promise<ResourceBlock | undefined> {
+    const uri = this.workspaceUri(chip.path);
+    if (uri === undefined) {
+      return undefined;
+    }
+    if (chip.kind === "problems") {
+      const text = problemLines(vscode.languages.getDiagnostics(uri)).join("\n");
+      return { type: "resource", resource: { uri: uri.toString(), text, mimeType: PROBLEMS_MIME } };
+    }
+    // the editor's buffer, saved or not; the file when it is not open
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ??
+      (await Promise.resolve(vscode.workspace.openTextDocument(uri)).catch(() => undefined));
+    if (document === undefined) {
+      return undefined;
+    }
+    if (chip.kind === "selection" && chip.range !== undefined) {
+      const { start, end } = chip.range;
+      const text = document.getText(new vscode.Range(start.line, start.character, end.line, end.character));
+      return { type: "resource", resource: { uri: uri.toString(), text }, range: chip.range };
+    }
+    return { type: "resource", resource: { uri: uri.toString(), text: document.getText() } };
+  }
+
   /** The URI of a workspace-relative path, never outside the workspace. */
   private workspaceUri(relative: string): vscode.Uri | undefined {
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -234,4 +280,29 @@ function utf16Column(text: string, column: number): number {
     points++;
   }
   return units;
+}
+
+/** A file of the workspace's first folder, workspace-relative (undefined for anything else). */
+export function workspaceRelative(uri: vscode.Uri): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (folder === undefined || uri.scheme !== folder.uri.scheme || !uri.path.startsWith(folder.uri.path.replace(/\/?$/, "/"))) {
+    return undefined;
+  }
+  return vscode.workspace.asRelativePath(uri, false);
+}
+
+/** A selection of a workspace file as a chip (`src/a.py:3-7`). */
+export function selectionChip(relative: string, selection: vscode.Range): ContextChip {
+  const range = { start: { line: selection.start.line, character: selection.start.character }, end: { line: selection.end.line, character: selection.end.character } };
+  return { kind: "selection", path: relative, range, label: selectionLabel(relative, range), source: "selection" };
+}
+
+/** The editor's problems of a file, one a line: `line 3: error: message (source code)`. */
+export function problemLines(diagnostics: readonly vscode.Diagnostic[]): string[] {
+  const severity = ["error", "warning", "information", "hint"];
+  return diagnostics.map((d) => {
+    const code = d.code === undefined ? "" : ` ${typeof d.code === "object" ? d.code.value : d.code}`;
+    const source = d.source ? ` (${d.source}${code})` : "";
+    return `line ${d.range.start.line + 1}: ${severity[d.severity] ?? "problem"}: ${d.message}${source}`;
+  });
 }

@@ -5,12 +5,13 @@
  * and the server is shown in display form (src/display.ts): control, bidirectional
  * and invisible characters as escapes, so it reads as what it is.
  */
-import { Component, type ComponentChildren } from "preact";
+import type { ComponentChildren } from "preact";
 import { displayText } from "../display";
 import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage } from "../panel/messages";
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
 import { outcomeWords, stopWords, turnWords } from "../panel/words";
 import { CallCard } from "./card";
+import { ChipList, Composer } from "./composer";
 import { HistoryMenu, ModelPicker, TurnAdvice, Welcome } from "./history";
 import { Markdown } from "./markdown-view";
 import { McpServersBar } from "./mcp";
@@ -47,7 +48,7 @@ export function App({ state, send }: { state: PanelState; send: Send }) {
       <div class="sr-only" role="status" aria-live="polite">
         {displayText(state.announcement)}
       </div>
-      <Composer running={state.running} send={send} />
+      <Composer running={state.running} send={send} mentions={state.mentions} attached={state.attached} />
     </div>
   );
 }
@@ -59,6 +60,7 @@ function EntryView({ entry, state, send }: { entry: Entry; state: PanelState; se
         <section class="message user" aria-label="You">
           <div class="who">You</div>
           <div class="plain">{displayText(entry.text, "\n\t")}</div>
+          {entry.chips !== undefined && entry.chips.length > 0 ? <ChipList chips={entry.chips} /> : null}
         </section>
       );
     case "assistant":
@@ -209,56 +211,6 @@ function UndoView({ outcome, request, active, undo }: {
       ) : null}
     </div>
   );
-}
-
-/** The prompt box: Enter sends, Shift+Enter starts a new line. */
-class Composer extends Component<{ running: boolean; send: Send }, { text: string }> {
-  override state = { text: "" };
-
-  private submit = (): void => {
-    const text = this.state.text;
-    if (text.trim() === "" || this.props.running) {
-      return;
-    }
-    this.props.send({ type: "prompt", text });
-    this.setState({ text: "" });
-  };
-
-  override render() {
-    const { running, send } = this.props;
-    return (
-      <form
-        class="composer"
-        onSubmit={(event) => {
-          event.preventDefault();
-          this.submit();
-        }}
-      >
-        <textarea
-          aria-label="Prompt"
-          placeholder="Ask Toolwire… (Enter to send, Shift+Enter for a new line)"
-          rows={3}
-          value={this.state.text}
-          onInput={(event) => this.setState({ text: (event.currentTarget as HTMLTextAreaElement).value })}
-          onKeyDown={(event) => {
-            if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-              event.preventDefault();
-              this.submit();
-            }
-          }}
-        />
-        {running ? (
-          <button type="button" class="stop" onClick={() => send({ type: "stop" })}>
-            <i class="codicon codicon-debug-stop" aria-hidden="true" /> Stop
-          </button>
-        ) : (
-          <button type="submit" class="send">
-            <i class="codicon codicon-send" aria-hidden="true" /> Send
-          </button>
-        )}
-      </form>
-    );
-  }
 }
 
 /** A button with a codicon and an accessible name. */

@@ -180,7 +180,11 @@ export async function openPanel(
   browser: Browser,
   url: string,
   server: Server,
-  options: { model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny" },
+  options: {
+    model: string; cwd: string; theme?: keyof typeof THEMES; visible?: boolean; memory?: SessionMemory; approval?: "ask" | "auto" | "deny";
+    /** Editor parts a test gives the host (e.g. the `@` picker's `editorContext` and `resource`). */
+    ui?: Partial<PanelUi>;
+  },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
   const ui: UiLog = { diffs: [], opened: [], openings: [], undone: [], openedAt: [], openedAtListeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
@@ -217,6 +221,7 @@ export async function openPanel(
     error: (message) => ui.errors.push(message),
     status: (state) => ui.statuses.push(state),
     reveal: () => undefined,
+    ...options.ui,
   };
   const host = new PanelHost(
     { connection: async () => ({ rpc: server.connection, generation: 1 }) },
