@@ -107,11 +107,15 @@ export function registerCommands(
         void vscode.window.showInformationMessage("Toolwire: this file has no problems to fix.");
         return;
       }
-      const file = vscode.workspace.asRelativePath(editor.document.uri, false);
-      const lines = diagnostics.map(
-        (d) => `- line ${d.range.start.line + 1}: ${d.message}${d.source ? ` (${d.source}${d.code !== undefined ? ` ${typeof d.code === "object" ? d.code.value : d.code}` : ""})` : ""}`,
-      );
-      void send(`Fix these problems in ${file}:\n${lines.join("\n")}`);
+      const relative = workspaceRelative(editor.document.uri);
+      if (relative === undefined) {
+        void vscode.window.showWarningMessage("Toolwire: open a file of the workspace first.");
+        return;
+      }
+      // the problems go as a chip (an embedded resource), as the @ picker's problems do
+      await openChat();
+      const chip: ContextChip = { kind: "problems", path: relative, label: `Problems in ${relative} (${diagnostics.length})`, source: "problems" };
+      host.prompt(`Fix the problems in ${relative}.`, [chip]).catch((error: unknown) => log.error(`The prompt failed: ${errorText(error)}`));
     }),
     run("toolwire.cancelTurn", () => host.stop()),
     // Allow once / reject the approval waiting longest (keybindings while one waits: package.json).
