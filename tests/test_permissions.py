@@ -106,6 +106,7 @@ async def test_edit_subject_is_the_exact_diff_and_writes_nothing(tmp_path: Path)
         "path": "a.py",
         "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
         "diffstat": {"added": 1, "removed": 1},
+        "hunks": [{"index": 0, "header": "@@ -1 +1 @@", "diff": "-x = 1\n+x = 2\n"}],
     }
     assert (tmp_path / "a.py").read_bytes() == b"x = 1\r\n"
     result = await tool.run(a, ToolContext(tmp_path))

@@ -555,7 +555,8 @@ export interface RequestPermissionParams {
 /**
  * A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
  * current text, ``diffstat`` its lines added and removed; ``new_path`` (snake_case on
- * the wire, as the tool's argument) names a rename's destination.
+ * the wire, as the tool's argument) names a rename's destination; ``hunks`` (``edit_file``,
+ * ``multi_edit``) the diff's hunks, which the answer may accept one by one.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "EditSubject".
@@ -567,6 +568,7 @@ export interface EditSubject {
   diff: string;
   diffstat?: LineStat | null;
   new_path?: string | null;
+  hunks?: SubjectHunk[] | null;
   irreversible?: Irreversible | null;
   excluded?: ExcludedFile[] | null;
 }
@@ -579,6 +581,18 @@ export interface EditSubject {
 export interface LineStat {
   added: number;
   removed: number;
+}
+/**
+ * One hunk of an edit subject's diff: ``index`` from 0 in diff order, ``header`` its
+ * ``@@ … @@`` line, ``diff`` its lines (each ending with LF).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SubjectHunk".
+ */
+export interface SubjectHunk {
+  index: number;
+  header: string;
+  diff: string;
 }
 /**
  * The mark of a change whose prior state the turn cannot record: undo cannot take it back.
@@ -1217,7 +1231,8 @@ export interface RequestPermissionResult {
   outcome: PermissionOutcome;
 }
 /**
- * The outcome inside a permission answer: ``selected`` with an option id (and a reason), or ``cancelled``.
+ * The outcome inside a permission answer: ``selected`` with an option id (and a reason, and
+ * for an edit subject with ``hunks`` the answer per hunk), or ``cancelled``.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "PermissionOutcome".
@@ -1225,6 +1240,18 @@ export interface RequestPermissionResult {
 export interface PermissionOutcome {
   outcome: "selected" | "cancelled";
   optionId?: string | null;
+  reason?: string | null;
+  hunks?: HunkAnswerModel[] | null;
+}
+/**
+ * The user's answer about one hunk of an edit: ``{"index", "accepted", "reason"?}``.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "HunkAnswerModel".
+ */
+export interface HunkAnswerModel {
+  index: number;
+  accepted: boolean;
   reason?: string | null;
 }
 /**

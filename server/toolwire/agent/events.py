@@ -232,9 +232,22 @@ class PermissionAnswer:
             put; treated as ``cancelled``, except that an irreversible call then ends
             ``errored`` with ``not_undoable``).
         reason: Optional text from the user, sent to the model on rejection.
+        hunks: For an edit subject with ``hunks``, the answer per hunk (every hunk once, in
+            any order), or None for a whole-call answer (ACP, ``toolwire run``, a panel
+            that does not review hunks).
     """
 
     option: PermissionOption
+    reason: str | None = None
+    hunks: tuple[HunkAnswer, ...] | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class HunkAnswer:
+    """The user's answer about one hunk of an edit subject (``subject.hunks[index]``)."""
+
+    index: int
+    accepted: bool
     reason: str | None = None
 
 
@@ -261,7 +274,7 @@ class RecordingSink:
 
 
 __all__ = ["AgentEvent", "Approver", "ArgumentsPiece", "CallChange", "CallSnapshot", "EXCLUDED_PREFIX",
-           "IRREVERSIBLE_PREFIX", "MCP_HINT_WORDS", "McpServerChanged", "MessageChunk", "PermissionAnswer", "PermissionOption", "PlanEntry", "PlanUpdate",
+           "IRREVERSIBLE_PREFIX", "MCP_HINT_WORDS", "McpServerChanged", "MessageChunk", "HunkAnswer", "PermissionAnswer", "PermissionOption", "PlanEntry", "PlanUpdate",
            "RecordingSink", "RulesFile",
            "SessionInfo", "SessionWarning", "Sink", "ToolCallChanged", "TurnStateName", "TurnUpdate", "UsageUpdate",
            "UserPrompt", "LoggedEvent", "WorkspaceChange", "call_changed", "excluded_notice", "mcp_hints_notice", "offered"]

@@ -53,6 +53,7 @@ from toolwire.tools.base import Tool, ToolContext
 from toolwire.tools.gitsubject import FILES_LIMIT, command_line, diffstat, touched_files
 from toolwire.tools.target import FileTool, diff_stats
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.hunks import split_hunks
 from toolwire.workspace.names import display_name
 from toolwire.workspace.positions import line_count
 
@@ -242,7 +243,8 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
 
     Returns:
         ``{"kind": "edit", "tool", "path", "diff", "diffstat"}`` (plus ``new_path`` for a
-        rename) for file tools, the diff being a dry run of the tool's own plan on the
+        rename, and ``hunks`` ``[{"index", "header", "diff"}]`` for ``edit_file`` and ``multi_edit``,
+        which the user may accept one by one) for file tools, the diff being a dry run of the tool's own plan on the
         current text and ``diffstat`` its ``{"added", "removed"}`` lines;
         ``{"kind": "git", "tool", "argv", "command", "cwd", "files", "diffstat"}`` for git tools
         (:func:`_git_subject`); ``{"kind": "mcp", "tool",
@@ -265,6 +267,8 @@ async def build_subject(tool: Tool, args: BaseModel, ctx: ToolContext) -> dict[s
                                    "diffstat": {"added": added, "removed": removed}}
         if "new_path" in change.data:
             subject["new_path"] = change.data["new_path"]
+        if tool.reviews_hunks and (hunks := split_hunks(change.diff)):
+            subject["hunks"] = hunks
         return subject
     try:
         if callable(getattr(tool, "git_argv", None)):

@@ -50,7 +50,7 @@ import anyio
 
 from toolwire.agent.call_ids import turn_call_id
 from toolwire.agent.checkpoints import Checkpointer
-from toolwire.agent.events import AgentEvent, Approver, PlanUpdate, SessionInfo
+from toolwire.agent.events import AgentEvent, Approver, PermissionAnswer, PlanUpdate, SessionInfo
 from toolwire.agent.exclusion import allowed_files, call_exclusions, not_asked_message as not_allowed_message
 from toolwire.agent.exclusion import rejected_note, subject_entries
 from toolwire.agent.permissions import Decision, build_subject, plain_subject
@@ -118,6 +118,7 @@ class Scheduler:
         self._shown: list[tuple[str, str, tuple[ImagePart, ...]]] = []  # recorded, waiting for their response's end
         self._pending: ResponseRun | None = None
         self._allowed: dict[str, frozenset[Path]] = {}  # call id -> excluded files the user allowed for it
+        self._hunks: dict[str, list[dict[str, Any]]] = {}  # call id -> its answer per hunk, some rejected
         self._problems = ProblemWatch()  # problems after every edit of an open file
         self.scope: anyio.CancelScope | None = None  # set by owners that may stop every call at once
         self.checkpointer: Checkpointer | None = None  # set by a turn: checkpoints around writing tools
@@ -361,14 +362,24 @@ class Scheduler:
         if answer is None or scope.cancelled_caught or answer.option == "unavailable":
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.CALL_CANCELLED)
             return None
+        hunks = answer.hunks if answer.option in ("allow_once", "allow_always") else None
+        if hunks is not None and all(h.accepted for h in hunks):
+            hunks = None  # every hunk accepted: the whole call, as answered
+        if hunks is not None and not any(h.accepted for h in hunks):  # every hunk rejected: a rejection
+            reasons = [f"hunk {h.index + 1}: {h.reason}" for h in hunks if h.reason]
+            reason = "; ".join(([answer.reason] if answer.reason else []) + reasons)
+            answer = PermissionAnswer("reject", reason or None)
         if answer.option in ("reject", "cancelled"):
             call.result = {"reason": answer.reason} if answer.reason else None
             if withheld:
                 call.result = (call.result or {}) | {"withheld": rejected_note(withheld)}
             self._set(call, Status.CANCELED, cancel_reason=CancelReason.REJECTED)
             return None
-        if answer.option == "allow_always":  # the tool's policy only: an excluded file is asked about each call
-            session.policy.remember_always(tool, args, session.root)
+        if answer.option == "allow_always" and hunks is None:  # the tool's policy only: an excluded file is
+            session.policy.remember_always(tool, args, session.root)  # asked about each call; a partial edit never
+        if hunks is not None:
+            self._hunks[call.id] = [{"index": h.index, "accepted": h.accepted, **({"reason": h.reason} if h.reason else {})}
+                                    for h in hunks]
         if withheld:
             self._allowed[call.id] = allowed_files(withheld)
         return subject
@@ -412,6 +423,7 @@ class Scheduler:
         finally:
             self._scopes.pop(call.id, None)
             self._allowed.pop(call.id, None)
+            self._hunks.pop(call.id, None)
             job.done.set()
             log_call(self.session, call, tool, started)
 
@@ -446,7 +458,7 @@ class Scheduler:
                                                                    wait)
                             result = (await self._still_approved(tool, args, subject, allowed)
                                       or await checkpointed(session, self.checkpointer, tool, args, job.strict, allowed,
-                                                              call.id))
+                                                              call.id, self._hunks.get(call.id)))
                         finally:
                             if tool.writes_tree:
                                 session.tree_write_finished()

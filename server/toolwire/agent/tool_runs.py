@@ -24,7 +24,7 @@ from toolwire.mcp.tool import CALL_TIMEOUT, IMAGE_INPUT, McpTool
 from toolwire.streaming.state import CancelReason, Status, ToolCallState
 from toolwire.tools.base import Tool, ToolError, ToolResult
 from toolwire.tools.fitting import truncate_for_model
-from toolwire.tools.target import EDITOR_WAIT
+from toolwire.tools.target import EDITOR_WAIT, HUNK_ANSWERS
 from toolwire.workspace.errors import tool_error_in
 
 __all__ = ["checkpointed", "invoke", "log_call", "model_result_text"]
@@ -68,21 +68,23 @@ def model_result_text(call: ToolCallState, limit: int) -> str:
 
 
 async def checkpointed(session: Session, checkpointer: Checkpointer | None, tool: Tool, args: Any, strict: bool = True,
-                       allowed: frozenset[Path] = frozenset(), call_id: str | None = None) -> ToolResult:
+                       allowed: frozenset[Path] = frozenset(), call_id: str | None = None,
+                       hunks: list[dict[str, Any]] | None = None) -> ToolResult:
     """Run the tool; a writing tool of a turn runs between its checkpoints
     (:mod:`toolwire.agent.checkpoints`), the second one shielded from cancellation.
     ``strict``: a prior state that cannot be recorded stops the call before the tool
     runs (``not_undoable``, raised to the scheduler's ``_run_one``). ``allowed``: the excluded files
     the user allowed this call to show (:mod:`toolwire.agent.exclusion`). An MCP tool's call
-    (``call_id``) takes no checkpoint: what its server does is outside them (:func:`_mcp_call`)."""
+    (``call_id``) takes no checkpoint: what its server does is outside them (:func:`_mcp_call`).
+    ``hunks``: the user's answer per hunk of an edit they accepted in part (:data:`HUNK_ANSWERS`)."""
     if isinstance(tool, McpTool):
         return await _mcp_call(session, checkpointer, tool, args, call_id)
     if checkpointer is None or tool.read_only:
-        return await invoke(session, tool, args, allowed)
+        return await invoke(session, tool, args, allowed, hunks)
     step = await checkpointer.before(tool, args, strict=strict)
     result: ToolResult | None = None
     try:
-        result = await invoke(session, tool, args, allowed)
+        result = await invoke(session, tool, args, allowed, hunks)
         return result
     finally:
         with anyio.CancelScope(shield=True):
@@ -106,12 +108,15 @@ async def _mcp_call(session: Session, checkpointer: Checkpointer | None, tool: M
     return result
 
 
-async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset()) -> ToolResult:
+async def invoke(session: Session, tool: Tool, args: Any, allowed: frozenset[Path] = frozenset(),
+                 hunks: list[dict[str, Any]] | None = None) -> ToolResult:
     """Run the tool under its timeout (``tool_timeout``; an MCP tool's ``mcp_call_timeout``, and
     the ``image_input`` setting as it applies now in its context: :func:`toolwire.agent.images.image_input`); every failure becomes a result."""
     settings = session.settings
     ctx = session.tool_context()
     ctx.allowed_excluded = allowed
+    if hunks is not None:
+        ctx.extra[HUNK_ANSWERS] = hunks
     timeout = settings.tool_timeout
     if isinstance(tool, McpTool):
         timeout = settings.mcp_call_timeout

@@ -21,7 +21,7 @@ import anyio
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcMethodNotFound
 
-from toolwire.agent.events import (AgentEvent, CallSnapshot, PermissionAnswer, ToolCallChanged, TurnUpdate, UsageUpdate,
+from toolwire.agent.events import (AgentEvent, CallSnapshot, HunkAnswer, PermissionAnswer, ToolCallChanged, TurnUpdate, UsageUpdate,
                                    always_name, offered)
 from toolwire.lsp.call_wire import snapshot_form
 from toolwire.lsp.protocol import (
@@ -174,4 +174,23 @@ class LspApprover:
         option = {"allow_once": "allow_once", "allow_always": "allow_always", "reject": "reject"}.get(
             outcome.option_id or "", "reject"
         )
-        return PermissionAnswer(option, outcome.reason)  # type: ignore[arg-type]
+        if outcome.hunks is None:
+            return PermissionAnswer(option, outcome.reason)  # type: ignore[arg-type]
+        hunks = hunk_answers(subject, option, outcome.hunks)
+        if hunks is None:
+            log.warning("malformed per-hunk permission answer %r", raw)
+            return PermissionAnswer("cancelled")
+        return PermissionAnswer(option, outcome.reason, hunks)  # type: ignore[arg-type]
+
+
+def hunk_answers(subject: dict[str, Any], option: str, answers: list[Any]) -> tuple[HunkAnswer, ...] | None:
+    """The per-hunk answer checked against the subject, or None when it is malformed: the
+    subject has no ``hunks``, the option is not an allow, an index is not one of the
+    subject's, a hunk is answered twice or not at all."""
+    hunks = subject.get("hunks")
+    if not isinstance(hunks, list) or not hunks or option not in ("allow_once", "allow_always"):
+        return None
+    indexes = [a.index for a in answers]
+    if sorted(indexes) != list(range(len(hunks))):
+        return None
+    return tuple(HunkAnswer(a.index, a.accepted, a.reason or None) for a in sorted(answers, key=lambda a: a.index))

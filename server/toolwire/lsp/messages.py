@@ -277,10 +277,22 @@ class LineStat(Wire):
     removed: int
 
 
+class SubjectHunk(Wire):
+    """One hunk of an edit subject's diff: ``index`` from 0 in diff order, ``header`` its
+    ``@@ … @@`` line, ``diff`` its lines (each ending with LF)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    index: int
+    header: str
+    diff: str
+
+
 class EditSubject(Wire):
     """A file tool's planned change: ``diff`` is a dry run of the tool's own plan on the
     current text, ``diffstat`` its lines added and removed; ``new_path`` (snake_case on
-    the wire, as the tool's argument) names a rename's destination."""
+    the wire, as the tool's argument) names a rename's destination; ``hunks`` (``edit_file``,
+    ``multi_edit``) the diff's hunks, which the answer may accept one by one."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -290,6 +302,7 @@ class EditSubject(Wire):
     diff: str
     diffstat: LineStat | None = None  # always sent by this server (optional for older clients' fixtures)
     new_path: str | None = Field(None, alias="new_path")
+    hunks: list[SubjectHunk] | None = None
     irreversible: Irreversible | None = None
     excluded: list[ExcludedFile] | None = None
 

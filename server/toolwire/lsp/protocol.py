@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from pydantic.alias_generators import to_camel
 
 from toolwire.agent.events import (AgentEvent, McpServerChanged, MessageChunk, PlanUpdate, SessionInfo, SessionWarning,
@@ -499,12 +499,24 @@ PERMISSION_OPTIONS = [
 ]
 
 
+class HunkAnswerModel(Wire):
+    """The user's answer about one hunk of an edit: ``{"index", "accepted", "reason"?}``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    index: StrictInt
+    accepted: StrictBool
+    reason: StrictStr | None = None
+
+
 class PermissionOutcome(Wire):
-    """The outcome inside a permission answer: ``selected`` with an option id (and a reason), or ``cancelled``."""
+    """The outcome inside a permission answer: ``selected`` with an option id (and a reason, and
+    for an edit subject with ``hunks`` the answer per hunk), or ``cancelled``."""
 
     outcome: Literal["selected", "cancelled"]
     option_id: str | None = None
     reason: str | None = None
+    hunks: list[HunkAnswerModel] | None = None
 
 
 class RequestPermissionResult(Wire):

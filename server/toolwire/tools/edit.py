@@ -7,7 +7,7 @@ never writes, so the permission prompt shows the exact diff.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +15,7 @@ from toolwire.tools.base import ToolContext, ToolResult
 from toolwire.tools.editing import EditPlan, Replacement, plan_edit
 from toolwire.tools.target import (
     FileChange,
+    HUNK_ANSWERS,
     FileTool,
     Target,
     check_creatable,
@@ -24,6 +25,7 @@ from toolwire.tools.target import (
     write_target,
 )
 from toolwire.workspace.errors import clip_quote
+from toolwire.workspace.hunks import Hunk, apply_hunks, parse_hunks
 from toolwire.workspace.paths import resolve_path
 from toolwire.workspace.text import unified_diff
 
@@ -123,6 +125,9 @@ def _change(ctx: ToolContext, target: Target, plan: EditPlan, diff: str, key: tu
 
     async def apply() -> ToolResult:
         ctx.plans.drop(key)  # written or refused: the file is no longer what was planned on
+        answers = ctx.extra.get(HUNK_ANSWERS)
+        if answers is not None:
+            return await _apply_hunks(ctx, target, plan, diff, answers)
         await write_target(ctx, target, plan.new_text)
         data = result_data(
             rel,
@@ -139,6 +144,35 @@ def _change(ctx: ToolContext, target: Target, plan: EditPlan, diff: str, key: tu
                       before=plan.old_text or "", after=plan.new_text)
 
 
+async def _apply_hunks(ctx: ToolContext, target: Target, plan: EditPlan, diff: str,
+                       answers: list[dict[str, Any]]) -> ToolResult:
+    """Write only the hunks of the approved ``diff`` the user accepted, as one edit of the text
+    planned on (atomic, refused as ``stale`` when the file moved on); the result says which
+    hunks landed and which were rejected, with the user's reasons."""
+    rel = target.path.rel
+    hunks = parse_hunks(diff)
+    accepted = {a["index"] for a in answers if a["accepted"]}
+    new_text = apply_hunks(plan.old_text or "", plan.new_text, diff, accepted)
+    await write_target(ctx, target, new_text)
+    written = unified_diff(plan.old_text, new_text, rel)
+
+    def name(h: Hunk) -> str:
+        return f"hunk {h.index + 1} `{h.header}`"
+
+    reasons = {a["index"]: a.get("reason") for a in answers}
+    landed = [name(h) for h in hunks if h.index in accepted]
+    refused = [name(h) + (f" (reason: {reasons[h.index]})" if reasons.get(h.index) else "")
+               for h in hunks if h.index not in accepted]
+    content = (f"Edited {rel} in part: the user accepted {len(landed)} of {len(hunks)} hunks of your diff and "
+               f"rejected the others; only the accepted ones were written.\nWritten: {', '.join(landed)}.\n"
+               f"Rejected (not written): {'; '.join(refused)}.\nHunk headers are your diff's line numbers; "
+               f"read {rel} again before editing it.")
+    data = result_data(rel, written, target.source, created=False,
+                       hunks=[{"index": a["index"], "accepted": a["accepted"],
+                               **({"reason": a["reason"]} if a.get("reason") else {})} for a in answers])
+    return ToolResult(ok=True, content=content, data=data)
+
+
 class EditFile(FileTool):
     """Replace one exact piece of text in a file."""
 
@@ -153,6 +187,7 @@ class EditFile(FileTool):
     )
     Args: ClassVar[type[BaseModel]] = EditFileArgs
     shows_content: ClassVar[bool] = True
+    reviews_hunks: ClassVar[bool] = True
 
     async def plan(self, args: EditFileArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
         edits = [Replacement(args.old_string, args.new_string, args.replace_all)]
@@ -172,6 +207,7 @@ class MultiEdit(FileTool):
     )
     Args: ClassVar[type[BaseModel]] = MultiEditArgs
     shows_content: ClassVar[bool] = True
+    reviews_hunks: ClassVar[bool] = True
 
     async def plan(self, args: MultiEditArgs, ctx: ToolContext) -> FileChange:  # type: ignore[override]
         edits = [Replacement(e.old_string, e.new_string, e.replace_all) for e in args.edits]

@@ -13,7 +13,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from toolwire.tools.base import Tool, ToolContext, ToolResult
 from toolwire.workspace.documents import OpenDocument
@@ -37,6 +37,7 @@ __all__ = [
     "cut_diff",
     "RESULT_DIFF_LIMIT",
     "check_creatable",
+    "HUNK_ANSWERS",
 ]
 
 
@@ -241,8 +242,17 @@ class FileChange:
     after: str | None = None
 
 
+#: Key of ``ToolContext.extra`` holding the user's answer per hunk of the approved diff,
+#: ``[{"index", "accepted", "reason"?}]`` (every hunk, by index), when they answered hunk by
+#: hunk and rejected some (:mod:`toolwire.workspace.hunks`); absent for a whole-call answer.
+HUNK_ANSWERS = "hunk_answers"
+
+
 class FileTool(Tool):
-    """A tool that changes one file; ``plan`` is a dry run the permission prompt shows."""
+    """A tool that changes one file; ``plan`` is a dry run the permission prompt shows.
+    ``reviews_hunks``: its change may be accepted hunk by hunk (:data:`HUNK_ANSWERS`)."""
+
+    reviews_hunks: ClassVar[bool] = False
 
     async def plan(self, args: Any, ctx: ToolContext) -> FileChange:  # pragma: no cover - abstract
         """Read the file and compute the change without writing anything.
