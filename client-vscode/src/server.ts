@@ -17,6 +17,7 @@ import {
 import type { Socket } from "node:net";
 import { canPersist, connectSocket, ensureStopped, socketPathFor, startServer } from "./daemon";
 import { EditorIntelligence } from "./intel/feature";
+import { askInstruction } from "./instruction";
 import { errorText } from "./log";
 import {
   RequestPermission,
@@ -226,7 +227,7 @@ export class ServerController implements vscode.Disposable {
         // Code actions run toolwire.runAction; the panel then shows that session's turn.
         executeCommand: async (command, args, next) => {
           if (command === RUN_ACTION_COMMAND) {
-            const asked = await askInstruction(args);
+            const asked = await askInstruction(args, (options) => vscode.window.showInputBox(options));
             if (asked === undefined) {
               return undefined; // Edit selection… dismissed: no turn
             }
@@ -357,26 +358,4 @@ export class ServerController implements vscode.Disposable {
   private configuration(): vscode.WorkspaceConfiguration {
     return vscode.workspace.getConfiguration("toolwire", vscode.workspace.workspaceFolders?.[0]);
   }
-}
-
-/**
- * **Edit selection…** asks what to do (an input box; empty means "improve it": the server's
- * default) before `toolwire.runAction` runs; other actions, and an edit that carries its
- * instruction, go as they are. Undefined when the user dismissed the box.
- */
-export async function askInstruction(args: unknown[]): Promise<unknown[] | undefined> {
-  const action = args[0] as { kind?: unknown; instruction?: unknown } | undefined;
-  if (args.length !== 1 || action === null || typeof action !== "object" || action.kind !== "edit" || typeof action.instruction === "string") {
-    return args;
-  }
-  const instruction = await vscode.window.showInputBox({
-    title: "Toolwire: Edit Selection",
-    prompt: "What should Toolwire do with the selected code? (leave empty to improve it)",
-    placeHolder: "e.g. add type hints",
-    ignoreFocusOut: true,
-  });
-  if (instruction === undefined) {
-    return undefined;
-  }
-  return [instruction.trim() === "" ? action : { ...action, instruction: instruction.trim() }];
 }
