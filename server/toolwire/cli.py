@@ -226,7 +226,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one prompt headless against a fresh server")
     run.add_argument("--workspace", required=True, help="the workspace folder")
-    run.add_argument("--model", default="replay", help="replay, replay:SCRIPT or openai:MODEL")
+    run.add_argument("--model", default="replay", help="replay, replay:SCRIPT, openai:MODEL or openai-responses:MODEL")
     run.add_argument("--approve", choices=["yes", "no", "ask"], help="answer permission requests (default: ask on a terminal, else no)")
     run.add_argument("--json", action="store_true", help="print every update as one JSON line, then the stop reason")
     run.add_argument("--settings", metavar="JSON", help='server settings as a JSON object, e.g. \'{"replayLog": "req.jsonl"}\'')
@@ -239,7 +239,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     acp = sub.add_parser("acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, Neovim)")
-    acp.add_argument("--model", help="replay, replay:SCRIPT or openai:MODEL (default: the settings' model)")
+    acp.add_argument("--model", help="replay, replay:SCRIPT, openai:MODEL or openai-responses:MODEL (default: the settings' model)")
     acp.add_argument("--settings", metavar="JSON", help="settings as a JSON object (protocol.md's settings table)")
     acp.add_argument("--log-file", help="write logs to this file instead of stderr")
     acp.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])

@@ -29,14 +29,24 @@ class Settings(BaseModel):
     """Everything configurable, with its default (protocol.md, "Settings")."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-    model: str = Field("replay", description="Model spec: replay, replay:SCRIPT or openai:MODEL.")
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint for openai: models.")
+    model: str = Field("replay", description=(
+        "Model spec: replay, replay:SCRIPT, openai:MODEL (Chat Completions) or openai-responses:MODEL (the "
+        "Responses API)."))
+    base_url: str | None = Field(None, description=(
+        "OpenAI-compatible endpoint for openai: and openai-responses: models."))
     api_key: str | None = Field(None, repr=False, description="API key; default from TOOLWIRE_API_KEY or OPENAI_API_KEY.")
     temperature: float | None = Field(0.0, ge=0.0, le=2.0, description=(
         "Sampling temperature, sent as the request's temperature; null: not sent (the endpoint's default applies)."))
     stream_usage: bool | None = Field(True, description=(
         "Ask for token usage at the end of each streamed response (stream_options.include_usage); "
         "false or null: stream_options is not sent."))
+    store: bool = Field(False, description=(
+        "openai-responses: models: let the provider keep responses (store); false: nothing is kept, every "
+        "request carries the history it needs, reasoning with its encrypted content."))
+    reasoning_effort: str | None = Field(None, max_length=40, description=(
+        "openai-responses: models: reasoning.effort (e.g. low, medium, high); null: not sent."))
+    reasoning_summary: str | None = Field(None, max_length=40, description=(
+        "openai-responses: models: reasoning.summary (auto, concise, detailed); null: not sent."))
     max_model_requests: int = Field(25, ge=1, le=200, description=(
         "Model requests per turn before the turn stops (max_turn_requests; the turn can then be continued)."))
     max_tools: int = Field(20, ge=1, le=128, description=(

@@ -1522,11 +1522,11 @@ export interface RunActionResult {
  */
 export interface Settings {
   /**
-   * Model spec: replay, replay:SCRIPT or openai:MODEL.
+   * Model spec: replay, replay:SCRIPT, openai:MODEL (Chat Completions) or openai-responses:MODEL (the Responses API).
    */
   model?: string;
   /**
-   * OpenAI-compatible endpoint for openai: models.
+   * OpenAI-compatible endpoint for openai: and openai-responses: models.
    */
   baseUrl?: string | null;
   /**
@@ -1541,6 +1541,18 @@ export interface Settings {
    * Ask for token usage at the end of each streamed response (stream_options.include_usage); false or null: stream_options is not sent.
    */
   streamUsage?: boolean | null;
+  /**
+   * openai-responses: models: let the provider keep responses (store); false: nothing is kept, every request carries the history it needs, reasoning with its encrypted content.
+   */
+  store?: boolean;
+  /**
+   * openai-responses: models: reasoning.effort (e.g. low, medium, high); null: not sent.
+   */
+  reasoningEffort?: string | null;
+  /**
+   * openai-responses: models: reasoning.summary (auto, concise, detailed); null: not sent.
+   */
+  reasoningSummary?: string | null;
   /**
    * Model requests per turn before the turn stops (max_turn_requests; the turn can then be continued).
    */

@@ -214,11 +214,14 @@ class Conversation:
                 message = {**message, "toolImages": True}
             elif message.get("role") == "user" and owner in self._typed:
                 message = {**message, "userText": self._typed[owner]}
+            elif "output_items" in message:  # the provider's items are the model's, not a front-end's
+                message = {k: v for k, v in message.items() if k != "output_items"}
             out.append(message)
         return out
 
     def add_assistant(self, text: str, calls: list[tuple[str, str, str]],
-                      reasoning: tuple[str, str] | None = None) -> None:
+                      reasoning: tuple[str, str] | None = None,
+                      items: Sequence[dict[str, Any]] = ()) -> None:
         """Append the assistant's response.
 
         Args:
@@ -232,6 +235,10 @@ class Conversation:
                 DeepSeek refuses it on a message without tool calls; so it is kept
                 only on a message with calls (DeepSeek API docs, "Thinking Mode",
                 tool calls; Moonshot docs, kimi-k2-thinking multi-step tool use).
+            items: The Responses API output items as they came (reasoning with its
+                encrypted content, provider-side tool items, messages, calls), kept as
+                ``output_items`` so the next Responses request sends them back
+                (:mod:`toolwire.llm.responses_input`); never sent to Chat Completions.
 
         An empty response (no text, no calls) adds nothing: OpenAI-compatible APIs
         refuse an assistant message with neither content nor tool calls.
@@ -241,6 +248,8 @@ class Conversation:
         text = valid_text(text)
         calls = [(valid_text(cid), valid_text(name), valid_text(args)) for cid, name, args in calls]
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if items:
+            message["output_items"] = list(items)
         if calls and reasoning is not None and reasoning[1]:
             message[reasoning[0]] = reasoning[1]
         if calls:

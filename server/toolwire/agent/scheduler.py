@@ -198,7 +198,8 @@ class Scheduler:
         self.assign_ids(calls)
         reasoning = (merger.reasoning_field, merger.reasoning) if merger.reasoning_field else None
         self.session.conversation.add_assistant(
-            merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls], reasoning
+            merger.text, [(c.id, c.name, merger.arguments_for_model(c)) for c in calls], reasoning,
+            items=merger.output_items,
         )
         self._in_history.extend(calls)
         if calls:

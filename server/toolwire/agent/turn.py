@@ -300,7 +300,8 @@ class Turn:
             messages, tools = to_text_messages(messages, tools), []
         settings = session.settings
         return ModelRequest(messages=messages, tools=tools, temperature=settings.temperature,
-                            stream_usage=bool(settings.stream_usage))
+                            stream_usage=bool(settings.stream_usage), store=settings.store,
+                            reasoning_effort=settings.reasoning_effort, reasoning_summary=settings.reasoning_summary)
 
     def _refit(self, error: ContextLengthError, request: ModelRequest) -> ModelRequest:
         """A context-length error: lower the window (remembered for the endpoint and model),

@@ -21,6 +21,10 @@ class ModelRequest:
             leaves the field out (the endpoint's default applies).
         stream_usage: Ask for token usage at the end of the stream
             (``stream_options: {"include_usage": true}``); False leaves it out.
+        store: Responses API only: let the provider keep the response (``store``); False:
+            every request carries the history it needs (reasoning with its encrypted content).
+        reasoning_effort: Responses API only: ``reasoning.effort``; None: not sent.
+        reasoning_summary: Responses API only: ``reasoning.summary``; None: not sent.
 
     Optional fields and the rule for them: :mod:`toolwire.llm.request_params`.
     """
@@ -29,6 +33,9 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     temperature: float | None = 0.0
     stream_usage: bool = True
+    store: bool = False
+    reasoning_effort: str | None = None
+    reasoning_summary: str | None = None
 
 
 class ModelError(Exception):

@@ -1,4 +1,4 @@
-"""Model specs: ``replay``, ``replay:SCRIPT``, ``openai:MODEL``."""
+"""Model specs: ``replay``, ``replay:SCRIPT``, ``openai:MODEL``, ``openai-responses:MODEL``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ from pathlib import Path
 
 from toolwire.llm.base import Model
 from toolwire.llm.replay import ReplayModel
+
+
+#: The OpenAI SDK's wires: Chat Completions and the Responses API.
+WIRES = ("openai", "openai-responses")
 
 
 class ModelSpecError(ValueError):
@@ -26,8 +30,9 @@ def make_model(
 
     Args:
         spec: ``replay`` (no script: answers with a short text), ``replay:PATH``
-            (a replay script; relative to ``cwd``), or ``openai:MODEL`` (any
-            OpenAI-compatible endpoint at ``base_url``).
+            (a replay script; relative to ``cwd``), ``openai:MODEL`` (any
+            OpenAI-compatible endpoint at ``base_url``, Chat Completions) or
+            ``openai-responses:MODEL`` (the Responses API there).
         base_url: Endpoint for ``openai:`` specs.
         api_key: Key for ``openai:`` specs (else read from the environment).
         replay_log: For ``replay`` specs, a file that receives every request.
@@ -47,14 +52,17 @@ def make_model(
         if not path.is_absolute() and cwd is not None:
             path = cwd / path
         return ReplayModel(path.resolve(), replay_log)
-    if kind == "openai":
+    if kind in WIRES:
         if not rest:
-            raise ModelSpecError("openai: needs a model name, e.g. openai:gpt-4o-mini")
-        from toolwire.llm.openai_model import OpenAIModel  # imported only when used
+            raise ModelSpecError(f"{kind}: needs a model name, e.g. {kind}:gpt-4o-mini")
+        if kind == "openai":
+            from toolwire.llm.openai_model import OpenAIModel  # imported only when used
+        else:
+            from toolwire.llm.responses_model import ResponsesModel as OpenAIModel
 
         return OpenAIModel(rest, base_url=base_url, api_key=api_key, connect_timeout=connect_timeout,
                            read_timeout=read_timeout)
-    raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT or openai:MODEL")
+    raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT, openai:MODEL or openai-responses:MODEL")
 
 
 def check_model_spec(spec: str, *, cwd: Path | None = None) -> None:
@@ -72,8 +80,8 @@ def check_model_spec(spec: str, *, cwd: Path | None = None) -> None:
         if rest and (cwd is not None or Path(rest).expanduser().is_absolute()):
             make_model(spec, cwd=cwd)
         return
-    if kind == "openai":
+    if kind in WIRES:
         if not rest:
-            raise ModelSpecError("openai: needs a model name, e.g. openai:gpt-4o-mini")
+            raise ModelSpecError(f"{kind}: needs a model name, e.g. {kind}:gpt-4o-mini")
         return
-    raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT or openai:MODEL")
+    raise ModelSpecError(f"unknown model spec {spec[:100]!r}: use replay, replay:SCRIPT, openai:MODEL or openai-responses:MODEL")

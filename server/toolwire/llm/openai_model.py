@@ -32,7 +32,7 @@ from toolwire.llm.base import ContextLengthError, ModelError, ModelRequest
 from toolwire.llm.context_errors import context_sizes
 from toolwire.llm.error_bodies import error_terms
 from toolwire.llm.image_input import ImagesRefused, refusal_message, refuses_images
-from toolwire.llm.request_params import optional_fields, refused_param
+from toolwire.llm.request_params import OPTIONAL_PARAMS, optional_fields, refused_param
 from toolwire.redaction import shared as shared_redactor
 from toolwire.streaming.framing import Frame, SSEDecoder, decode_data
 
@@ -313,9 +313,9 @@ class OpenAIModel:
                             raise refused
                         if not answered and self._refused_in(frame, body):
                             raise _RefusedInStream
-                        answered = answered or _has_content(frame.payload)
+                        answered = answered or self._has_content(frame.payload)
                         done = done or frame.done or _is_error(frame)
-                        finished = finished or _has_finish(frame.payload)
+                        finished = finished or self._has_finish(frame.payload)
                         yield frame
                 for event, text in decoder.close():
                     frame = decode_data(event, text)
@@ -324,7 +324,7 @@ class OpenAIModel:
                     if not answered and self._refused_in(frame, body):
                         raise _RefusedInStream
                     done = done or frame.done or _is_error(frame)
-                    finished = finished or _has_finish(frame.payload)
+                    finished = finished or self._has_finish(frame.payload)
                     yield frame
         except _NotAStream as exc:
             raise ModelError(shared_redactor().redact(str(exc))) from None  # not retried: the same request gets the same answer
@@ -339,12 +339,27 @@ class OpenAIModel:
             raise error from exc
         if not (done or finished):
             raise ModelError(f"the stream from {self.url} ended before the response was complete "
-                             "(no [DONE], no finish_reason: the connection was cut)", retryable=True)
+                             f"({self._cut_words}: the connection was cut)", retryable=True)
+
+    #: The optional fields of this wire (:mod:`toolwire.llm.request_params`).
+    _params = OPTIONAL_PARAMS
+    #: What a cut stream lacked, for its error.
+    _cut_words = "no [DONE], no finish_reason"
+    _has_content = staticmethod(_has_content)
+    _has_finish = staticmethod(_has_finish)
+
+    def _create(self, body: dict[str, Any]) -> Any:
+        """The SDK's streaming-response context for ``body``."""
+        return self._client.chat.completions.with_streaming_response.create(**body, **self._no_key)
 
     def _body(self, request: ModelRequest, left_out: set[str]) -> dict[str, Any]:
-        """The request body: model, messages, the optional fields not left out, tools."""
-        body: dict[str, Any] = {"model": self.model, "messages": request.messages, "stream": True,
-                                **optional_fields(request, left_out)}
+        """The request body: model, messages, the optional fields not left out, tools.
+        The Responses output items kept in the history are not Chat Completions fields."""
+        messages = request.messages
+        if any("output_items" in m for m in messages):
+            messages = [{k: v for k, v in m.items() if k != "output_items"} for m in messages]
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True,
+                                **optional_fields(request, left_out, self._params)}
         if request.tools:
             body["tools"] = request.tools
         return body
@@ -361,8 +376,7 @@ class OpenAIModel:
         while True:
             body = self._body(request, left_out)
             try:
-                return await stack.enter_async_context(
-                    self._client.chat.completions.with_streaming_response.create(**body, **self._no_key)), body
+                return await stack.enter_async_context(self._create(body)), body
             except openai.APIStatusError as exc:
                 if exc.status_code not in _REFUSING:
                     raise
@@ -375,7 +389,7 @@ class OpenAIModel:
                                     "to it go without images from now on", self.url, self.model, exc.status_code,
                                     text[:200])
                     raise ImagesRefused(refusal_message(self.model), status=exc.status_code) from None
-                row = refused_param(body, error_terms(exc.body).params, text)
+                row = refused_param(body, error_terms(exc.body).params, text, self._params)
                 if row is None or row.name in left_out:
                     raise
                 left_out.add(row.name)
@@ -396,7 +410,7 @@ class OpenAIModel:
             return False
         payload = frame.payload if frame.payload is not None else frame.raw.strip()
         terms = error_terms(payload)
-        row = refused_param(body, terms.params, terms.text)
+        row = refused_param(body, terms.params, terms.text, self._params)
         return row is not None and self._remember(row, f"an error event of an HTTP 200 stream: {terms.text[:200]}")
 
     async def aclose(self) -> None:

@@ -72,19 +72,37 @@ OPTIONAL_PARAMS: tuple[OptionalParam, ...] = (
 )
 
 
-def optional_fields(request: ModelRequest, left_out: Iterable[str] = ()) -> dict[str, Any]:
+def _reasoning(request: ModelRequest) -> dict[str, str] | None:
+    out = {k: v for k, v in (("effort", request.reasoning_effort), ("summary", request.reasoning_summary)) if v}
+    return out or None
+
+
+#: The Responses API's optional fields (:mod:`toolwire.llm.responses_model`), the same rule.
+#: ``include`` asks for reasoning's encrypted content when nothing is stored (``store: false``).
+RESPONSES_PARAMS: tuple[OptionalParam, ...] = (
+    OptionalParam("temperature", "temperature", ("temperature",), lambda r: r.temperature),
+    OptionalParam("store", "store", ("store",), lambda r: r.store),
+    OptionalParam("include", "store", ("include", "reasoning.encrypted_content"),
+                  lambda r: None if r.store else ["reasoning.encrypted_content"]),
+    OptionalParam("reasoning", "reasoningEffort", ("reasoning", "effort", "summary"), _reasoning),
+)
+
+
+def optional_fields(request: ModelRequest, left_out: Iterable[str] = (),
+                    table: tuple[OptionalParam, ...] = OPTIONAL_PARAMS) -> dict[str, Any]:
     """The optional fields to send for ``request``: each row's value, except ``None``
     values and the names in ``left_out`` (those the endpoint refused)."""
     skip = set(left_out)
     out: dict[str, Any] = {}
-    for param in OPTIONAL_PARAMS:
+    for param in table:
         value = param.value(request)
         if value is not None and param.name not in skip:
             out[param.name] = value
     return out
 
 
-def refused_param(body: dict[str, Any], params: Iterable[str], message: str) -> OptionalParam | None:
+def refused_param(body: dict[str, Any], params: Iterable[str], message: str,
+                  table: tuple[OptionalParam, ...] = OPTIONAL_PARAMS) -> OptionalParam | None:
     """The optional field of ``body`` that an error refuses, or None.
 
     Args:
@@ -98,7 +116,7 @@ def refused_param(body: dict[str, Any], params: Iterable[str], message: str) -> 
         The first row of :data:`OPTIONAL_PARAMS` that was sent in ``body`` and is
         named by a param or, failing that, by the message.
     """
-    sent = [p for p in OPTIONAL_PARAMS if p.name in body]
+    sent = [p for p in table if p.name in body]
     for param in params:  # a param is exact: it wins over words in the message
         for row in sent:
             if row.named_in(param, ""):

@@ -119,4 +119,13 @@ class StreamError:
     code: str | None = None
 
 
-StreamEvent = Union[ToolCallDelta, ArgumentsDelta, ToolCallEnd, TextDelta, Finish, Usage, StreamError]
+@dataclass(slots=True, frozen=True)
+class OutputItem:
+    """A whole output item of a Responses API stream (``response.output_item.done``), as it came:
+    kept in the history so the next request can send it back (reasoning with its encrypted
+    content, provider-side tool items, messages, calls)."""
+
+    item: dict[str, Any]
+
+
+StreamEvent = Union[ToolCallDelta, ArgumentsDelta, ToolCallEnd, TextDelta, Finish, Usage, StreamError, OutputItem]

@@ -42,6 +42,7 @@ from toolwire.streaming.completion import (
 from toolwire.streaming.delta import (
     ArgumentsDelta,
     Finish,
+    OutputItem,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -102,6 +103,7 @@ class StreamMerger:
         "_text",
         "_reasoning",
         "reasoning_field",
+        "output_items",
         "_by_key",
         "_by_id",
         "_ended",
@@ -133,6 +135,8 @@ class StreamMerger:
         self._reasoning: list[str] = []
         #: The provider field its reasoning must go back in (see TextDelta.field), or None.
         self.reasoning_field: str | None = None
+        #: The whole output items of a Responses API stream, in order (:class:`OutputItem`).
+        self.output_items: list[dict[str, Any]] = []
         self._by_key: dict[Any, ToolCallState] = {}
         self._by_id: dict[str, ToolCallState] = {}
         self._ended: set[int] = set()
@@ -199,6 +203,8 @@ class StreamMerger:
             self.usage = event
         elif kind is StreamError:
             self.errors.append(event)
+        elif kind is OutputItem:
+            self.output_items.append(event.item)
         return None
 
     def feed(self, events: Iterable[StreamEvent]) -> list[ToolCallState]:

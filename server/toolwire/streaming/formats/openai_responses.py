@@ -14,6 +14,9 @@ closes at ``.done`` or ``output_item.done``, whichever comes first. When no
 delta came at all (LM Studio sends only ``.done``) the final text is used;
 when both came they must agree (the merger records it if not).
 
+Every ``response.output_item.done`` item is also passed on whole (:class:`OutputItem`),
+for the history: the next request sends the items back.
+
 Remote MCP calls (``mcp_call`` items, ``response.mcp_call_arguments.*``) are
 kept with ``kind="mcp_call"``: the provider runs them.
 
@@ -31,6 +34,7 @@ from typing import Any
 
 from toolwire.streaming.delta import (
     Finish,
+    OutputItem,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -86,11 +90,13 @@ class OpenAIResponsesNormalizer:
             return self._close(self._key(payload), payload.get("arguments"), {})
         if kind in ("response.output_item.added", "response.output_item.done"):
             item = payload.get("item")
-            if not isinstance(item, dict) or item.get("type") not in _CALL_ITEMS:
+            if not isinstance(item, dict):
                 return []
+            if item.get("type") not in _CALL_ITEMS:
+                return [OutputItem(item)] if kind.endswith(".done") else []
             key = self._key(payload, item)
             if kind.endswith(".done"):
-                return self._close(key, item.get("arguments"), item)
+                return [*self._close(key, item.get("arguments"), item), OutputItem(item)]
             return [self._header(key, item, arguments=item.get("arguments"))]
         if kind in ("response.completed", "response.incomplete", "response.failed"):
             return self._end(kind, payload.get("response"))

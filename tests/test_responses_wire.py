@@ -1,0 +1,235 @@
+"""Issue 27: the Responses API wire (``openai-responses:MODEL``), end to end over the real protocol.
+
+The openai SDK talks to :mod:`responses_endpoint` on 127.0.0.1, which streams recorded Responses
+streams and answers HTTP 400 to a request breaking the API's rules (one output per call by
+call_id, reasoning carried with its encrypted content, instructions, no unknown fields). The same
+multi-step turns run on Chat Completions (:mod:`endpoint`) and must end with the same statuses
+and files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from endpoint import FakeEndpoint, Stall, Truncated, chat_stream
+from responses_endpoint import CORPUS, ResponsesEndpoint, ResponsesRules, corpus_body
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+WAIT = 30.0
+
+#: One multi-step turn: read, edit (approved), edit (rejected), then the answer.
+STEPS: list[dict[str, Any]] = [
+    {"text": "Reading.", "calls": [("read_file", {"path": "a.txt"})]},
+    {"calls": [("edit_file", {"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"})]},
+    {"calls": [("edit_file", {"path": "b.txt", "old_string": "beta", "new_string": "BETA"})]},
+    {"text": "Done: a.txt edited, b.txt left."},
+]
+
+
+def responses_replies(rules: ResponsesRules, steps: list[dict[str, Any]], **kw: Any) -> list[Any]:
+    return [rules.reply(s.get("calls", []), s.get("text", ""), summary=s.get("summary", ""), **kw) for s in steps]
+
+
+def chat_replies(steps: list[dict[str, Any]]) -> list[Any]:
+    from endpoint import Reply
+
+    out = []
+    for n, step in enumerate(steps, 1):
+        line: dict[str, Any] = {"text": step.get("text", "")} if step.get("text") else {}
+        if step.get("calls"):
+            line["tool_calls"] = [{"name": name, "arguments": args, "id": f"call_{n}_{i}"}
+                                  for i, (name, args) in enumerate(step["calls"])]
+        out.append(Reply(200, b"".join(chat_stream(line, n))))
+    return out
+
+
+def workspace(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    (root / "b.txt").write_text("beta\n")
+    return root
+
+
+async def open_session(client, root: Path, spec: str, endpoint: FakeEndpoint, **settings: Any) -> str:
+    result = await client.call("toolwire/session/new", {
+        "cwd": str(root), "model": spec,
+        "settings": {"baseUrl": endpoint.base_url, "apiKey": "k", "modelRetries": 0, **settings}})
+    return result["sessionId"]
+
+
+async def prompt(client, sid: str, text: str = "go") -> dict[str, Any]:
+    return await asyncio.wait_for(client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": text}), WAIT)
+
+
+def status_runs(client, sid: str) -> list[tuple[str, list[str]]]:
+    """(tool name, statuses) per call, in call order."""
+    out = []
+    for snaps in client.tool_calls(sid).values():
+        out.append((snaps[-1]["name"], client.statuses(sid)[snaps[-1]["toolCallId"]]))
+    return out
+
+
+async def run_steps(client, tmp_path: Path, wire: str, steps=STEPS, answers=None, **settings: Any):
+    root = workspace(tmp_path, wire)
+    if wire == "responses":
+        rules = ResponsesRules()
+        endpoint: FakeEndpoint = ResponsesEndpoint(rules, responses_replies(rules, steps))
+        spec = "openai-responses:gpt-5"
+    else:
+        endpoint = FakeEndpoint(chat_replies(steps))
+        spec = "openai:gpt-5"
+    with endpoint:
+        sid = await open_session(client, root, spec, endpoint, **settings)
+        client.answers[sid] = list(answers or [{"optionId": "allow_once"}, {"optionId": "reject", "reason": "no"}])
+        result = await prompt(client, sid)
+        bodies = list(endpoint.requests)
+    files = {p.name: p.read_text() for p in sorted(root.iterdir()) if p.is_file()}
+    return result, status_runs(client, sid), files, bodies, sid
+
+
+async def test_a_multi_step_turn_on_both_wires_ends_the_same(client, tmp_path):
+    on_responses = await run_steps(client, tmp_path, "responses")
+    on_chat = await run_steps(client, tmp_path, "chat")
+    result, statuses, files, bodies, _ = on_responses
+    assert result["stopReason"] == "end_turn", result
+    assert len(bodies) == 4  # no request was refused: each met the API's rules
+    assert files == {"a.txt": "ALPHA\n", "b.txt": "beta\n"}
+    assert [s[-1] for _, s in statuses] == ["done", "done", "canceled"]
+    assert (result["stopReason"], statuses, files) == (on_chat[0]["stopReason"], on_chat[1], on_chat[2])
+    last = bodies[-1]
+    assert last["store"] is False and last["include"] == ["reasoning.encrypted_content"]
+    assert "Toolwire" in last["instructions"] or last["instructions"]
+    kinds = [i.get("type", i.get("role")) for i in last["input"]]
+    # reasoning before the calls it led to, one output per call, in order
+    assert kinds[:1] == ["user"]
+    assert kinds.count("function_call") == 3 == kinds.count("function_call_output")
+    assert [i["encrypted_content"] for i in last["input"] if i.get("type") == "reasoning"] == ["enc-1", "enc-2", "enc-3"]
+    assert all("messages" not in b and "output_items" not in json.dumps(b) for b in bodies)
+
+
+async def test_store_true_sends_reasoning_by_id(client, tmp_path):
+    result, _, _, bodies, _ = await run_steps(client, tmp_path, "responses", steps=STEPS[:2] + STEPS[3:],
+                                             answers=[{"optionId": "allow_once"}], store=True)
+    assert result["stopReason"] == "end_turn", result
+    last = bodies[-1]
+    assert last["store"] is True and "include" not in last
+    refs = [i for i in last["input"] if i.get("type") == "item_reference"]
+    assert [r["id"] for r in refs] == ["rs_1", "rs_2"]  # messages go as their text, calls as calls
+
+
+async def test_reasoning_summaries_stream_as_reasoning_and_the_settings_are_sent(client, tmp_path):
+    steps = [{"calls": [("read_file", {"path": "a.txt"})], "summary": "I will read a.txt first."},
+             {"text": "It says alpha."}]
+    result, _, _, bodies, sid = await run_steps(client, tmp_path, "responses", steps=steps,
+                                               reasoningEffort="high", reasoningSummary="auto")
+    assert result["stopReason"] == "end_turn", result
+    assert bodies[0]["reasoning"] == {"effort": "high", "summary": "auto"}
+    thoughts = "".join(u["content"]["text"] for u in client.updates[sid] if u["sessionUpdate"] == "agent_thought_chunk")
+    assert "read a.txt first" in thoughts
+    reasoning = [i for i in bodies[1]["input"] if i.get("type") == "reasoning"]
+    assert reasoning[0]["summary"] == [{"type": "summary_text", "text": "I will read a.txt first."}]
+
+
+async def test_a_strict_endpoint_refusing_reasoning_is_retried_without_it(client, tmp_path):
+    root = workspace(tmp_path, "strict")
+    rules = ResponsesRules(refuses=("reasoning",))
+    with ResponsesEndpoint(rules, [rules.reply([], "ok")]) as endpoint:
+        sid = await open_session(client, root, "openai-responses:strict-model", endpoint, reasoningEffort="low")
+        result = await prompt(client, sid)
+        bodies = list(endpoint.requests)
+    assert result["stopReason"] == "end_turn", result
+    assert "reasoning" in bodies[0] and "reasoning" not in bodies[1] and len(bodies) == 2
+
+
+async def test_ends_incomplete_failed_and_cut(client, tmp_path):
+    root = workspace(tmp_path, "ends")
+    rules = ResponsesRules()
+    events = rules.step([("read_file", {"path": "a.txt"})], "about to read", end="cut")
+    open_call = next(i for i, e in enumerate(events) if b"function_call_arguments.done" in e)
+    replies = [rules.reply([], "partial", end="incomplete"),
+               rules.reply([], "", end="failed"),
+               Truncated(events[:open_call])]  # cut while the call is open
+    with ResponsesEndpoint(rules, replies) as endpoint:
+        sid = await open_session(client, root, "openai-responses:gpt-5", endpoint)
+        incomplete = await prompt(client, sid)
+        failed = await prompt(client, sid)
+        cut = await prompt(client, sid)
+    assert incomplete["stopReason"] == "max_tokens", incomplete
+    assert failed["stopReason"] == "error", failed
+    assert cut["stopReason"] == "error", cut
+    statuses = [s for _, s in status_runs(client, sid)]
+    assert statuses[-1][-1] == "errored"  # the cut call was not run (protocol.md: a cut stream)
+
+
+async def test_cancel_mid_call_then_the_next_request_is_valid(client, tmp_path):
+    root = workspace(tmp_path, "cancel")
+    rules = ResponsesRules()
+    events = rules.step([("read_file", {"path": "a.txt"})], "Reading.")
+    header = next(i for i, e in enumerate(events) if b"function_call_arguments.delta" in e)
+    stall = Stall(events[:header + 1], tail=events[header + 1:])
+    with ResponsesEndpoint(rules, [stall, rules.reply([], "fine")]) as endpoint:
+        sid = await open_session(client, root, "openai-responses:gpt-5", endpoint)
+        turn = asyncio.ensure_future(client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "go"}))
+        assert await asyncio.to_thread(stall.sent.wait, WAIT)
+        await client.wait_for(lambda p: p["update"].get("sessionUpdate") == "tool_call")
+        client.protocol.notify("toolwire/session/cancel", {"sessionId": sid})
+        assert (await asyncio.wait_for(turn, WAIT))["stopReason"] == "cancelled"
+        again = await prompt(client, sid, "again")
+        bodies = list(endpoint.requests)
+    assert again["stopReason"] == "end_turn", again  # the follow-up met the rules
+    assert bodies[-1]["input"][0]["role"] == "user"
+
+
+async def test_the_rules_are_real():
+    """Without the reasoning or an output, the endpoint refuses: each rule is enforced."""
+    rules = ResponsesRules()
+    rules.step([("read_file", {"path": "a.txt"})])
+    call = {"type": "function_call", "id": "fc_1_0", "call_id": "call_1_0", "name": "read_file", "arguments": "{}"}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc-1"}
+    output = {"type": "function_call_output", "call_id": "call_1_0", "output": "alpha"}
+    user = {"role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    ok = {"model": "m", "instructions": "x", "store": False, "input": [user, reasoning, call, output]}
+    assert rules.problem(ok) is None
+    assert "required 'reasoning'" in rules.problem({**ok, "input": [user, call, output]})[0]
+    no_enc = {k: v for k, v in reasoning.items() if k != "encrypted_content"}
+    assert "not persisted" in rules.problem({**ok, "input": [user, no_enc, call, output]})[0]
+    assert "No tool output" in rules.problem({**ok, "input": [user, reasoning, call]})[0]
+    assert "No tool call" in rules.problem({**ok, "input": [user, reasoning, call, output, output]})[0]
+    assert "instructions" in rules.problem({k: v for k, v in ok.items() if k != "instructions"})[0]
+    assert "Unknown parameter" in rules.problem({**ok, "messages": []})[0]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("openai-responses__*.sse")))
+async def test_recorded_streams_merge_to_the_expected_calls_through_the_model(name):
+    """Each recorded Responses stream, byte for byte, through the SDK, the normalizer and the merger."""
+    from toolwire.llm.base import ModelRequest
+    from toolwire.llm.responses_model import ResponsesModel
+    from toolwire.streaming.decoding import PayloadDecoder
+    from toolwire.streaming.merger import StreamMerger
+
+    from endpoint import Reply
+
+    expected = json.loads((CORPUS / "expected.json").read_text())[name]
+    with FakeEndpoint([Reply(200, corpus_body(name))]) as endpoint:
+        model = ResponsesModel("gpt-5", base_url=endpoint.base_url, api_key="k")
+        decoder = PayloadDecoder(model.format)
+        merger = StreamMerger(explicit_ends=True)
+        async for frame in model.stream(ModelRequest(messages=[{"role": "system", "content": "s"},
+                                                               {"role": "user", "content": "go"}])):
+            for event in decoder.feed_frame(frame):
+                merger.apply(event)
+        for event in decoder.close():
+            merger.apply(event)
+        merger.finish()
+        await model.aclose()
+    calls = [c for c in merger.calls if c.kind == "function"]
+    assert [(c.name, c.arguments) for c in calls] == [(c["name"], c["arguments"]) for c in expected["calls"]]
+    assert merger.finish_reasons == expected["finish"]
+    assert any(i.get("type") == "function_call" for i in merger.output_items)
+    assert endpoint.paths[0].endswith("/responses")
