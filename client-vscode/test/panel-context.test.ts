@@ -153,6 +153,7 @@ test("a code action runs in a new conversation; the one it replaced stays in the
   const shown = await page.locator(".message.user .plain").innerText();
   assert.equal(shown, "Explain this code\nAttached: calc.py (line 2)");
   assert.doesNotMatch(await page.locator("main").innerText(), /Toolwire code action|Task:/);
+  await page.locator(".notice", { hasText: "the one you were in is in Past conversations" }).waitFor();
   const { sessions } = await server.connection.sendRequest<{ sessions: { sessionId: string; title: string | null }[] }>("toolwire/session/list", { cwd: workspace });
   const titles = new Map(sessions.map((s) => [s.sessionId, s.title]));
   assert.equal(titles.get(first), "Hi there", "the conversation the code action replaced is still in the history");

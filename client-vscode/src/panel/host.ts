@@ -686,11 +686,15 @@ export class PanelHost {
       void this.listSessions().catch(() => undefined);
       return;
     }
+    const replaced = this.session !== undefined;
     this.session = { id: sessionId, generation, rpc };
     this.memory?.set(sessionId);
     this.running = true;
     this.reportStatus();
     await this.resync();
+    if (replaced) {
+      this.post({ type: "notice", text: "A code action opened this new conversation; the one you were in is in Past conversations." });
+    }
     this.ui.reveal();
     void this.listSessions().catch(() => undefined); // the conversation it replaced stays in the history
   }
