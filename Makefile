@@ -110,6 +110,7 @@ bench-panel: $(STAMP) $(NODE_STAMP) chromium
 
 bench: $(STAMP) mcp-servers
 	$(BIN)/python bench/merge.py
+	$(BIN)/python bench/responses.py
 	$(BIN)/python bench/server.py
 	$(BIN)/python bench/search_files.py
 	$(BIN)/python bench/problems.py
