@@ -28,6 +28,7 @@ export type {
   McpSubject,
   ModelChoiceWire,
   ModelsListResult,
+  ResourceBlock,
   PermissionOptionModel as PermissionOption,
   PermissionOutcome,
   PlanEntryWire,

@@ -19,6 +19,7 @@ import type {
   SessionUpdateParams,
   ToolCallPreviewResult,
   ToolCallUpdateWire,
+  ResourceBlock,
 } from "../protocol";
 import { displayText } from "../display";
 import { automaticAnswer, notificationText } from "../permission";
@@ -107,12 +108,8 @@ export interface PanelUi {
 /** The `mimeType` of a resource holding the editor's problems of its file (protocol.md). */
 export const PROBLEMS_MIME = "text/x-toolwire-problems";
 
-/** A `toolwire/session/prompt` embedded resource block (protocol.md). */
-export interface ResourceBlock {
-  type: "resource";
-  resource: { uri: string; text: string; mimeType?: string };
-  range?: ContextChip["range"];
-}
+/** A `toolwire/session/prompt` embedded resource block (protocol.md; the generated wire type). */
+export type { ResourceBlock };
 
 /** How follow-along opens a file: `pinned` in a tab of its own (not the preview tab the next file replaces). */
 export interface OpenOptions {
@@ -370,7 +367,7 @@ export class PanelHost {
       return undefined;
     }
     const session = await this.ensureSession();
-    const prompt: Params<"toolwire/session/prompt">["prompt"] & unknown[] = text.trim() === "" ? [] : [{ type: "text", text }];
+    const prompt: Exclude<Params<"toolwire/session/prompt">["prompt"], string> = text.trim() === "" ? [] : [{ type: "text", text }];
     const attached: ContextChip[] = [];
     for (const chip of chips) {
       const block = await this.ui.resource?.(chip);
