@@ -159,3 +159,27 @@ test("a code action runs in a new conversation; the one it replaced stays in the
   assert.equal(titles.get(first), "Hi there", "the conversation the code action replaced is still in the history");
   assert.equal(titles.get(started.sessionId), "Explain this code");
 });
+
+test("a code action never takes the panel away from a turn that runs: it says where the new conversation is", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel, server, workspace } = await openWorkspacePanel(t, site, {
+    name: "context-busy",
+    gitInit: ["-q"],
+    files: { "calc.py": CALC },
+    script: [{ tool_calls: [{ id: "c1", name: "create_file", arguments: { path: "new.txt", content: "x\n" } }] }, { text: "Stopped." }],
+  });
+  const { page } = panel;
+  const turn = panel.host.prompt("Make a file");
+  await page.getByRole("button", { name: /Reject/ }).first().waitFor(); // the turn waits for the approval
+  const first = panel.host.sessionId;
+  assert.equal(panel.host.waiting, 1);
+  const uri = pathToFileURL(path.join(workspace, "calc.py")).toString();
+  const started = await server.connection.sendRequest<{ sessionId: string }>("workspace/executeCommand", {
+    command: "toolwire.runAction",
+    arguments: [{ kind: "explain", uri, range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } }],
+  });
+  await panel.host.adopt(started.sessionId);
+  await page.locator(".notice", { hasText: "A code action started a new conversation; it is in the history." }).waitFor();
+  assert.equal(panel.host.sessionId, first, "the panel stays on the conversation whose turn runs");
+  assert.ok(panel.host.answerWaiting("reject_once"));
+  await turn;
+});
