@@ -160,6 +160,8 @@ export const SessionList = request("toolwire/session/list");
 export const SessionLoad = request("toolwire/session/load");
 /** Close a session if open and remove its saved file → `{deleted}`. */
 export const SessionDelete = request("toolwire/session/delete");
+/** An open session's model for its next turns → `{model}` (-31001 while a turn runs). */
+export const SessionSetModel = request("toolwire/session/setModel");
 /** The models to switch to → `{active, models: [{spec, name, source}]}`. */
 export const ModelsList = request("toolwire/models/list");
 /** The workspace's files matching a fuzzy query (the `@` picker) → `{files: [{path, open}]}`. */

@@ -43,6 +43,10 @@ export interface ToolwireProtocol {
     params: SessionDeleteParams;
     result: SessionDeleteResult;
   };
+  "toolwire/session/setModel": {
+    params: SessionSetModelParams;
+    result: SessionSetModelResult;
+  };
   "toolwire/models/list": {
     params: ModelsListParams;
     result: ModelsListResult;
@@ -365,6 +369,26 @@ export interface SessionDeleteParams {
  */
 export interface SessionDeleteResult {
   deleted: boolean;
+}
+/**
+ * ``toolwire/session/setModel`` params: the session and the model spec its next turns use
+ * (the specs of ``toolwire/session/new``'s ``model``).
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionSetModelParams".
+ */
+export interface SessionSetModelParams {
+  sessionId: string;
+  model: string;
+}
+/**
+ * ``toolwire/session/setModel`` result: the model spec the session now uses.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "SessionSetModelResult".
+ */
+export interface SessionSetModelResult {
+  model: string;
 }
 /**
  * ``toolwire/models/list`` params: the session whose model is ``active`` (absent: the server's settings).

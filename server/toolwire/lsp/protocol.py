@@ -32,6 +32,7 @@ SESSION_SNAPSHOT = "toolwire/session/snapshot"
 SESSION_LIST = "toolwire/session/list"
 SESSION_LOAD = "toolwire/session/load"
 SESSION_DELETE = "toolwire/session/delete"
+SESSION_SET_MODEL = "toolwire/session/setModel"
 MODELS_LIST = "toolwire/models/list"
 WORKSPACE_FIND_FILES = "toolwire/workspace/findFiles"
 SESSION_UPDATE = "toolwire/session/update"
@@ -62,6 +63,7 @@ METHODS: dict[str, tuple[str, str]] = {
     SESSION_LIST: ("client→server", "request"),
     SESSION_LOAD: ("client→server", "request"),
     SESSION_DELETE: ("client→server", "request"),
+    SESSION_SET_MODEL: ("client→server", "request"),
     MODELS_LIST: ("client→server", "request"),
     WORKSPACE_FIND_FILES: ("client→server", "request"),
     TOOL_CALL_CANCEL: ("client→server", "request"),
@@ -189,6 +191,20 @@ class SessionDeleteResult(Wire):
     """``toolwire/session/delete`` result: whether a session (open or saved) was there to delete."""
 
     deleted: bool
+
+
+class SessionSetModelParams(Wire):
+    """``toolwire/session/setModel`` params: the session and the model spec its next turns use
+    (the specs of ``toolwire/session/new``'s ``model``)."""
+
+    session_id: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+
+
+class SessionSetModelResult(Wire):
+    """``toolwire/session/setModel`` result: the model spec the session now uses."""
+
+    model: str
 
 
 class ModelsListParams(Wire):

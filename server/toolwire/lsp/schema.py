@@ -42,6 +42,7 @@ METHOD_MODELS: dict[str, tuple[type[BaseModel], type[BaseModel] | None]] = {
     P.SESSION_LIST: (P.SessionListParams, P.SessionListResult),
     P.SESSION_LOAD: (P.SessionLoadParams, P.SessionNewResult),
     P.SESSION_DELETE: (P.SessionDeleteParams, P.SessionDeleteResult),
+    P.SESSION_SET_MODEL: (P.SessionSetModelParams, P.SessionSetModelResult),
     P.MODELS_LIST: (P.ModelsListParams, P.ModelsListResult),
     P.WORKSPACE_FIND_FILES: (P.FindFilesParams, P.FindFilesResult),
     P.SESSION_SNAPSHOT: (P.SessionRef, M.SnapshotResult),

@@ -225,6 +225,21 @@ async def session_delete(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     return P.SessionDeleteResult(deleted=deleted).dump()
 
 
+@server.feature(P.SESSION_SET_MODEL)
+async def session_set_model(ls: ToolwireServer, params: Any) -> dict[str, Any]:
+    """``toolwire/session/setModel`` → ``{model}``: the session's next turns use the model spec
+    (:meth:`SessionHost.set_model`, as ACP's ``model`` option); refused while a turn runs (-31001)."""
+    req = parse(P.SESSION_SET_MODEL, P.SessionSetModelParams, params)
+    hosted = session_of(ls, req.session_id)
+    try:
+        await ls.host.set_model(hosted, req.model)
+    except TurnRunning as exc:
+        raise TurnInProgress(str(exc)) from None
+    except SessionSpecError as exc:
+        raise JsonRpcInvalidParams(f"{P.SESSION_SET_MODEL}: invalid params: {exc.field}: {exc}") from None
+    return P.SessionSetModelResult(model=hosted.session.model.model_id).dump()
+
+
 @server.feature(P.MODELS_LIST)
 async def models_list(ls: ToolwireServer, params: Any) -> dict[str, Any]:
     """``toolwire/models/list`` → ``{active, models}``: the models to switch to (see protocol.md)."""
