@@ -124,6 +124,14 @@ export function registerCommands(
     // The diff editor's title bar (Review in diff editor): the approval of the change it shows.
     vscode.commands.registerCommand("toolwire.acceptChange", (uri?: vscode.Uri) => answerReview("allow_once", uri)),
     vscode.commands.registerCommand("toolwire.rejectChange", (uri?: vscode.Uri) => answerReview("reject_once", uri)),
+    vscode.commands.registerCommand("toolwire.reviewHunks", async (uri?: vscode.Uri) => {
+      const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
+      const toolCallId = shown === undefined ? undefined : reviews.callOf(shown);
+      const outcome = toolCallId === undefined ? "none" : await host.reviewHunks(toolCallId);
+      if (outcome === "none") {
+        void vscode.window.showInformationMessage("Toolwire: this change is no longer waiting for your approval.");
+      }
+    }),
     run("toolwire.undoLastTurn", async () => {
       const outcome = await host.undoTurn(null);
       const kept = outcome.paths.filter((p) => p.outcome !== "restored");

@@ -60,3 +60,18 @@ test("the diff editor's Accept answers its own call's approval; the commands ans
   assert.equal(panel.answerWaiting("allow_once"), false, "nothing waits");
   assert.deepEqual(closed, ["c2", "c1", "c3"], "each answered approval's diff views are closed");
 });
+
+test("a per-hunk answer is sent only when it names every hunk of the subject once", async () => {
+  const { panel } = host();
+  const p = params("h1", "h.txt");
+  p.subject = { ...p.subject, kind: "edit", tool: "edit_file", path: "h.txt", diff: "",
+    hunks: [{ index: 0, header: "@@ -1 +1 @@", diff: "-a\n+b\n" }, { index: 1, header: "@@ -9 +9 @@", diff: "-c\n+d\n" }] } as RequestPermissionParams["subject"];
+  const answered = panel.requestPermission(p);
+  assert.equal(panel.answerHunks("h1", [{ index: 0, accepted: true }]), false, "a hunk missing");
+  assert.equal(panel.answerHunks("h1", [{ index: 0, accepted: true }, { index: 0, accepted: false }]), false, "a hunk twice");
+  assert.equal(panel.answerHunks("h1", [{ index: 0, accepted: true }, { index: 5, accepted: false }]), false, "no such hunk");
+  assert.equal(panel.answerHunks("other", [{ index: 0, accepted: true }, { index: 1, accepted: false }]), false, "no such call");
+  assert.equal(panel.answerHunks("h1", [{ index: 1, accepted: false, reason: "  not this  " }, { index: 0, accepted: true }]), true);
+  assert.deepEqual(await answered, { outcome: { outcome: "selected", optionId: "yes", hunks: [{ index: 0, accepted: true }, { index: 1, accepted: false, reason: "not this" }] } });
+  assert.equal(await panel.reviewHunks("h1"), "none", "answered already");
+});

@@ -89,7 +89,7 @@ test("package.json: allow once / reject keybindings while an approval waits, the
   assert.equal(binding("toolwire.allowOnce")?.when, "toolwire.approvalWaiting");
   assert.equal(binding("toolwire.reject")?.when, "toolwire.approvalWaiting");
   const title = menus["editor/title"];
-  assert.deepEqual(title.map((m) => m.command), ["toolwire.acceptChange", "toolwire.rejectChange"]);
+  assert.deepEqual(title.map((m) => m.command), ["toolwire.acceptChange", "toolwire.rejectChange", "toolwire.reviewHunks"]);
   for (const item of title) {
     assert.match(item.when ?? "", /resourceScheme == toolwire-preview/);
   }

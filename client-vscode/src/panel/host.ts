@@ -10,6 +10,7 @@
  * code against a real `toolwire serve`.
  */
 import type {
+  HunkAnswer,
   Method,
   Params,
   PromptResult,
@@ -17,6 +18,7 @@ import type {
   RequestPermissionResult,
   Result,
   SessionUpdateParams,
+  SubjectHunk,
   ToolCallPreviewResult,
   ToolCallUpdateWire,
   ResourceBlock,
@@ -66,6 +68,11 @@ export interface PanelUi {
   showDiff(preview: PreviewResult, title: string, toolCallId: string): Promise<void>;
   /** The approval of call `toolCallId` is answered or withdrawn: its diff views are closed. */
   closeReview?(toolCallId: string): void;
+  /**
+   * Lets the user accept or reject each hunk of an edit waiting for approval (the diff editor's
+   * **Accept or Reject Hunks…**): the answer for every hunk, or undefined when dismissed.
+   */
+  pickHunks?(hunks: readonly SubjectHunk[], path: string): Promise<HunkAnswer[] | undefined>;
   /**
    * Opens a workspace-relative path in an editor, highlighting the 1-based line ranges of
    * `highlight`, with the cursor at `at` (1-based line and column) when given.
@@ -221,7 +228,7 @@ export class PanelHost {
           await this.cancelCall(message.toolCallId);
           break;
         case "answer":
-          this.answer(message.requestId, message.optionId, message.reason);
+          this.answer(message.requestId, message.optionId, message.reason, message.hunks);
           break;
         case "review":
           await this.review(message.toolCallId);
@@ -736,14 +743,59 @@ export class PanelHost {
     this.reportStatus();
   }
 
-  private answer(requestId: string, optionId: string, reason?: string): void {
+  private answer(requestId: string, optionId: string, reason?: string, hunks?: readonly HunkAnswer[]): void {
     const held = this.held.get(requestId);
     if (held === undefined || !held.params.options.some((o) => o.optionId === optionId)) {
       return; // withdrawn meanwhile, or not an offered option
     }
     const outcome: RequestPermissionResult["outcome"] =
       reason !== undefined && reason.trim() !== "" ? { outcome: "selected", optionId, reason: reason.trim() } : { outcome: "selected", optionId };
+    if (hunks !== undefined) {
+      const checked = hunkAnswers(held.params, hunks);
+      if (checked === undefined) {
+        return; // not an answer about this subject's hunks (the server would cancel the call)
+      }
+      outcome.hunks = checked;
+    }
     held.settle({ outcome });
+  }
+
+  /**
+   * Answers the waiting approval of call `toolCallId` hunk by hunk (allow once, with `hunks`: every
+   * hunk of its subject once), as the card's per-hunk review does. False when none waits or the
+   * answer does not fit its subject's hunks.
+   */
+  answerHunks(toolCallId: string, hunks: readonly HunkAnswer[]): boolean {
+    for (const [requestId, held] of this.held) {
+      if (held.params.toolCall.toolCallId !== toolCallId) {
+        continue;
+      }
+      const option = held.params.options.find((o) => o.kind === "allow_once");
+      if (option === undefined || hunkAnswers(held.params, hunks) === undefined) {
+        return false;
+      }
+      this.answer(requestId, option.optionId, undefined, hunks);
+      return !this.held.has(requestId);
+    }
+    return false;
+  }
+
+  /**
+   * The diff editor's **Accept or Reject Hunks…**: lets the user choose the hunks of the waiting
+   * edit of call `toolCallId` (`PanelUi.pickHunks`) and answers with them. `"none"` when no approval
+   * of that call waits or its subject has no hunks, `"dismissed"` when the user chose nothing.
+   */
+  async reviewHunks(toolCallId: string): Promise<"answered" | "dismissed" | "none"> {
+    const held = [...this.held.values()].find((h) => h.params.toolCall.toolCallId === toolCallId);
+    const subject = held?.params.subject;
+    if (subject === undefined || subject.kind !== "edit" || !subject.hunks || subject.hunks.length === 0 || this.ui.pickHunks === undefined) {
+      return "none";
+    }
+    const picked = await this.ui.pickHunks(subject.hunks, displayText(subject.path));
+    if (picked === undefined) {
+      return "dismissed";
+    }
+    return this.answerHunks(toolCallId, picked) ? "answered" : "none";
   }
 
   /**
@@ -909,4 +961,25 @@ export function changedLines(diff: string): [number, number][] {
     }
   }
   return ranges;
+}
+
+/**
+ * `hunks` as the answer about `params`' subject's hunks: every hunk once (by index, in order),
+ * `accepted` a boolean, a non-empty trimmed `reason` kept; undefined when it does not fit.
+ */
+export function hunkAnswers(params: RequestPermissionParams, hunks: readonly HunkAnswer[]): HunkAnswer[] | undefined {
+  const subject = params.subject;
+  if (subject.kind !== "edit" || !subject.hunks || subject.hunks.length === 0 || hunks.length !== subject.hunks.length) {
+    return undefined;
+  }
+  const out: HunkAnswer[] = [];
+  const sorted = [...hunks].sort((a, b) => a.index - b.index);
+  for (const [i, hunk] of sorted.entries()) {
+    if (hunk.index !== i || typeof hunk.accepted !== "boolean") {
+      return undefined;
+    }
+    const reason = typeof hunk.reason === "string" ? hunk.reason.trim() : "";
+    out.push(reason !== "" ? { index: i, accepted: hunk.accepted, reason } : { index: i, accepted: hunk.accepted });
+  }
+  return out;
 }

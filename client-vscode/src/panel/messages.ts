@@ -3,7 +3,7 @@
  * webview (src/webview). Both sides import these types; nothing else crosses.
  * Pure types (and the one label both sides show): no `vscode`, no DOM.
  */
-import type { InstructionsFile, McpServerStatusWire, ModelChoiceWire, RequestPermissionParams, SavedSessionWire, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
+import type { HunkAnswer, InstructionsFile, McpServerStatusWire, ModelChoiceWire, RequestPermissionParams, SavedSessionWire, SessionUpdateParams, SnapshotResult, StopReason, TurnSummary, UndoTurnResult, Usage } from "../protocol";
 
 /**
  * The label of **Continue** (a turn that stopped at the request cap goes on with the same
@@ -129,7 +129,8 @@ export type WebviewMessage =
   /** Runs the offline demo (`replay`) on a sample prompt in a new conversation. */
   | { type: "tryDemo" }
   | { type: "cancelCall"; toolCallId: string }
-  | { type: "answer"; requestId: string; optionId: string; reason?: string }
+  /** An approval's answer; `hunks`: the answer per hunk of an edit subject with `hunks` (every hunk once). */
+  | { type: "answer"; requestId: string; optionId: string; reason?: string; hunks?: HunkAnswer[] }
   | { type: "review"; toolCallId: string }
   /** Opens a workspace file; at `line` and `column` (1-based) when given (a problem's place). */
   | { type: "openFile"; path: string; line?: number; column?: number }

@@ -5,6 +5,8 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { displayText } from "../display";
+import type { HunkAnswer, SubjectHunk } from "../protocol";
+import { hunkChoices, hunkItem } from "./hunks";
 import { readSettings } from "../settings";
 import { PROBLEMS_MIME, type OpenOptions, type PanelHost, type PanelUi, type PreviewResult, type ResourceBlock } from "./host";
 import { makeNonce, panelHtml } from "./html";
@@ -117,6 +119,33 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
     const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) =>
       tab.input instanceof vscode.TabInputTextDiff && this.reviewed.get(tab.input.modified.toString()) === toolCallId);
     await vscode.window.tabGroups.close(tabs);
+  }
+
+  async pickHunks(hunks: readonly SubjectHunk[], path: string): Promise<HunkAnswer[] | undefined> {
+    const items = hunks.map((hunk) => ({ ...hunkItem(hunk), picked: true, index: hunk.index }));
+    const chosen = await vscode.window.showQuickPick(items, {
+      canPickMany: true,
+      title: `Toolwire: the hunks of ${path} to apply`,
+      placeHolder: "Checked hunks are applied; unchecked ones are rejected (the model is told which)",
+      ignoreFocusOut: true,
+    });
+    if (chosen === undefined) {
+      return undefined;
+    }
+    const accepted = new Set(chosen.map((item) => item.index));
+    let reason: string | undefined;
+    if (accepted.size < hunks.length) {
+      const names = hunks.filter((h) => !accepted.has(h.index)).map((h) => h.index + 1).join(", ");
+      reason = await vscode.window.showInputBox({
+        title: `Toolwire: why reject hunk${hunks.length - accepted.size === 1 ? "" : "s"} ${names}?`,
+        prompt: "Optional; sent to the model with each rejected hunk",
+        ignoreFocusOut: true,
+      });
+      if (reason === undefined) {
+        return undefined; // dismissed: nothing answered
+      }
+    }
+    return hunkChoices(hunks, accepted, reason);
   }
 
   async showDiff(preview: PreviewResult, title: string, toolCallId: string): Promise<void> {
@@ -306,3 +335,4 @@ export function problemLines(diagnostics: readonly vscode.Diagnostic[]): string[
     return `line ${d.range.start.line + 1}: ${severity[d.severity] ?? "problem"}: ${d.message}${source}`;
   });
 }
+

@@ -20,6 +20,7 @@ import { ResultImages } from "./mcp";
 import { Problems } from "./problems";
 import { StreamedArgs, type ArgsSoFar, type JsonObject } from "./cards/args";
 import { Diff, Stat } from "./cards/diff";
+import { HunkReview } from "./cards/hunk-review";
 import { gitCommand, hasView, ToolView, type ServerChange } from "./cards/views";
 
 type Send = (message: WebviewMessage) => void;
@@ -240,6 +241,9 @@ export class CallCard extends Component<Props, State> {
           </div>
         ) : null}
         {subject.kind === "edit" ? <Diff text={subject.diff} path={subject.path} collapse label="Proposed change" /> : null}
+        {subject.kind === "edit" && once && subject.hunks && subject.hunks.length > 1 ? (
+          <HunkReview hunks={subject.hunks} path={subject.path} onAnswer={(hunks) => send({ type: "answer", requestId, optionId: once.optionId, hunks })} />
+        ) : null}
         <div class="ask">
           <i class="codicon codicon-shield" aria-hidden="true" /> Toolwire wants to run <b>{tool}</b>
           {subject.kind === "edit" ? displayText(` on ${subject.path}${subject.new_path ? ` → ${subject.new_path}` : ""}`) : ""}

@@ -331,6 +331,8 @@ export interface WorkspaceSpec {
   log?: boolean;
   /** The page's theme (default dark). */
   theme?: keyof typeof THEMES;
+  /** PanelUi members to replace (e.g. `pickHunks`). */
+  ui?: Partial<PanelUi>;
 }
 
 async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
@@ -373,7 +375,7 @@ export async function openWorkspacePanel(
   const settings = spec.log === false ? { ...spec.settings } : { replayLog: log, ...spec.settings };
   made.push(log);
   const server = await startServer(workspace, settings);
-  const panel = await openPanel(site.browser, site.url, server, { model: `replay:${script}`, cwd: workspace, theme: spec.theme });
+  const panel = await openPanel(site.browser, site.url, server, { model: `replay:${script}`, cwd: workspace, theme: spec.theme, ui: spec.ui });
   t.after(async () => {
     await panel.page.close();
     await server.stop();
