@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from conftest import new_session, prompt, write_script
+from conftest import new_session, prompt, server_fixture, write_script
+from undo_helpers import EDITOR_CAPABILITIES, make_undo_editor
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -142,3 +143,27 @@ async def test_a_malformed_hunks_answer_cancels_the_call(client, repo, tmp_path,
     assert (repo / "big.txt").read_bytes() == OLD.encode()
     [final] = [snaps[-1] for snaps in client.tool_calls(sid).values()]
     assert final["status"] == "canceled"
+
+
+ed = server_fixture("ed", make_undo_editor, EDITOR_CAPABILITIES)
+
+
+async def test_a_partial_accept_on_an_open_buffer_goes_through_the_editor_and_undoes(ed, repo, tmp_path):
+    (repo / "big.txt").write_bytes(OLD.encode())
+    unsaved = OLD.replace("line 30\r\n", "line 30\r\nmine, unsaved\r\n")
+    uri = ed.open(repo / "big.txt", unsaved, version=1)
+    log = tmp_path / "log.jsonl"
+    sid = await new_session(ed, repo, edit_script(tmp_path, "s.jsonl"), replayLog=str(log))
+    ed.answers[sid] = answer(False, True, False, reasons={0: "keep the case", 2: "no new line"})
+    try:
+        await prompt(ed, sid)
+        expected = unsaved.replace("line 15\r\n", "")
+        assert ed.buffers[uri][0] == expected  # the buffer, through workspace/applyEdit
+        assert (repo / "big.txt").read_bytes() == OLD.encode()  # the disk is the editor's to save
+        [text] = tool_messages(log)
+        assert "accepted 1 of 3 hunks" in text and "(reason: keep the case)" in text and "(reason: no new line)" in text
+        undone = await ed.call("toolwire/session/undoTurn", {"sessionId": sid})
+        assert undone["status"] == "undone", undone
+        assert ed.buffers[uri][0] == unsaved
+    finally:
+        ed.close(uri)
