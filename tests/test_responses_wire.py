@@ -233,3 +233,29 @@ async def test_recorded_streams_merge_to_the_expected_calls_through_the_model(na
     assert merger.finish_reasons == expected["finish"]
     assert any(i.get("type") == "function_call" for i in merger.output_items)
     assert endpoint.paths[0].endswith("/responses")
+
+
+async def test_text_mode_works_on_the_responses_wire(client, tmp_path):
+    """toolCalling "text": no tools sent, the call read out of the message text, its result a user message."""
+    from toolwire.agent.text_tools import render_call
+
+    steps = [{"text": "Reading.\n" + render_call("read_file", json.dumps({"path": "a.txt"}))},
+             {"text": "a.txt says alpha."}]
+    result, statuses, _, bodies, _ = await run_steps(client, tmp_path, "responses", steps=steps, toolCalling="text")
+    assert result["stopReason"] == "end_turn", result
+    assert [(name, s[-1]) for name, s in statuses] == [("read_file", "done")]
+    assert all("tools" not in b for b in bodies)
+    second = bodies[1]["input"]
+    assert not any(i.get("type", "").startswith("function_call") for i in second)
+    assert "alpha" in json.dumps(second[-1])  # the result, as text
+    assert not any(i.get("type") == "reasoning" for i in second)  # text mode: plain text, as on Chat Completions
+
+
+async def test_a_failed_response_names_the_provider_message(client, tmp_path):
+    root = workspace(tmp_path, "failed")
+    rules = ResponsesRules()
+    with ResponsesEndpoint(rules, [rules.reply([], "", end="failed")]) as endpoint:
+        sid = await open_session(client, root, "openai-responses:gpt-5", endpoint)
+        failed = await prompt(client, sid)
+    assert failed["stopReason"] == "error"
+    assert "The model failed." in json.dumps(client.updates[sid])
