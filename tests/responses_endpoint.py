@@ -88,6 +88,10 @@ class ResponsesRules:
         self._steps = 0
 
     # ---------------------------------------------------------------- streams
+    def template_usage(self) -> dict[str, Any]:
+        """The ``usage`` of the recorded stream's ``response.completed`` (each step's, unless given)."""
+        return _first(self._template, "response.completed")["response"]["usage"]
+
     def step(self, calls: list[tuple[str, dict[str, Any]]] = (), text: str = "", *, reasoning: bool = True,
              summary: str = "", end: str = "completed", usage: dict[str, Any] | None = None) -> list[bytes]:
         """The SSE events of one response: reasoning (with ``summary`` streamed as summary text), then

@@ -102,6 +102,11 @@ async def test_a_multi_step_turn_on_both_wires_ends_the_same(client, tmp_path):
     assert files == {"a.txt": "ALPHA\n", "b.txt": "beta\n"}
     assert [s[-1] for _, s in statuses] == ["done", "done", "canceled"]
     assert (result["stopReason"], statuses, files) == (on_chat[0]["stopReason"], on_chat[1], on_chat[2])
+    # usage from each response.completed (the recorded stream's), summed over the 4 requests
+    usage = ResponsesRules().template_usage()
+    assert result["usage"] == {"inputTokens": 4 * usage["input_tokens"], "outputTokens": 4 * usage["output_tokens"],
+                               "reasoningTokens": 4 * usage["output_tokens_details"]["reasoning_tokens"],
+                               "cachedTokens": 4 * usage["input_tokens_details"]["cached_tokens"]}
     last = bodies[-1]
     assert last["store"] is False and last["include"] == ["reasoning.encrypted_content"]
     assert "Toolwire" in last["instructions"] or last["instructions"]

@@ -773,6 +773,8 @@ export interface UsageCounts {
   inputTokens: number | null;
   outputTokens: number | null;
   durationMs?: number | null;
+  reasoningTokens?: number | null;
+  cachedTokens?: number | null;
 }
 /**
  * A warning of the session: ``code`` ``tools_left_out``: the ``maxTools`` budget leaves the

@@ -66,6 +66,8 @@ class UsageUpdate:
     duration_ms: int | None = None
     context_used: int | None = None
     context_size: int | None = None
+    #: ``{"reasoningTokens"?, "cachedTokens"?}``: the turn's totals of those the endpoint reported.
+    details: dict[str, int] | None = None
 
 
 @dataclass(slots=True, frozen=True)

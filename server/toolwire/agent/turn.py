@@ -66,6 +66,8 @@ class TurnOutcome:
     input_tokens: int | None = None
     output_tokens: int | None = None
     message: str | None = None
+    #: ``{"reasoningTokens"?, "cachedTokens"?}`` when the endpoint reported them.
+    usage_details: dict[str, int] | None = None
     #: Why an ``error`` turn failed, for a front-end to word (``no_api_key``), else None.
     error_code: str | None = None
     #: Something a front-end shows beside the answer (``demo_finished``: the offline demo's script is done).
@@ -75,7 +77,8 @@ class TurnOutcome:
         """``{"stopReason", "usage": {"inputTokens", "outputTokens"}, "message"?, "errorCode"?, "notice"?}``."""
         out: dict = {
             "stopReason": self.stop_reason,
-            "usage": {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens},
+            "usage": {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens,
+                      **(self.usage_details or {})},
         }
         if self.message:
             out["message"] = self.message
@@ -125,10 +128,12 @@ class Turn:
         self._tools_running = False
         self._input_tokens: int | None = None
         self._output_tokens: int | None = None
+        self._details: dict[str, int] = {}  # reasoningTokens, cachedTokens: the turn's totals, when reported
         self._started = time.monotonic()
         self._last_push: dict[int, float] = {}
         self._failures = FailureStreak()
         self._response_usage: list[int | None] = [None, None]
+        self._response_details: dict[str, int] = {}
 
     # ----------------------------------------------------------- control
     def cancel(self, reason: CancelReason = CancelReason.TURN_CANCELLED) -> None:
@@ -225,12 +230,14 @@ class Turn:
     def _finish(self, outcome: TurnOutcome) -> None:
         outcome.input_tokens = self._input_tokens
         outcome.output_tokens = self._output_tokens
+        outcome.usage_details = dict(self._details) or None
         self.outcome = outcome
         duration = self._duration_ms()
         self.session.end_checkpoint(self.checkpoint, outcome.stop_reason, message=outcome.message, usage=TurnUsage(
             input_tokens=self._input_tokens, output_tokens=self._output_tokens, duration_ms=duration))
         self.session.conversation.repair()
-        self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration))
+        self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration,
+                                   details=dict(self._details) or None))
         self.sink.emit(TurnUpdate("ended", outcome.stop_reason, outcome.message, turn_id=self.id,
                                   error_code=outcome.error_code, notice=outcome.notice))
 
@@ -374,6 +381,9 @@ class Turn:
         if out is not None:
             self._output_tokens = (self._output_tokens or 0) + out
         self._response_usage = [None, None]
+        for key, value in self._response_details.items():
+            self._details[key] = self._details.get(key, 0) + value
+        self._response_details = {}
         return inp, out
 
     def _tell_context(self, request: ModelRequest, merger: StreamMerger, reported: tuple[int | None, int | None]) -> None:
@@ -384,7 +394,7 @@ class Turn:
             estimate_answer_tokens(merger) if answer is None else answer)
         duration = self._duration_ms()
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration,
-                                   context_used=used, context_size=self._window()))
+                                   context_used=used, context_size=self._window(), details=dict(self._details) or None))
 
     async def _stream_once(self, request: ModelRequest, run: ResponseRun) -> tuple[StreamMerger, bool, ModelError | None]:
         model = self.session.model
@@ -428,6 +438,8 @@ class Turn:
                     self._response_usage[0] = event.input_tokens
                 if event.output_tokens is not None:
                     self._response_usage[1] = event.output_tokens
+                self._response_details = {k: v for k, v in (("reasoningTokens", event.reasoning_tokens),
+                                                            ("cachedTokens", event.cached_tokens)) if v is not None}
             call = merger.apply(event)
             if call is not None:
                 changed[id(call)] = call

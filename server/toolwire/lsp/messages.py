@@ -183,6 +183,9 @@ class UsageCounts(Wire):
     input_tokens: int | None
     output_tokens: int | None
     duration_ms: int | float | None = None
+    #: Of the output tokens, reasoning; of the input tokens, read from the provider's cache (when reported).
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
 
 
 class UsageUpdateKind(Wire):

@@ -578,7 +578,7 @@ def update_payload(event: AgentEvent) -> dict[str, Any]:
         return {
             "sessionUpdate": "usage",
             "usage": {"inputTokens": event.input_tokens, "outputTokens": event.output_tokens,
-                      "durationMs": event.duration_ms},
+                      "durationMs": event.duration_ms, **(event.details or {})},
         }
     if type(event) is WorkspaceChange:
         return {"sessionUpdate": "workspace_change", "paths": list(event.paths)}

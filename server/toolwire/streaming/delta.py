@@ -109,6 +109,9 @@ class Usage:
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: Of the output, reasoning tokens; of the input, tokens read from the provider's cache (when reported).
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
 
 
 @dataclass(slots=True, frozen=True)

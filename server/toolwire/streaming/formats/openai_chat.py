@@ -45,14 +45,21 @@ from toolwire.streaming.delta import (
 
 
 def usage_from(raw: Any) -> Usage | None:
-    """Read an OpenAI-style usage object (``prompt_tokens``/``completion_tokens`` or ``input_tokens``/``output_tokens``)."""
+    """Read an OpenAI-style usage object (``prompt_tokens``/``completion_tokens`` or ``input_tokens``/``output_tokens``,
+    and their details' ``reasoning_tokens`` and ``cached_tokens``)."""
     if not isinstance(raw, dict):
         return None
     inp = raw.get("prompt_tokens", raw.get("input_tokens"))
     out = raw.get("completion_tokens", raw.get("output_tokens"))
     if inp is None and out is None:
         return None
-    return Usage(input_tokens=inp if isinstance(inp, int) else None, output_tokens=out if isinstance(out, int) else None)
+    details_in = raw.get("prompt_tokens_details") or raw.get("input_tokens_details")
+    details_out = raw.get("completion_tokens_details") or raw.get("output_tokens_details")
+    cached = details_in.get("cached_tokens") if isinstance(details_in, dict) else None
+    reasoning = details_out.get("reasoning_tokens") if isinstance(details_out, dict) else None
+    return Usage(input_tokens=inp if isinstance(inp, int) else None, output_tokens=out if isinstance(out, int) else None,
+                 reasoning_tokens=reasoning if isinstance(reasoning, int) else None,
+                 cached_tokens=cached if isinstance(cached, int) else None)
 
 
 def error_from(raw: Any) -> StreamError:
