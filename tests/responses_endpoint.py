@@ -93,10 +93,13 @@ class ResponsesRules:
         return _first(self._template, "response.completed")["response"]["usage"]
 
     def step(self, calls: list[tuple[str, dict[str, Any]]] = (), text: str = "", *, reasoning: bool = True,
-             summary: str = "", end: str = "completed", usage: dict[str, Any] | None = None) -> list[bytes]:
+             summary: str = "", end: str = "completed", usage: dict[str, Any] | None = None,
+             web_search: str = "") -> list[bytes]:
         """The SSE events of one response: reasoning (with ``summary`` streamed as summary text), then
         ``text`` as a message, then each ``(tool name, arguments)`` call; ``end`` is ``completed``,
-        ``incomplete`` (max_output_tokens), ``failed`` or ``cut`` (no terminal event)."""
+        ``incomplete`` (max_output_tokens), ``failed`` or ``cut`` (no terminal event). ``web_search``:
+        a provider-run ``web_search_call`` item with that query before the message (its events are
+        not in the recorded stream: shaped as the API reference, "Streaming events", gives them)."""
         self._steps += 1
         n = self._steps
         t = self._template
@@ -131,6 +134,18 @@ class ResponsesRules:
             done["output_index"] = index
             emit(done)
             output.append(done["item"])
+            index += 1
+        if web_search:
+            search_id = f"ws_{n}"
+            self.produced.add(search_id)
+            emit({"type": "response.output_item.added", "output_index": index,
+                  "item": {"id": search_id, "type": "web_search_call", "status": "in_progress"}})
+            for phase in ("in_progress", "searching", "completed"):
+                emit({"type": f"response.web_search_call.{phase}", "output_index": index, "item_id": search_id})
+            item = {"id": search_id, "type": "web_search_call", "status": "completed",
+                    "action": {"type": "search", "query": web_search}}
+            emit({"type": "response.output_item.done", "output_index": index, "item": item})
+            output.append(item)
             index += 1
         if text:
             message_id = f"msg_{n}"

@@ -264,3 +264,25 @@ async def test_a_failed_response_names_the_provider_message(client, tmp_path):
         failed = await prompt(client, sid)
     assert failed["stopReason"] == "error"
     assert "The model failed." in json.dumps(client.updates[sid])
+
+
+async def test_a_provider_side_search_is_shown_never_run_and_sent_back_as_it_came(client, tmp_path):
+    root = workspace(tmp_path, "search")
+    rules = ResponsesRules()
+    replies = [rules.reply([("read_file", {"path": "a.txt"})], "Searched.", web_search="toolwire docs"),
+               rules.reply([], "Done.")]
+    with ResponsesEndpoint(rules, replies) as endpoint:
+        sid = await open_session(client, root, "openai-responses:gpt-5", endpoint)
+        result = await prompt(client, sid)
+        bodies = list(endpoint.requests)
+    assert result["stopReason"] == "end_turn", result
+    calls = {snaps[-1]["name"]: snaps[-1] for snaps in client.tool_calls(sid).values()}
+    assert calls["web_search"]["kind"] == "web_search_call" and calls["web_search"]["status"] == "done"
+    assert client.permission_requests[sid] == []  # never asked about
+    assert calls["read_file"]["status"] == "done"
+    second = bodies[1]["input"]
+    search = [i for i in second if i.get("type") == "web_search_call"]
+    assert search == [{"id": "ws_1", "type": "web_search_call", "status": "completed",
+                       "action": {"type": "search", "query": "toolwire docs"}}]
+    outputs = [i["call_id"] for i in second if i.get("type") == "function_call_output"]
+    assert outputs == [i["call_id"] for i in second if i.get("type") == "function_call"]  # none for the search

@@ -18,7 +18,10 @@ Every ``response.output_item.done`` item is also passed on whole (:class:`Output
 for the history: the next request sends the items back.
 
 Remote MCP calls (``mcp_call`` items, ``response.mcp_call_arguments.*``) are
-kept with ``kind="mcp_call"``: the provider runs them.
+kept with ``kind="mcp_call"``: the provider runs them; so are the provider's own tools
+(``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
+``image_generation_call`` items: ``kind`` = the item type, name = it without ``_call``,
+arguments = what the item says it did).
 
 Text: ``response.output_text.delta`` and ``response.refusal.delta``; reasoning:
 ``response.reasoning_text.delta`` and ``response.reasoning_summary_text.delta``.
@@ -30,6 +33,7 @@ final response object.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from toolwire.streaming.delta import (
@@ -43,6 +47,10 @@ from toolwire.streaming.delta import (
 from toolwire.streaming.formats.openai_chat import error_from, not_an_object, usage_from
 
 _CALL_ITEMS = {"function_call": "function", "mcp_call": "mcp_call"}
+#: Tools the provider runs itself, shown as calls of their own ``kind`` (never run here); their
+#: arguments are what the item says it did (a search's ``action``, the code it ran, its queries).
+_PROVIDER_ITEMS = ("web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call")
+_PROVIDER_ARGS = ("action", "queries", "code", "container_id")
 _TEXT = {
     "response.output_text.delta": "text",
     "response.refusal.delta": "text",
@@ -92,6 +100,8 @@ class OpenAIResponsesNormalizer:
             item = payload.get("item")
             if not isinstance(item, dict):
                 return []
+            if item.get("type") in _PROVIDER_ITEMS:
+                return self._provider_item(kind, payload, item)
             if item.get("type") not in _CALL_ITEMS:
                 return [OutputItem(item)] if kind.endswith(".done") else []
             key = self._key(payload, item)
@@ -103,6 +113,20 @@ class OpenAIResponsesNormalizer:
         if kind == "error" or (not kind and "error" in payload):
             return [error_from(payload.get("error", payload))]
         return []
+
+    def _provider_item(self, kind: str, payload: dict, item: dict) -> list[StreamEvent]:
+        """A provider-run tool's item: a call of ``kind`` = the item type, named after it."""
+        key = self._key(payload, item)
+        name = item["type"].removesuffix("_call")
+        item_id = item.get("id") if isinstance(item.get("id"), str) and item.get("id") else None
+        if not kind.endswith(".done"):
+            return [ToolCallDelta(key=key, id=item_id, name=name, kind=item["type"])]
+        if key in self._closed:
+            return [OutputItem(item)]
+        self._closed.add(key)
+        arguments = json.dumps({k: item[k] for k in _PROVIDER_ARGS if k in item}, ensure_ascii=False)
+        return [ToolCallDelta(key=key, id=item_id, name=name, arguments_final=arguments, kind=item["type"]),
+                ToolCallEnd(key), OutputItem(item)]
 
     @staticmethod
     def _header(key: Any, item: dict, *, arguments: Any = None, final: Any = None) -> ToolCallDelta:
