@@ -286,3 +286,18 @@ async def test_a_provider_side_search_is_shown_never_run_and_sent_back_as_it_cam
                        "action": {"type": "search", "query": "toolwire docs"}}]
     outputs = [i["call_id"] for i in second if i.get("type") == "function_call_output"]
     assert outputs == [i["call_id"] for i in second if i.get("type") == "function_call"]  # none for the search
+
+
+async def test_no_key_for_openai_itself_is_no_api_key_and_nothing_is_sent(monkeypatch):
+    from toolwire.llm.base import ModelError, ModelRequest
+    from toolwire.llm.responses_model import ResponsesModel
+
+    for name in ("TOOLWIRE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    model = ResponsesModel("gpt-5", base_url="https://api.openai.com/v1")
+    with pytest.raises(ModelError) as caught:
+        async for _ in model.stream(ModelRequest(messages=[{"role": "user", "content": "hi"}])):
+            pass
+    await model.aclose()
+    assert caught.value.code == "no_api_key"
+    assert model.model_id == "openai-responses:gpt-5"
