@@ -67,6 +67,18 @@ async def prompt(client, sid: str, text: str = "go") -> dict[str, Any]:
     return await asyncio.wait_for(client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": text}), WAIT)
 
 
+async def tool_call_seen(client, sid: str) -> None:
+    """Until a tool_call update of ``sid`` arrived (already or still to come)."""
+    event = asyncio.Event()
+    waiter = (lambda p: p["sessionId"] == sid and p["update"].get("sessionUpdate") == "tool_call", event)
+    client.waiters.append(waiter)  # registered before looking at what already came: nothing slips between
+    try:
+        if not any(u["sessionUpdate"] == "tool_call" for u in client.updates[sid]):
+            await asyncio.wait_for(event.wait(), WAIT)
+    finally:
+        client.waiters.remove(waiter)
+
+
 def status_runs(client, sid: str) -> list[tuple[str, list[str]]]:
     """(tool name, statuses) per call, in call order."""
     out = []
@@ -182,7 +194,7 @@ async def test_cancel_mid_call_then_the_next_request_is_valid(client, tmp_path):
         sid = await open_session(client, root, "openai-responses:gpt-5", endpoint)
         turn = asyncio.ensure_future(client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "go"}))
         assert await asyncio.to_thread(stall.sent.wait, WAIT)
-        await client.wait_for(lambda p: p["update"].get("sessionUpdate") == "tool_call")
+        await tool_call_seen(client, sid)
         client.protocol.notify("toolwire/session/cancel", {"sessionId": sid})
         assert (await asyncio.wait_for(turn, WAIT))["stopReason"] == "cancelled"
         again = await prompt(client, sid, "again")
@@ -301,3 +313,76 @@ async def test_no_key_for_openai_itself_is_no_api_key_and_nothing_is_sent(monkey
     await model.aclose()
     assert caught.value.code == "no_api_key"
     assert model.model_id == "openai-responses:gpt-5"
+
+
+def _cut_replies(wire: str) -> tuple[list[Any], Any]:
+    """A response cut while its read_file call is still open (no end, no terminal event), then an answer."""
+    call = ("read_file", {"path": "a.txt"})
+    if wire == "responses":
+        rules = ResponsesRules()
+        events = rules.step([call], "Reading.", end="cut")
+        open_call = next(i for i, e in enumerate(events) if b"function_call_arguments.done" in e)
+        return [Truncated(events[:open_call - 1]), rules.reply([], "ok")], rules
+    events = chat_stream({"text": "Reading.", "tool_calls": [{"name": call[0], "arguments": call[1], "id": "c1"}]}, 1)
+    return [Truncated(events[:-3]), chat_replies([{"text": "ok"}])[0]], None
+
+
+@pytest.mark.parametrize("scenario", ["cut", "cancel"])
+async def test_cut_and_cancel_end_the_same_on_both_wires(client, tmp_path, scenario):
+    seen = {}
+    for wire in ("responses", "chat"):
+        root = workspace(tmp_path, f"{scenario}-{wire}")
+        if scenario == "cut":
+            replies, rules = _cut_replies(wire)
+        else:
+            rules = ResponsesRules() if wire == "responses" else None
+            events = (rules.step([("read_file", {"path": "a.txt"})], "Reading.") if rules else
+                      chat_stream({"text": "Reading.", "tool_calls": [
+                          {"name": "read_file", "arguments": {"path": "a.txt"}, "id": "c1"}]}, 1))
+            header = next(i for i, e in enumerate(events) if b"read_file" in e)
+            stall = Stall(events[:header + 1], tail=events[header + 1:])
+            replies = [stall, rules.reply([], "ok") if rules else chat_replies([{"text": "ok"}])[0]]
+        endpoint = ResponsesEndpoint(rules, replies) if rules else FakeEndpoint(replies)
+        spec = "openai-responses:gpt-5" if rules else "openai:gpt-5"
+        with endpoint:
+            sid = await open_session(client, root, spec, endpoint)
+            turn = asyncio.ensure_future(client.call("toolwire/session/prompt", {"sessionId": sid, "prompt": "go"}))
+            if scenario == "cancel":
+                assert await asyncio.to_thread(stall.sent.wait, WAIT)
+                await tool_call_seen(client, sid)
+                client.protocol.notify("toolwire/session/cancel", {"sessionId": sid})
+            first = await asyncio.wait_for(turn, WAIT)
+            again = await prompt(client, sid, "again")
+        assert again["stopReason"] == "end_turn", again  # the follow-up request met the rules
+        seen[wire] = (first["stopReason"], status_runs(client, sid), (root / "a.txt").read_text())
+    assert seen["responses"] == seen["chat"], seen
+    assert seen["chat"][0] == ("error" if scenario == "cut" else "cancelled")
+
+
+async def test_a_saved_history_keeps_the_items_and_sends_them_back():
+    """The provider's items survive a session's save and load (to_record/from_record) and are
+    sent back; snapshots and Chat Completions never carry them."""
+    from toolwire.agent.conversation import Conversation
+    from toolwire.llm.openai_model import OpenAIModel
+    from toolwire.llm.base import ModelRequest
+    from toolwire.llm.responses_input import to_input
+
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "enc-1"}
+    call_item = {"id": "fc_1", "type": "function_call", "call_id": "provider_id", "name": "read_file",
+                 "arguments": "{}", "status": "completed"}
+    history = Conversation("system prompt")
+    history.add_user("go")
+    history.add_assistant("", [("call_1_0", "read_file", '{"path": "a.txt"}')], items=[reasoning, call_item])
+    history.add_tool_result("call_1_0", "alpha")
+    loaded = Conversation.from_record(json.loads(json.dumps(history.to_record())))
+    instructions, items = to_input(loaded.messages, store=False)
+    assert instructions == "system prompt"
+    assert items[1] == reasoning
+    assert items[2] == {"type": "function_call", "call_id": "call_1_0", "name": "read_file",
+                        "arguments": '{"path": "a.txt"}', "id": "fc_1"}  # Toolwire's call id, as the output's
+    assert items[3] == {"type": "function_call_output", "call_id": "call_1_0", "output": "alpha"}
+    assert ResponsesRules().problem({"model": "m", "instructions": instructions, "store": False, "input": items}) is None
+    assert all("output_items" not in m for m in loaded.shown())
+    chat = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert "output_items" not in json.dumps(chat._body(ModelRequest(messages=loaded.messages), set()))
+    await chat.aclose()
