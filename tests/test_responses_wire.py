@@ -386,3 +386,23 @@ async def test_a_saved_history_keeps_the_items_and_sends_them_back():
     chat = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
     assert "output_items" not in json.dumps(chat._body(ModelRequest(messages=loaded.messages), set()))
     await chat.aclose()
+
+
+async def test_reasoning_without_encrypted_content_is_left_out_with_its_calls_unlinked():
+    """An endpoint that ignored include (no encrypted_content): the item cannot go back with store
+    false, so it is left out and its calls go without the item ids that would require it."""
+    from toolwire.llm.responses_input import to_input
+
+    rules = ResponsesRules()
+    rules.step([("read_file", {"path": "a.txt"})])
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "go"},
+                {"role": "assistant", "content": None, "output_items": [
+                    {"id": "rs_1", "type": "reasoning", "summary": []},
+                    {"id": "fc_1_0", "type": "function_call", "call_id": "x", "name": "read_file", "arguments": "{}"}],
+                 "tool_calls": [{"id": "call_1_0", "type": "function",
+                                 "function": {"name": "read_file", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1_0", "content": "alpha"}]
+    instructions, items = to_input(messages, store=False)
+    assert [i.get("type", i.get("role")) for i in items] == ["user", "function_call", "function_call_output"]
+    assert "id" not in items[1]
+    assert rules.problem({"model": "m", "instructions": instructions, "store": False, "input": items}) is None

@@ -8,8 +8,9 @@ API wire"):
 * the first ``system`` message → ``instructions``; a later one → a ``developer`` message;
 * ``user`` → a user message: ``input_text`` and ``input_image`` parts;
 * ``assistant`` with ``output_items`` → its items in their order: ``reasoning`` items with
-  their ``encrypted_content`` (``store: false``) or as an ``item_reference`` by id (``store:
-  true``); a ``message`` item → the message's text; each ``function_call`` item → the message's
+  their ``encrypted_content`` (``store: false``; one the endpoint sent without it is left out,
+  and the calls after it go without their item ids, which would require it) or as an
+  ``item_reference`` by id (``store: true``); a ``message`` item → the message's text; each ``function_call`` item → the message's
   next call (Toolwire's call id, the arguments as sent to the model), with the item's ``id``;
   provider-side items (``web_search_call``, ``mcp_call``, …) as they came (by id with
   ``store: true``). Calls not among the items follow, then the text if no message item held it;
@@ -83,12 +84,15 @@ def _assistant(message: dict[str, Any], items: list[dict[str, Any]], store: bool
     calls = list(message.get("tool_calls") or [])
     said = not text
     next_call = 0
+    unlinked = False  # a reasoning item could not go back: its calls go without their item ids
     for item in message.get(ITEMS_KEY) or ():
         kind = item.get("type")
         if kind == "function_call":
             if next_call < len(calls):  # text mode and unnamed calls: the history has no call for it
-                items.append(_call(calls[next_call], item.get("id")))
+                items.append(_call(calls[next_call], None if unlinked else item.get("id")))
                 next_call += 1
+        elif kind == "reasoning" and not store and not item.get("encrypted_content"):
+            unlinked = True  # the endpoint sent none (it ignored include): the item cannot be sent back
         elif kind == "message":
             if not said:
                 items.append(_message(text))
