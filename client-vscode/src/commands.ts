@@ -167,10 +167,11 @@ export function registerCommands(
       void vscode.window.showInformationMessage("Toolwire: API key removed.");
     }),
     run("toolwire.selectModel", async () => {
-      const config = vscode.workspace.getConfiguration("toolwire");
-      const current = config.get<string>("model") ?? "replay";
-      // the server's list (the endpoint's GET /models, else the configured ones, and the offline demo) first
-      const listed = (await host.models().catch(() => undefined))?.models ?? [];
+      // the server's list (the endpoint's GET /models, else the configured ones, and the offline demo) first;
+      // current: the open conversation's model, else the model setting
+      const models = await host.models().catch(() => undefined);
+      const current = models?.active ?? vscode.workspace.getConfiguration("toolwire").get<string>("model") ?? "replay";
+      const listed = models?.models ?? [];
       const names = new Map(listed.map((m) => [m.spec, m.spec === "replay" ? m.name : m.source]));
       const specs = [...new Set([current, ...listed.map((m) => m.spec), ...(listed.length > 0 ? [] : SUGGESTED_MODELS)])];
       const picks = specs.map((label) => ({
@@ -190,7 +191,7 @@ export function registerCommands(
       });
       quick.dispose();
       if (chosen !== undefined && chosen !== current) {
-        await config.update("model", chosen, vscode.ConfigurationTarget.Global);
+        await host.selectModel(chosen); // as the panel's picker: the open conversation and new ones
       }
     }),
     run("toolwire.restart", () => server.restart("restart command")),

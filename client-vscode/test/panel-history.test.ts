@@ -134,6 +134,91 @@ test("the model picker lists the endpoint's GET /models and switches like Select
   await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
 });
 
+test("the model picker switches the open conversation (its next turn at the endpoint) and the model of new ones", { timeout: TIMEOUT_MS }, async (t) => {
+  const posted: string[] = []; // the model of each chat request
+  let hold: (() => void) | undefined; // set: the next chat answer waits for it to be called
+  const answer = (response: import("node:http").ServerResponse) => {
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    response.setHeader("Content-Type", "text/event-stream");
+    response.end(chunk({ role: "assistant", content: "ok" }, null) + chunk({}, "stop") + "data: [DONE]\n\n");
+  };
+  const endpoint: HttpServer = createServer((request, response) => {
+    if (request.method === "GET") {
+      response.setHeader("Content-Type", "application/json");
+      response.end(JSON.stringify({ object: "list", data: [{ id: "model-two", object: "model" }, { id: "model-one", object: "model" }] }));
+      return;
+    }
+    let body = "";
+    request.on("data", (piece: Buffer) => (body += piece.toString()));
+    request.on("end", () => {
+      posted.push(String(JSON.parse(body).model));
+      const wait = held;
+      held = undefined;
+      if (wait === undefined) {
+        answer(response);
+      } else {
+        hold = () => {
+          hold = undefined;
+          answer(response);
+        };
+      }
+    });
+  });
+  let held: true | undefined;
+  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    hold?.();
+    return new Promise<void>((resolve) => endpoint.close(() => resolve()));
+  });
+  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  const { panel } = await setup(t, { model: "openai:model-one", baseUrl });
+  const { page } = panel;
+  const picker = page.getByRole("combobox", { name: "Model" });
+  const ends = page.locator(".transcript .turn-end");
+  await ask(panel, "First on model one");
+  await ends.first().waitFor();
+  const sessionId = panel.host.sessionId;
+  assert.deepEqual(posted, ["model-one"]);
+
+  await picker.focus();
+  await page.locator("select.model-picker option", { hasText: "model-two" }).waitFor({ state: "attached" });
+  await picker.selectOption("openai:model-two");
+  await waitFor(() => (panel.ui.modelsSet ?? []).length === 1, "the model setting (new conversations)");
+  assert.deepEqual(panel.ui.modelsSet, ["openai:model-two"]);
+  await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
+  assert.equal(await page.locator(".notice").count(), 0, "no 'keeps its model' notice");
+  const { rpc } = await (panel.host as unknown as { server: { connection(): Promise<{ rpc: { sendRequest<R>(m: string, p: unknown): Promise<R> } }> } }).server.connection();
+  const listed = await rpc.sendRequest<{ active: string }>("toolwire/models/list", { sessionId });
+  assert.equal(listed.active, "openai:model-two", "the open conversation's model on the server");
+
+  await ask(panel, "Second on model two");
+  await ends.nth(1).waitFor();
+  assert.deepEqual(posted, ["model-one", "model-two"], "the same conversation's next turn goes to model two");
+  assert.equal(panel.host.sessionId, sessionId, "the same conversation");
+  assert.equal(await page.locator(".message.user").count(), 2);
+
+  // while a turn runs the model does not change: the picker says so and shows the model in use
+  held = true;
+  await ask(panel, "Third, held");
+  await waitFor(() => posted.length === 3, "the third request");
+  await picker.selectOption("openai:model-one");
+  await waitFor(() => panel.ui.errors.length === 1, "the refusal");
+  assert.match(panel.ui.errors[0], /turn is running/);
+  await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
+  assert.deepEqual(panel.ui.modelsSet, ["openai:model-two"], "the setting unchanged too");
+  hold!();
+  await ends.nth(2).waitFor();
+  assert.deepEqual(posted, ["model-one", "model-two", "model-two"]);
+
+  // reopened from the saved session after New Conversation: still model two
+  await page.getByRole("button", { name: "New Conversation" }).click();
+  await page.getByRole("region", { name: "Past conversations" }).getByRole("button", { name: "First on model one", exact: true }).click();
+  await page.locator(".message.user", { hasText: "Third, held" }).waitFor();
+  assert.equal(await picker.inputValue(), "openai:model-two");
+  assert.equal(panel.ui.errors.length, 1, panel.ui.errors.join("; "));
+});
+
 test("first run: the welcome, the offline demo and its end; no API key shows Set API Key", { timeout: TIMEOUT_MS }, async (t) => {
   const { panel } = await setup(t, { model: "openai:gpt-4o-mini" });
   const { page } = panel;

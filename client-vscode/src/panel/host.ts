@@ -92,7 +92,7 @@ export interface PanelUi {
   status(state: { running: boolean; waiting: number; turnState: string | null }): void;
   /** Brings the panel into view. */
   reveal(): void;
-  /** Sets the `toolwire.model` setting (as **Toolwire: Select Model** does). */
+  /** Sets the `toolwire.model` setting: the model of new conversations. */
   setModel?(spec: string): Promise<void>;
   /** Runs **Toolwire: Set API Key**. */
   setApiKey?(): Promise<void>;
@@ -579,23 +579,29 @@ export class PanelHost {
   }
 
   /**
-   * Switches the model: sets `toolwire.model` (as **Toolwire: Select Model**). An empty
-   * conversation starts again on it at the next prompt; a conversation with turns keeps its
-   * model, and New Conversation (or the next one) uses the new one.
+   * Switches the model (the header's picker, **Toolwire: Select Model**): the open conversation's
+   * next turns use it (`toolwire/session/setModel`) and it becomes the `toolwire.model` setting,
+   * the model of new conversations. Refused while a turn runs, and for a spec the server cannot
+   * use (its words shown): then nothing changes and the picker shows the model in use again.
    */
   async selectModel(spec: string): Promise<void> {
-    await this.ui.setModel?.(spec);
-    const session = this.session;
-    if (session !== undefined && !this.running) {
-      const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id }).catch(() => undefined);
-      if (snapshot !== undefined && snapshot.messages.length === 0) {
-        this.session = undefined;
-        this.memory?.set(undefined);
-        await send(session.rpc, "toolwire/session/close", { sessionId: session.id }).catch(() => undefined);
-      } else if (snapshot !== undefined) {
-        this.post({ type: "notice", text: `This conversation keeps ${snapshot.model}; New Conversation starts one on ${spec}.` });
+    const { generation } = await this.server.connection();
+    const session = this.session !== undefined && this.session.generation === generation ? this.session : undefined;
+    if (session !== undefined) {
+      if (this.running) {
+        await this.listModels().catch(() => undefined); // the picker shows the model in use again
+        this.ui.error("A turn is running; change the model after it ends.");
+        return;
+      }
+      try {
+        const { model } = await send(session.rpc, "toolwire/session/setModel", { sessionId: session.id, model: spec });
+        this.post({ type: "sessionModel", model });
+      } catch (error) {
+        await this.listModels().catch(() => undefined);
+        throw error;
       }
     }
+    await this.ui.setModel?.(spec);
     this.post({ type: "models", active: spec, models: [] });
     await this.listModels().catch(() => undefined);
   }

@@ -84,6 +84,8 @@ export type HostMessage =
   | { type: "update"; params: SessionUpdateParams }
   /** A new conversation started on the server (`toolwire/session/new`). */
   | { type: "session"; sessionId: string; model: string | null; instructions: InstructionsFile[]; mcpServers: McpServerStatusWire[] }
+  /** The open conversation's model changed (`toolwire/session/setModel`). */
+  | { type: "sessionModel"; model: string }
   | { type: "prompt"; text: string; chips?: ContextChip[] }
   /** The `@` picker's choices for `query` (selection, problems, open editors, then findFiles). */
   | { type: "mentions"; query: string; items: ContextChip[] }

@@ -812,6 +812,8 @@ export function reduceHostMessage(state: PanelState, message: HostMessage): Pane
         instructions: message.instructions,
         mcpServers: message.mcpServers.map(serverView),
       };
+    case "sessionModel":
+      return { ...state, model: message.model };
     case "prompt":
       return addPrompt(state, message.text, message.chips);
     case "turnResult":

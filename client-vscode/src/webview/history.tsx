@@ -19,15 +19,15 @@ function focusPicker(send: Send): void {
 
 /** The header's model picker: the active model and the ones to switch to. */
 export function ModelPicker({ state, send }: { state: PanelState; send: Send }) {
-  // an open conversation's own model; else the model setting (what the next conversation uses)
-  const active = (state.entries.length > 0 ? state.model : null) ?? state.models?.active ?? state.model ?? "replay";
+  // the open conversation's model (the picker switches it, and the model of new ones); else the model setting
+  const active = (state.sessionId !== null ? state.model : null) ?? state.models?.active ?? state.model ?? "replay";
   const choices = state.models?.models ?? [];
   const listed = choices.some((m) => m.spec === active) ? choices : [{ spec: active, name: active, source: "configured" as const }, ...choices];
   return (
     <select
       class="model-picker"
       aria-label="Model"
-      title="Model for new turns"
+      title="Model of this conversation and of new ones"
       value={active}
       onFocus={() => send({ type: "listModels" })}
       onChange={(event) => {
