@@ -94,12 +94,13 @@ class ResponsesRules:
 
     def step(self, calls: list[tuple[str, dict[str, Any]]] = (), text: str = "", *, reasoning: bool = True,
              summary: str = "", end: str = "completed", usage: dict[str, Any] | None = None,
-             web_search: str = "") -> list[bytes]:
+             web_search: str = "", deltas: bool = True) -> list[bytes]:
         """The SSE events of one response: reasoning (with ``summary`` streamed as summary text), then
         ``text`` as a message, then each ``(tool name, arguments)`` call; ``end`` is ``completed``,
         ``incomplete`` (max_output_tokens), ``failed`` or ``cut`` (no terminal event). ``web_search``:
         a provider-run ``web_search_call`` item with that query before the message (its events are
-        not in the recorded stream: shaped as the API reference, "Streaming events", gives them)."""
+        not in the recorded stream: shaped as the API reference, "Streaming events", gives them).
+        ``deltas=False``: the arguments only in ``.done`` and ``output_item.done`` (LM Studio, gateways)."""
         self._steps += 1
         n = self._steps
         t = self._template
@@ -181,7 +182,7 @@ class ResponsesRules:
             added["output_index"] = index
             emit(added)
             delta = _first(t, "response.function_call_arguments.delta")
-            for piece in _pieces(args):
+            for piece in _pieces(args) if deltas else ():
                 emit({**delta, "item_id": item_id, "output_index": index, "delta": piece})
             emit({**_first(t, "response.function_call_arguments.done"), "item_id": item_id, "output_index": index,
                   "arguments": args})

@@ -406,3 +406,16 @@ async def test_reasoning_without_encrypted_content_is_left_out_with_its_calls_un
     assert [i.get("type", i.get("role")) for i in items] == ["user", "function_call", "function_call_output"]
     assert "id" not in items[1]
     assert rules.problem({"model": "m", "instructions": instructions, "store": False, "input": items}) is None
+
+
+async def test_arguments_only_in_done_are_taken_from_there(client, tmp_path):
+    root = workspace(tmp_path, "done-only")
+    rules = ResponsesRules()
+    edit = ("edit_file", {"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"})
+    with ResponsesEndpoint(rules, [rules.reply([edit], deltas=False), rules.reply([], "ok")]) as endpoint:
+        sid = await open_session(client, root, "openai-responses:gpt-5", endpoint)
+        client.answers[sid] = [{"optionId": "allow_once"}]
+        result = await prompt(client, sid)
+    assert result["stopReason"] == "end_turn", result
+    assert (root / "a.txt").read_text() == "ALPHA\n"
+    assert [s[-1] for _, s in status_runs(client, sid)] == ["done"]
