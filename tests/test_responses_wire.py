@@ -153,15 +153,18 @@ async def test_reasoning_summaries_stream_as_reasoning_and_the_settings_are_sent
     assert reasoning[0]["summary"] == [{"type": "summary_text", "text": "I will read a.txt first."}]
 
 
-async def test_a_strict_endpoint_refusing_reasoning_is_retried_without_it(client, tmp_path):
-    root = workspace(tmp_path, "strict")
-    rules = ResponsesRules(refuses=("reasoning",))
-    with ResponsesEndpoint(rules, [rules.reply([], "ok")]) as endpoint:
-        sid = await open_session(client, root, "openai-responses:strict-model", endpoint, reasoningEffort="low")
+@pytest.mark.parametrize("field", ["reasoning", "include", "store", "temperature"])
+async def test_a_strict_endpoint_refusing_a_field_is_retried_without_it_and_remembered(client, tmp_path, field):
+    root = workspace(tmp_path, f"strict-{field}")
+    rules = ResponsesRules(refuses=(field,))
+    with ResponsesEndpoint(rules, [rules.reply([], "ok"), rules.reply([], "again")]) as endpoint:
+        sid = await open_session(client, root, f"openai-responses:strict-{field}", endpoint, reasoningEffort="low")
         result = await prompt(client, sid)
+        later = await prompt(client, sid, "more")
         bodies = list(endpoint.requests)
-    assert result["stopReason"] == "end_turn", result
-    assert "reasoning" in bodies[0] and "reasoning" not in bodies[1] and len(bodies) == 2
+    assert result["stopReason"] == "end_turn" == later["stopReason"], result
+    assert field in bodies[0] and len(bodies) == 3
+    assert field not in bodies[1] and field not in bodies[2]  # remembered: left out from the start
 
 
 async def test_ends_incomplete_failed_and_cut(client, tmp_path):
