@@ -87,7 +87,8 @@ def status_runs(client, sid: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-async def run_steps(client, tmp_path: Path, wire: str, steps=STEPS, answers=None, **settings: Any):
+async def run_steps(client, tmp_path: Path, wire: str, steps=STEPS, answers=None, undo: bool = False,
+                    **settings: Any):
     root = workspace(tmp_path, wire)
     if wire == "responses":
         rules = ResponsesRules()
@@ -102,6 +103,9 @@ async def run_steps(client, tmp_path: Path, wire: str, steps=STEPS, answers=None
         result = await prompt(client, sid)
         bodies = list(endpoint.requests)
     files = {p.name: p.read_text() for p in sorted(root.iterdir()) if p.is_file()}
+    if undo:
+        undone = await client.call("toolwire/session/undoTurn", {"sessionId": sid})
+        files = {"undo": undone["status"], **{p.name: p.read_text() for p in sorted(root.iterdir()) if p.is_file()}}
     return result, status_runs(client, sid), files, bodies, sid
 
 
@@ -422,3 +426,9 @@ async def test_arguments_only_in_done_are_taken_from_there(client, tmp_path):
     assert result["stopReason"] == "end_turn", result
     assert (root / "a.txt").read_text() == "ALPHA\n"
     assert [s[-1] for _, s in status_runs(client, sid)] == ["done"]
+
+
+async def test_undo_after_a_responses_turn_as_after_a_chat_one(client, tmp_path):
+    on_responses = await run_steps(client, tmp_path, "responses", undo=True)
+    on_chat = await run_steps(client, tmp_path, "chat", undo=True)
+    assert on_responses[2] == {"undo": "undone", "a.txt": "alpha\n", "b.txt": "beta\n"} == on_chat[2]
