@@ -16,7 +16,7 @@ import { mkdir } from "node:fs/promises";
 import * as path from "node:path";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
-import type { HostMessage } from "../src/panel/messages";
+import type { ContextChip, HostMessage } from "../src/panel/messages";
 import type { ToolCallWire } from "../src/protocol";
 import { usePanelSite } from "./panel/harness";
 import { PACKAGE_ROOT } from "./panel/server";
@@ -39,6 +39,9 @@ const update = (u: unknown): HostMessage => ({ type: "update", params: { session
 /** A transcript with every kind of button and badge. */
 const MESSAGES: HostMessage[] = [
   { type: "session", sessionId: S, model: "openai:gpt-4o-mini", instructions: [{ path: "AGENTS.md", bytes: 1200, truncated: true }], mcpServers: [] },
+  { type: "prompt", text: "Hello." },
+  update({ sessionUpdate: "turn", state: "started", turnId: "t0" }),
+  update({ sessionUpdate: "turn", state: "ended", turnId: "t0", stopReason: "error", errorCode: "no_api_key", message: "The endpoint needs an API key." }),
   { type: "prompt", text: "Edit hello.txt." },
   update({ sessionUpdate: "turn", state: "started", turnId: "t1" }),
   update({ sessionUpdate: "tool_call", toolCall: call("c1", 0, "read_file", "done", { result: { ok: true, content: "hello", data: null, errorCode: null } }) }),
@@ -46,7 +49,11 @@ const MESSAGES: HostMessage[] = [
   update({ sessionUpdate: "tool_call", toolCall: call("c3", 2, "create_file", "canceled", { cancelReason: "rejected" }) }),
   update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Here:\n\n```sh\ngit status\n```\n" } }),
   update({ sessionUpdate: "turn", state: "ended", turnId: "t1", stopReason: "error", message: "HTTP 500 from the endpoint" }),
-  { type: "prompt", text: "Again." },
+  { type: "prompt", text: "Again.", chips: [
+    { kind: "file", path: "src/app.py", label: "src/app.py" },
+    { kind: "selection", path: "src/app.py", label: "src/app.py:3-7", range: { start: { line: 2, character: 0 }, end: { line: 7, character: 0 } } },
+    { kind: "problems", path: "src/app.py", label: "Problems in src/app.py" },
+  ] },
   update({ sessionUpdate: "turn", state: "started", turnId: "t2" }),
   update({ sessionUpdate: "tool_call", toolCall: call("c5", 0, "git_status", "calling") }),
   update({ sessionUpdate: "tool_call", toolCall: call("c6", 1, "create_file", "generating") }),
@@ -87,6 +94,23 @@ const MESSAGES: HostMessage[] = [
 ];
 
 async function openBare(theme: PanelTheme): Promise<Page> {
+  const page = await newPage(theme);
+  await dispatch(page, MESSAGES);
+  await page.getByRole("region", { name: "Approval for edit_file" }).waitFor();
+  await page.getByRole("button", { name: "Reject…" }).click();
+  await page.locator("form.reject button.danger").waitFor();
+  return page;
+}
+
+function dispatch(page: Page, messages: HostMessage[]): Promise<void> {
+  return page.evaluate((messages) => {
+    for (const data of messages) {
+      window.dispatchEvent(new MessageEvent("message", { data }));
+    }
+  }, messages);
+}
+
+async function newPage(theme: PanelTheme): Promise<Page> {
   const page = await site.browser.newPage({ viewport: { width: 460, height: 1600 } });
   await page.addInitScript((arg: PanelTheme) => {
     (window as unknown as Record<string, unknown>).acquireVsCodeApi = () => ({ postMessage: () => undefined, getState: () => undefined, setState: () => undefined });
@@ -98,14 +122,36 @@ async function openBare(theme: PanelTheme): Promise<Page> {
     });
   }, theme);
   await page.goto(site.url);
-  await page.evaluate((messages) => {
-    for (const data of messages) {
-      window.dispatchEvent(new MessageEvent("message", { data }));
-    }
-  }, MESSAGES);
-  await page.getByRole("region", { name: "Approval for edit_file" }).waitFor();
-  await page.getByRole("button", { name: "Reject…" }).click();
-  await page.locator("form.reject button.danger").waitFor();
+  return page;
+}
+
+const MENTIONS = [
+  { kind: "selection", path: "src/app.py", label: "src/app.py:3-7", source: "selection", range: { start: { line: 2, character: 0 }, end: { line: 6, character: 9 } } },
+  { kind: "problems", path: "src/app.py", label: "Problems in src/app.py", source: "problems" },
+  { kind: "file", path: "README.md", label: "README.md", source: "open" },
+  { kind: "file", path: "docs/guide.md", label: "docs/guide.md", source: "workspace" },
+] as const;
+
+/**
+ * The empty panel: the welcome's buttons, the model picker, the past conversations (the
+ * current one bold), a chip from Attach Selection, and the `@` picker open on its choices.
+ */
+async function openWelcome(theme: PanelTheme): Promise<Page> {
+  const page = await newPage(theme);
+  await dispatch(page, [
+    { type: "session", sessionId: S, model: "openai:gpt-4o-mini", instructions: [], mcpServers: [] },
+    { type: "models", active: "openai:gpt-4o-mini", models: [{ spec: "openai:gpt-4o-mini", name: "gpt-4o-mini", source: "endpoint" }, { spec: "replay", name: "Offline demo", source: "builtin" }] },
+    { type: "history", sessions: [
+      { sessionId: S, title: "Fix the failing test in src/app.py", updatedAt: 1764680000, updated: 1764680000, turns: 3 },
+      { sessionId: "s0", title: "Explain this code", updatedAt: 1764600000, updated: 1764600000, turns: 1 },
+    ] } as unknown as HostMessage,
+    { type: "attach", chip: { kind: "file", path: "src/app.py", label: "src/app.py" } },
+  ]);
+  await page.getByRole("region", { name: "Welcome" }).waitFor();
+  await page.locator(".composer .chip").waitFor();
+  await page.getByRole("textbox", { name: "Prompt" }).fill("@");
+  await dispatch(page, [{ type: "mentions", query: "", items: MENTIONS as unknown as ContextChip[] }]);
+  await page.getByRole("listbox", { name: "Add context" }).waitFor();
   return page;
 }
 
@@ -118,8 +164,10 @@ interface Measured {
 }
 
 /** The contrast of every button, badge and status word on the page (computed in the page). */
+const MEASURED = "button, select, .badge, .outcome, .stop-reason, .turn-state, .provider, .chip-label, .mention-group, .history .meta, .welcome p, .turn-advice span";
+
 function measure(page: Page): Promise<Measured[]> {
-  return page.evaluate(() => {
+  return page.evaluate((selector) => {
     type Rgba = [number, number, number, number];
     const probe = document.createElement("canvas").getContext("2d") as CanvasRenderingContext2D;
     const parse = (css: string): Rgba => {
@@ -160,11 +208,20 @@ function measure(page: Page): Promise<Measured[]> {
     };
     const hex = (c: Rgba) => `#${c.slice(0, 3).map((v) => Math.round(v).toString(16).padStart(2, "0")).join("")}`;
     const out: { what: string; ratio: number; needed: number; fg: string; bg: string }[] = [];
-    for (const element of document.querySelectorAll("button, .badge, .outcome, .stop-reason, .turn-state, .provider")) {
+    /** What `opacity` down the ancestors leaves of the text's alpha (conservative: the background is taken as opaque). */
+    const opacity = (element: Element): number => {
+      let o = 1;
+      for (let node: Element | null = element; node !== null; node = node.parentElement) {
+        o *= Number(getComputedStyle(node).opacity);
+      }
+      return o;
+    };
+    for (const element of document.querySelectorAll(selector)) {
       const box = element.getBoundingClientRect();
       if (box.width === 0 || box.height === 0) continue;
       const bg = background(element);
-      const fg = over(parse(getComputedStyle(element).color), bg);
+      const color = parse(getComputedStyle(element).color);
+      const fg = over([color[0], color[1], color[2], color[3] * opacity(element)], bg);
       const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
       const text = (element.textContent ?? "").trim();
       const label = element.getAttribute("aria-label") ?? "";
@@ -177,7 +234,11 @@ function measure(page: Page): Promise<Measured[]> {
       });
     }
     return out;
-  });
+  }, MEASURED);
+}
+
+function poorOnes(measured: Measured[]): string[] {
+  return measured.filter((m) => m.ratio < m.needed).map((m) => `${m.what}: ${m.ratio} (${m.fg} on ${m.bg})`);
 }
 
 for (const [name, theme] of Object.entries(DEFAULT_THEMES)) {
@@ -186,16 +247,34 @@ for (const [name, theme] of Object.entries(DEFAULT_THEMES)) {
     try {
       const measured = await measure(page);
       const kinds = measured.map((m) => m.what).join("\n");
-      for (const expected of ["Allow once", "Allow always", "Reject…", "Review in diff editor", '"Reject"', "Overwrite", "Undo the rest", "Continue", "Undo this turn", "Undo and forget", "Copy", "AGENTS.md"]) {
+      for (const expected of ["Allow once", "Allow always", "Reject…", "Review in diff editor", '"Reject"', "Overwrite", "Undo the rest", "Continue", "Undo this turn", "Undo and forget", "Copy", "AGENTS.md", "set-api-key", "Problems in src/app.py", "The model endpoint needs an API key"]) {
         assert.ok(kinds.includes(expected), `${expected} is measured:\n${kinds}`);
       }
       for (const badge of ["Done", "Failed", "Cancelled", "Running", "Writing", "Waiting"]) {
         assert.ok(kinds.includes(`badge`) && kinds.includes(`"${badge}"`), `badge ${badge} is measured:\n${kinds}`);
       }
-      const poor = measured.filter((m) => m.ratio < m.needed);
-      assert.deepEqual(poor, [], `too little contrast in ${name}:\n${poor.map((m) => `${m.what}: ${m.ratio} (${m.fg} on ${m.bg})`).join("\n")}`);
       await mkdir(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, `panel-contrast-${name}.png`), fullPage: true });
+      assert.deepEqual(poorOnes(measured), [], `too little contrast in ${name}`);
+    } finally {
+      await page.close();
+    }
+  });
+}
+
+for (const [name, theme] of Object.entries(DEFAULT_THEMES)) {
+  test(`contrast in ${name}: the welcome, model picker, past conversations, chips and @ picker at least 4.5:1`, async () => {
+    const page = await openWelcome(theme);
+    try {
+      const measured = await measure(page);
+      const kinds = measured.map((m) => m.what).join("\n");
+      for (const expected of ["Select model", "Set API Key", "Try the offline demo", "select.model-picker", "Fix the failing test", "Delete: Explain this code",
+        "turns", "chip-label \"src/app.py\"", "Remove src/app.py", "src/app.py:3-7", "Problems in src/app.py", "mention-group \"Selection\"", "mention-group \"File\""]) {
+        assert.ok(kinds.includes(expected), `${expected} is measured:\n${kinds}`);
+      }
+      await mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, `panel-contrast-welcome-${name}.png`), fullPage: true });
+      assert.deepEqual(poorOnes(measured), [], `too little contrast in ${name}`);
     } finally {
       await page.close();
     }
