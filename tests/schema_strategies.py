@@ -5,7 +5,7 @@ the pinned Hypothesis (its object strategy calls a removed internal API), so the
 fuzz test builds its strategies here: ``type`` (string, integer, number, boolean,
 null, object, array), ``enum``, ``const``, ``anyOf``/``oneOf``, ``$ref`` into
 ``$defs``, ``properties``/``required``/``additionalProperties``, ``items``,
-``minLength``, ``minimum``. Anything else raises, so a new construct in the
+``minLength``/``maxLength``, ``minimum``/``maximum``/``exclusiveMinimum``. Anything else raises, so a new construct in the
 schema is noticed instead of silently ignored.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 KNOWN = {"type", "enum", "const", "anyOf", "oneOf", "$ref", "$defs", "properties", "required",
-         "additionalProperties", "items", "minLength", "minimum", "default", "description", "title",
-         "discriminator"}
+         "additionalProperties", "items", "minLength", "maxLength", "minimum", "maximum",
+         "exclusiveMinimum", "default", "description", "title", "discriminator"}
 
 JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**31, 2**31), st.text(max_size=20))
 ANY_JSON = st.recursive(JSON_SCALARS, lambda inner: st.one_of(
@@ -43,11 +43,14 @@ def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> s
     if kind is None:
         return ANY_JSON
     if kind == "string":
-        return st.text(min_size=schema.get("minLength", 0), max_size=40)
+        low = schema.get("minLength", 0)
+        return st.text(min_size=low, max_size=min(max(40, low), schema.get("maxLength", 40)))
     if kind == "integer":
-        return st.integers(min_value=schema.get("minimum", -2**31), max_value=2**31)
+        low = schema.get("minimum", schema.get("exclusiveMinimum", -2**31 - 1) + 1)
+        return st.integers(min_value=low, max_value=schema.get("maximum", 2**31))
     if kind == "number":
-        return st.floats(min_value=schema.get("minimum"), allow_nan=False, allow_infinity=False, width=32)
+        return st.floats(min_value=schema.get("minimum", schema.get("exclusiveMinimum")), max_value=schema.get("maximum"),
+                         exclude_min="exclusiveMinimum" in schema, allow_nan=False, allow_infinity=False, width=32)
     if kind == "boolean":
         return st.booleans()
     if kind == "null":
@@ -81,9 +84,10 @@ def is_valid(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> bool:
     kind = schema.get("type")
     checks = {
         None: lambda: True,
-        "string": lambda: isinstance(value, str) and len(value) >= schema.get("minLength", 0),
-        "integer": lambda: type(value) is int and value >= schema.get("minimum", value),
-        "number": lambda: type(value) in (int, float) and value >= schema.get("minimum", value),
+        "string": lambda: isinstance(value, str) and schema.get("minLength", 0) <= len(value) <= schema.get(
+            "maxLength", len(value)),
+        "integer": lambda: type(value) is int and in_bounds(value, schema),
+        "number": lambda: type(value) in (int, float) and in_bounds(value, schema),
         "boolean": lambda: type(value) is bool,
         "null": lambda: value is None,
         "array": lambda: isinstance(value, list) and all(is_valid(v, schema.get("items", {}), defs) for v in value),
@@ -91,3 +95,9 @@ def is_valid(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> bool:
             is_valid(v, schema["properties"][k], defs) for k, v in value.items() if k in schema.get("properties", {})),
     }
     return checks[kind]()
+
+
+def in_bounds(value: float, schema: dict[str, Any]) -> bool:
+    """``minimum``, ``maximum``, ``exclusiveMinimum`` of a number."""
+    return (value >= schema.get("minimum", value) and value <= schema.get("maximum", value)
+            and ("exclusiveMinimum" not in schema or value > schema["exclusiveMinimum"]))

@@ -195,3 +195,17 @@ async def test_a_branch_switch_lists_what_differs_and_a_create_nothing(tmp_path)
     create = await build_subject(tool, validate_arguments(tool, {"action": "create", "name": "new"}), ToolContext(root))
     assert (create["command"], create["files"], create["diffstat"]) == ("git switch -c new", [], {
         "files": 0, "added": 0, "removed": 0})
+
+
+@pytest.mark.parametrize("rev", ["--output=pwned", "-p", "-"])
+def test_a_revision_starting_with_a_dash_is_never_shown_as_an_option(tmp_path: Path, rev: str) -> None:
+    """The tools refuse such a revision as they run; the command pasted into bash must not run it as an
+    option (``git show --output=x`` writes a file): it goes after --end-of-options, and git fails on it."""
+    from toolwire.tools.git import GitLog
+    from toolwire.tools.gitdiff import GitDiff, GitShow
+    root = repo(tmp_path)
+    for tool, args in ((GitShow(), {"rev": rev}), (GitLog(), {"ref": rev}), (GitDiff(), {"ref": rev})):
+        line = command_line(tool.git_command(tool.Args.model_validate(args)))
+        assert "--end-of-options" in line, line
+        run = subprocess.run(["bash", "-c", line], cwd=root, capture_output=True, text=True)
+        assert run.returncode != 0 and not (root / "pwned").exists(), (line, run)

@@ -120,7 +120,8 @@ def test_valid_params_never_break_the_server(server, method):
     assert "result" in server.request(P.TOOLS_LIST, {})  # still up
 
 
-WRONG = [None, 12345, -1, 1.5, True, "", "x" * 3000, [], [1, "a"], {}, {"nested": {"deep": [None]}}]
+WRONG = [None, 12345, -1, 0, 10**9, 2**64, -2**63, 1.5, 1e308, True, "", "x" * 3000, "x" * 20000, [], [1, "a"], {},
+         {"nested": {"deep": [None]}}]
 
 
 def wrong_for(spec: dict[str, Any], defs: dict[str, Any]) -> list[Any]:

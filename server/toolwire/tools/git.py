@@ -34,6 +34,7 @@ from toolwire.tools.gitinfo import (
 )
 from toolwire.tools.gitrepo import git, in_progress
 from toolwire.tools.gitrun import GitOutput, git_argv
+from toolwire.tools.gitsubject import rev_words
 from toolwire.workspace.errors import ToolError, clip_quote
 from toolwire.workspace.names import display_name
 
@@ -134,7 +135,7 @@ class GitLog(GitTool):
 
     def git_command(self, args: GitLogArgs) -> list[str]:
         """The command as a person types it (after ``git``), for the permission prompt."""
-        return ["log", f"-n{args.max_count}", *([args.ref] if args.ref else []), *(["--", args.path] if args.path else [])]
+        return ["log", f"-n{args.max_count}", *(rev_words(args.ref) if args.ref else []), *(["--", args.path] if args.path else [])]
 
     async def execute(self, args: GitLogArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """``git log`` limited to the workspace folder (or to ``path``)."""

@@ -24,6 +24,7 @@ from toolwire.tools.base import ToolContext, ToolResult
 from toolwire.tools.gitinfo import GitTool, git_paths, note_unsaved, repo_state, require_commits, verify_range, verify_rev
 from toolwire.tools.gitrepo import git
 from toolwire.tools.gitrun import git_argv
+from toolwire.tools.gitsubject import rev_words
 from toolwire.workspace.errors import ToolError
 from toolwire.workspace.model_exclude import withheld
 from toolwire.workspace.names import display_name, prefixed
@@ -252,7 +253,7 @@ class GitDiff(GitTool):
 
     def git_command(self, args: GitDiffArgs) -> list[str]:
         """The command as a person types it (after ``git``), for the permission prompt."""
-        cmd = ["diff", *(["--cached"] if args.staged else []), *([args.ref] if args.ref else [])]
+        cmd = ["diff", *(["--cached"] if args.staged else []), *(rev_words(args.ref) if args.ref else [])]
         return [*cmd, *(["--", *args.paths] if args.paths else [])]
 
     async def execute(self, args: GitDiffArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
@@ -301,7 +302,7 @@ class GitShow(GitTool):
 
     def git_command(self, args: GitShowArgs) -> list[str]:
         """The command as a person types it (after ``git``), for the permission prompt."""
-        return ["show", args.rev]
+        return ["show", *rev_words(args.rev)]
 
     async def execute(self, args: GitShowArgs, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """Revision check, metadata, ``--numstat`` and ``--patch`` runs."""

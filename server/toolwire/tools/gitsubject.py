@@ -31,7 +31,7 @@ from toolwire.tools.gitinfo import git_paths
 from toolwire.tools.gitrepo import git
 from toolwire.workspace.names import display_name, has_unusual, is_suspicious_char
 
-__all__ = ["command_line", "shell_word", "touched_files", "diffstat", "FILES_LIMIT"]
+__all__ = ["command_line", "rev_words", "shell_word", "touched_files", "diffstat", "FILES_LIMIT"]
 
 #: Files a subject lists at most (its ``diffstat`` counts them all).
 FILES_LIMIT: Final = 200
@@ -69,6 +69,13 @@ def shell_word(word: str) -> str:
     if "'" not in word:
         return f"'{word}'"
     return "'" + word.replace("'", "'\\''") + "'"
+
+
+def rev_words(rev: str) -> list[str]:
+    """A revision as a command's words: one starting with ``-`` (which the tools refuse as they run) after
+    ``--end-of-options``, so the command pasted into a shell names a revision too and is never an option
+    (``git show --output=x`` would write a file)."""
+    return ["--end-of-options", rev] if rev.startswith("-") else [rev]
 
 
 def command_line(words: list[str]) -> str:
