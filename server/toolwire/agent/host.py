@@ -223,6 +223,8 @@ class SessionHost:
             TurnRunning: ``refuse_running`` and a turn, an undo or a redo is running in the session.
         """
         hosted = self.sessions.get(session_id)
+        if hosted is not None and cwd is not None and _saved_root(cwd) != hosted.session.root:
+            return False  # open, but of another folder: not the session of ``cwd`` (as load refuses it)
         if refuse_running and hosted is not None:
             self.ensure_free(hosted, "a turn is running in this session; cancel it before deleting the session")
         root = hosted.session.root if hosted is not None else _saved_root(cwd) if cwd is not None else None
