@@ -18,6 +18,7 @@ A resource of ``mimeType`` :data:`PROBLEMS_MIME` holds the editor's problems of 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -136,7 +137,7 @@ def display_path(uri: str, root: Path) -> str:
     local = file_uri_path(uri)
     if local is None:
         return display_text(uri)
-    path = Path(local)
+    path = Path(os.path.normpath(local))  # dot segments as a URI means them: file:///ws/x/../../etc is /etc
     try:
         if is_inside(path, root):
             return display_name(path.relative_to(root).as_posix()) or "."
@@ -175,6 +176,19 @@ def _resource_text(block: ResourceBlock, root: Path) -> str:
     return f"{head}\n{fence}\n{text}\n{fence}{cut}"
 
 
+def _in_workspace(uri: str, root: Path) -> bool:
+    local = file_uri_path(uri)
+    return local is not None and is_inside(Path(os.path.normpath(local)), root)
+
+
+def _link_text(block: ResourceLinkBlock, root: Path) -> str:
+    path = display_path(block.uri, root)
+    if _in_workspace(block.uri, root):
+        return f"[file attached by reference: {path}; read it with read_file if you need it]"
+    what = "outside the workspace" if file_uri_path(block.uri) is not None else "not a file of this computer"
+    return f"[attached by reference: {path} ({what}: read_file cannot read it)]"
+
+
 def model_text(blocks: Sequence[PromptBlock], root: Path) -> str:
     """The prompt as the model reads it (see the module's docstring)."""
     parts: list[str] = []
@@ -184,8 +198,7 @@ def model_text(blocks: Sequence[PromptBlock], root: Path) -> str:
         elif isinstance(block, ResourceBlock):
             parts.append(_resource_text(block, root))
         else:
-            parts.append(f"[file attached by reference: {display_path(block.uri, root)}; read it with read_file "
-                         "if you need it]")
+            parts.append(_link_text(block, root))
     return "\n".join(parts)
 
 
