@@ -7,6 +7,11 @@
  * straight into the page as host messages, as fast as the page takes them; then
  *   C. and D. the same two shapes played by a real `toolwire serve` (replay model)
  *      through the real PanelHost, with the server's coalescing.
+ * and E. and F. streaming through a real `toolwire serve`: a 1 MB Markdown answer (prose,
+ * lists, code fences) and a 100 KB `edit_file` whose arguments stream, each printed as the
+ * panel's finish time (the end of the message shown, the turn ended) against the server's
+ * own (the prompt answered), their ratio (target within 1.5x), and whether the last frame
+ * shows the end of the message. `--only=stream` runs E and F alone.
  * Prints update throughput and the longest main-thread task (PerformanceObserver
  * `longtask`, which reports tasks over 50 ms; "none" means every task was shorter).
  *
@@ -21,6 +26,25 @@ import { launchChromium, openPanel, servePanel } from "../test/panel/harness";
 import { git, startServer } from "../test/panel/server";
 
 const SESSION = "bench";
+const ONLY_STREAM = process.argv.includes("--only=stream");
+
+/** About `size` characters of Markdown a model might write: headings, prose, lists, fences. */
+function longAnswer(size: number): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 0; length < size; i++) {
+    const part =
+      `## Section ${i}\n\nThis is paragraph ${i} of a long answer, with **bold**, \`code\` and a [link](https://example.com/${i}). ` +
+      "It goes on for a while so that the paragraph wraps over a few lines in the panel.\n\n" +
+      `- item one of list ${i}\n- item two with \`x = ${i}\`\n  - nested item\n\n` +
+      "```python\n" +
+      `def f${i}(x):\n    return x * ${i}  # a comment\n\nprint(f${i}(2))\n` +
+      "```\n\n";
+    parts.push(part);
+    length += part.length;
+  }
+  return parts.join("") + "END-OF-ANSWER";
+}
 
 function toolCall(fields: Record<string, unknown>): HostMessage {
   return {
@@ -223,6 +247,47 @@ async function tasks(page: Page, trace: MainThreadTrace): Promise<string> {
   return `longest task: ${wall}; main thread CPU: longest task ${longestCpuMs.toFixed(0)} ms, busy ${busyCpuMs.toFixed(0)} ms`;
 }
 
+type Browser = Awaited<ReturnType<typeof launchChromium>>;
+type Server = Awaited<ReturnType<typeof startServer>>;
+
+/** E and F: a 1 MB answer and a 100 KB streamed edit through a real server; one row each. */
+async function streaming(browser: Browser, url: string, server: Server, workspace: string, slowdown: number, at: string): Promise<string[]> {
+  const rows: string[] = [];
+  const newText = "    value = compute(item)  # streamed edit line\n".repeat(Math.ceil(100_000 / 46)).slice(0, 100_000) + "END-OF-EDIT\n";
+  const cases: [string, unknown[], string, () => Promise<void>][] = [
+    ["E. 1 MB streamed answer, chunk_size 16, real server", [{ text: longAnswer(1_000_000), chunk_size: 16 }], "END-OF-ANSWER", async () => {}],
+    [
+      "F. 100 KB streamed edit (edit_file arguments), chunk_size 16, real server",
+      [{ tool_calls: [{ name: "edit_file", arguments: { path: "edit.py", old_string: "OLD\n", new_string: newText } }], chunk_size: 16 }, { text: "edited" }],
+      "END-OF-EDIT",
+      async () => writeFile(path.join(workspace, "edit.py"), "start\nOLD\nend\n"),
+    ],
+  ];
+  for (const [name, lines, end, prepare] of cases) {
+    await prepare();
+    const script = path.join(workspace, ".git", `${name[0]}.jsonl`);
+    await writeFile(script, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+    const panel = await openPanel(browser, url, server, { model: `replay:${script}`, cwd: workspace });
+    await panel.page.locator(".empty").waitFor();
+    await throttle(panel.page, slowdown);
+    await observeLongTasks(panel.page);
+    const trace = await MainThreadTrace.start(panel.page);
+    const start = performance.now();
+    await panel.host.prompt(name);
+    const serverMs = performance.now() - start;
+    await panel.page.locator(".turn-end").waitFor({ timeout: 600_000 });
+    await panel.page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+    const panelMs = performance.now() - start;
+    const shown = await panel.page.evaluate((marker) => document.body.innerText.includes(marker), end);
+    rows.push(
+      `${name}${at}: server ${serverMs.toFixed(0)} ms, panel ${panelMs.toFixed(0)} ms = ${(panelMs / serverMs).toFixed(2)}x (target <= 1.5x); last frame shows the end: ${shown ? "yes" : "NO"}; ${await tasks(panel.page, trace)}`,
+    );
+    await panel.page.close();
+    await rm(path.join(workspace, "edit.py"), { force: true });
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   const browser = await launchChromium();
   const site = await servePanel();
@@ -232,11 +297,15 @@ async function main(): Promise<void> {
     await writeFile(path.join(workspace, "hello.txt"), "hello\n");
     git(workspace, "add", ".");
     git(workspace, "commit", "-q", "-m", "init");
-    const server = await startServer(workspace, { permissions: { create_file: "auto" } });
+    const server = await startServer(workspace, { permissions: { create_file: "auto", edit_file: "auto" } });
     const rows: string[] = [];
 
     for (const slowdown of SLOWDOWNS) {
       const at = slowdown === 1 ? "" : ` [CPU ${slowdown}x slower]`;
+      rows.push(...(await streaming(browser, site.url, server, workspace, slowdown, at)));
+      if (ONLY_STREAM) {
+        continue;
+      }
       for (const [name, messages, check] of [
         ["A. 100 KB arguments, 8-byte deltas (page only)", bigArguments(), "big.txt"],
         ["B. 200-call turn (page only)", manyCalls(), "file199"],
