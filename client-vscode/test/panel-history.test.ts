@@ -91,7 +91,7 @@ test("past conversations: New Conversation keeps the old one; reopen, export as 
   await page.getByRole("button", { name: "Export as Markdown" }).click();
   await waitFor(() => (panel.ui.exported ?? []).length === 1, "the export");
   const exported = panel.ui.exported![0];
-  assert.match(exported, /^# Toolwire conversation\n/);
+  assert.match(exported, /^# What is the answer\?\n/, "the export is titled as the history lists it");
   assert.match(exported, /## You\n\nWhat is the answer\?\n\n## Toolwire\n\nThe answer is \*\*42\*\*\./);
 
   await ask(panel, "And again?"); // the reopened conversation goes on

@@ -33,6 +33,68 @@ function fenced(body: string, info = ""): string {
   return `${fence}${info}\n${body}\n${fence}`;
 }
 
+/** `text` as an inline code span: delimited by a backtick run longer than any in it (padded when it starts or ends with one). */
+function code(text: string): string {
+  const flat = text.replace(/[\r\n]+/g, " ");
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const ticks = "`".repeat(longest + 1);
+  const pad = flat.startsWith("`") || flat.endsWith("`") || flat === "" ? " " : "";
+  return `${ticks}${pad}${flat}${pad}${ticks}`;
+}
+
+/** `text` on one line, what inline Markdown or HTML would take escaped: shown literally (a title). */
+function literal(text: string): string {
+  return text.replace(/\s+/g, " ").trim().replace(/[\\`*_[\]<>#!~&|]/g, "\\$&")
+    .replace(/:\/\//g, "\\://") // no bare-URL autolink (GFM)
+    .replace(/\bwww\./gi, (w) => `${w.slice(0, 3)}\\.`);
+}
+
+/**
+ * A message's Markdown, closed off so it cannot swallow what follows: a code fence it leaves
+ * open (a stopped answer cut mid-block, a user's stray ```) is closed, and an HTML block that
+ * only its end token closes (`<!--`, `<script`, `<pre`, `<style`, `<textarea`, `<?`, `<!X`,
+ * `<![CDATA[`, CommonMark's types 1–5) has its `<` escaped when that token never comes.
+ */
+export function closedMarkdown(body: string): string {
+  const lines = body.split(/\r\n|\r|\n/);
+  let fence: { char: string; length: number } | null = null;
+  const HTML_OPEN: [RegExp, RegExp][] = [
+    [/^ {0,3}<(script|pre|style|textarea)(\s|>|$)/i, /<\/(script|pre|style|textarea)>/i],
+    [/^ {0,3}<!--/, /-->/],
+    [/^ {0,3}<\?/, /\?>/],
+    [/^ {0,3}<![a-zA-Z]/, />/],
+    [/^ {0,3}<!\[CDATA\[/, /\]\]>/],
+  ];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const marker = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    if (fence !== null) {
+      if (marker !== null && marker[1][0] === fence.char && marker[1].length >= fence.length && marker[2].trim() === "") {
+        fence = null;
+      }
+      continue;
+    }
+    if (marker !== null && !(marker[1][0] === "`" && marker[2].includes("`"))) {
+      fence = { char: marker[1][0], length: marker[1].length };
+      continue;
+    }
+    for (const [open, close] of HTML_OPEN) {
+      const start = open.exec(line);
+      if (start !== null) {
+        const rest = [line.slice(start[0].length), ...lines.slice(i + 1)].join("\n");
+        if (!close.test(rest)) {
+          lines[i] = line.replace("<", "\\<");
+        }
+        break;
+      }
+    }
+  }
+  if (fence !== null) {
+    lines.push(fence.char.repeat(fence.length));
+  }
+  return lines.join("\n");
+}
+
 /** Results longer than this are cut in the export. */
 const RESULT_LIMIT = 2000;
 
@@ -48,21 +110,22 @@ export function conversationMarkdown(snapshot: SnapshotResult, title?: string | 
       results.set(m.tool_call_id, text(m.content));
     }
   }
-  const out: string[] = [`# ${title ?? "Toolwire conversation"}`, "", `Model: \`${snapshot.model}\` · session \`${snapshot.sessionId}\``];
+  const heading = title?.trim() ? literal(title) : "Toolwire conversation";
+  const out: string[] = [`# ${heading}`, "", `Model: ${code(snapshot.model)} · session ${code(snapshot.sessionId)}`];
   for (const m of messages) {
     if (m?.role === "user" && m.toolImages !== true) {
       const typed = typeof m.userText === "string" ? m.userText : text(m.content);
-      out.push("", "## You", "", typed);
+      out.push("", "## You", "", closedMarkdown(typed));
     } else if (m?.role === "assistant") {
       const said = text(m.content);
       out.push("", "## Toolwire");
       if (said !== "") {
-        out.push("", said);
+        out.push("", closedMarkdown(said));
       }
       for (const call of m.tool_calls ?? []) {
         const name = typeof call.function?.name === "string" ? call.function.name : "?";
         const args = typeof call.function?.arguments === "string" ? call.function.arguments : "";
-        out.push("", `**Tool call \`${name}\`**`, "", fenced(args, "json"));
+        out.push("", `**Tool call ${code(name)}**`, "", fenced(args, "json"));
         const result = typeof call.id === "string" ? results.get(call.id) : undefined;
         if (result !== undefined) {
           const shown = result.length > RESULT_LIMIT ? `${result.slice(0, RESULT_LIMIT)}\n[… ${result.length - RESULT_LIMIT} more characters]` : result;

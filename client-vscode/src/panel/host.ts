@@ -560,7 +560,10 @@ export class PanelHost {
   async exportConversation(): Promise<string> {
     const session = this.requireSession();
     const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id });
-    const text = conversationMarkdown(snapshot);
+    const { cwd } = this.ui.settings();
+    // the title the history shows (the snapshot has none); none while the conversation is unsaved
+    const listed = cwd === undefined ? undefined : await send(session.rpc, "toolwire/session/list", { cwd }).catch(() => undefined);
+    const text = conversationMarkdown(snapshot, listed?.sessions.find((s) => s.sessionId === session.id)?.title);
     await this.ui.showMarkdown?.(text);
     return text;
   }
