@@ -421,6 +421,8 @@ class OpenAIModel:
 #: At most this many models are kept from one endpoint's ``GET /models`` (ids longer than :data:`MAX_MODEL_ID` skipped).
 MAX_LISTED_MODELS = 500
 MAX_MODEL_ID = 200
+#: A model id offered: no white space, control, bidirectional or invisible character (a picker shows it as it is).
+_MODEL_ID = re.compile(r"[^\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]+")
 
 
 async def endpoint_models(base_url: str | None, api_key: str | None, timeout: float) -> list[str] | None:
@@ -440,7 +442,8 @@ async def endpoint_models(base_url: str | None, api_key: str | None, timeout: fl
             return None
         with anyio.fail_after(timeout * 2):  # connect, then the answer: never longer than this
             page = await client.models.list(**no_key_headers(key))
-        ids = [m.id for m in page.data if isinstance(getattr(m, "id", None), str) and 0 < len(m.id) <= MAX_MODEL_ID]
+        ids = [m.id for m in page.data if isinstance(getattr(m, "id", None), str) and 0 < len(m.id) <= MAX_MODEL_ID
+               and _MODEL_ID.fullmatch(m.id) and redactor.redact(m.id) == m.id and not (key and key in m.id)]
     except Exception as exc:  # noqa: BLE001 - any failure means: no list from this endpoint
         log.info("GET /models of %s failed: %s", redactor.redact(str(client.base_url)),
                  redactor.redact(f"{type(exc).__name__}: {exc}"))
