@@ -22,7 +22,7 @@ const FILES = {
 
 /** The whole result text of the `nth` card of `tool` (expanding it first). */
 async function resultText(chat, tool, nth = 0) {
-  const card = chat.getByRole("group", { name: new RegExp(`^Tool call ${tool}( on [^:]+)?: done`) }).nth(nth);
+  const card = chat.getByRole("group", { name: new RegExp(`^Tool call ${tool}( on [^:]+)?: Done`) }).nth(nth);
   const result = card.locator(".result");
   await result.locator("summary").click();
   return result.locator("pre").innerText();
@@ -63,7 +63,7 @@ test("editor intelligence: get_diagnostics, search_symbols and find_symbol answe
     // followAlong is off and src/closed.ts was never opened: its problems are not checked.
     const closed = await resultText(chat, "edit_file");
     assert.match(closed, /^problems not checked: src\/closed\.ts is not open in the editor$/m, closed);
-    const card = chat.getByRole("group", { name: /^Tool call edit_file on src\/closed\.ts: done/ });
+    const card = chat.getByRole("group", { name: /^Tool call edit_file on src\/closed\.ts: Done/ });
     assert.equal((await card.locator(".problems-head").innerText()).trim(), "Problems not checked: the file is not open in the editor");
   });
 });
@@ -93,7 +93,7 @@ test("problems after an edit: each edit of an open file (followAlong on) names t
     assert.match(ts, /^1 new problem:\nsrc\/a\.ts:4:14: error \(ts 1109\): Expression expected\.$/m, ts);
     assert.doesNotMatch(ts, /a\.ts:1:/, "the problem that was already there is not repeated");
 
-    const card = chat.getByRole("group", { name: /^Tool call edit_file on data\/a\.json: done/ });
+    const card = chat.getByRole("group", { name: /^Tool call edit_file on data\/a\.json: Done/ });
     assert.equal((await card.locator(".problems-head").innerText()).trim(), "1 new problem");
     await card.getByRole("button", { name: "data/a.json:4:15" }).click();
     await vscode.page.locator(".statusbar-item", { hasText: "Ln 4, Col 15" }).first().waitFor({ timeout: STEP_MS });
