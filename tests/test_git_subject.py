@@ -209,3 +209,48 @@ def test_a_revision_starting_with_a_dash_is_never_shown_as_an_option(tmp_path: P
         assert "--end-of-options" in line, line
         run = subprocess.run(["bash", "-c", line], cwd=root, capture_output=True, text=True)
         assert run.returncode != 0 and not (root / "pwned").exists(), (line, run)
+
+
+HOSTILE_NAMES = ["[ab].txt", "$(touch pwned)", "-rf", "it's \"q\" `x`", "new\nline.txt", ":!a.txt", "*", "tab\there.txt"]
+
+
+@ON_SERVER
+async def test_hostile_names_in_the_command_paste_into_bash_exactly(client, tmp_path):
+    """The subject's command, run by bash in the repository, stages exactly the files the tool would:
+    no substitution runs, a leading '-' stays a path, '[ab].txt' and ':!a.txt' are names, not patterns."""
+    root = repo(tmp_path)
+    (root / "b.txt").write_text("b\n")
+    for name in HOSTILE_NAMES:
+        (root / name).write_text("x\n")
+    message = "Fix $(touch pwned) `id` it's \"done\"\n\n-m body"
+    calls = [("git_add", {"paths": HOSTILE_NAMES}), ("git_commit", {"message": message})]
+    sid, _ = await lsp_turn(client, root, tmp_path, calls, [{"optionId": "reject"}, {"optionId": "reject"}])
+    add, commit = (r["subject"] for r in client.permission_requests[sid])
+    assert add["command"].startswith("git --literal-pathspecs add -- "), add["command"]
+    subprocess.run(["bash", "-c", add["command"]], cwd=root, check=True, capture_output=True)
+    staged = git(root, "diff", "--cached", "--name-only", "-z").split("\0")[:-1]
+    assert sorted(staged) == sorted(HOSTILE_NAMES) and not (root / "pwned").exists()
+    assert commit["command"].startswith("git commit -m ")
+    subprocess.run(["bash", "-c", commit["command"]], cwd=root, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "T",
+                        "GIT_COMMITTER_EMAIL": "t@x"})
+    assert git(root, "log", "-1", "--format=%B").rstrip("\n") == message and not (root / "pwned").exists()
+
+
+def test_any_words_round_trip_through_bash() -> None:
+    """Generated words (every character but NUL, leading '-', quotes, $(…), line breaks, bidi): the
+    line bash reads gives back exactly the words."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    chars = st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(st.text(chars, max_size=12), st.sampled_from(["-rf", "$(id)", "`id`", "'", '"', "\n"])),
+                    min_size=1, max_size=5))
+    def run(words: list[str]) -> None:
+        line = " ".join(shell_word(w) for w in words)
+        out = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, check=True).stdout
+        assert out.split(b"\0")[:-1] == [w.encode() for w in words], line
+
+    run()

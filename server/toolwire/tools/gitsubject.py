@@ -78,9 +78,17 @@ def rev_words(rev: str) -> list[str]:
     return ["--end-of-options", rev] if rev.startswith("-") else [rev]
 
 
+#: A path git would take as a pattern or pathspec magic without ``--literal-pathspecs`` (the tools run with it).
+_PATHSPEC_SPECIAL: Final = re.compile(r"[*?[\\]|^:")
+
+
 def command_line(words: list[str]) -> str:
-    """``git <words>`` as one shell line (``git commit -m "Fix x" -- a.py b.py``)."""
-    return " ".join(["git", *(shell_word(w) for w in words)])
+    """``git <words>`` as one shell line (``git commit -m "Fix x" -- a.py b.py``); ``git
+    --literal-pathspecs …`` when a path after ``--`` would otherwise be a pattern (``[ab].txt`` also
+    names ``a.txt``) or magic (``:!x``), so the line does what the tool does."""
+    paths = words[words.index("--") + 1:] if "--" in words else []
+    literal = ["--literal-pathspecs"] if any(_PATHSPEC_SPECIAL.search(p) for p in paths) else []
+    return " ".join(["git", *literal, *(shell_word(w) for w in words)])
 
 
 def _numstat(raw: bytes) -> list[dict[str, Any]]:
