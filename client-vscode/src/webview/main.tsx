@@ -28,9 +28,32 @@ export function send(message: WebviewMessage): void {
 
 const keys = new ApprovalKeys(() => state, send);
 
+/**
+ * Asks the host for a fresh snapshot once (until a reset arrives): after a gap, and after a
+ * message the reducer or the view could not take (an update this build does not understand),
+ * so one odd message never freezes the panel: it is dropped and the state rebuilt.
+ */
+function resync(): void {
+  if (!resyncAsked) {
+    resyncAsked = true;
+    send({ type: "resync" });
+  }
+}
+
+/** The last state that rendered, painted again when a newer one cannot be. */
+let painted: PanelState = state;
+
 function paint(): void {
   frame = 0;
-  render(<App state={state} send={send} />, root);
+  try {
+    render(<App state={state} send={send} />, root);
+    painted = state;
+  } catch (error) {
+    console.error("Toolwire panel: cannot show this state", error);
+    state = painted;
+    render(<App state={state} send={send} />, root);
+    resync();
+  }
   keys.focusNew();
 }
 
@@ -39,13 +62,18 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
   if (message === null || typeof message !== "object" || typeof message.type !== "string") {
     return;
   }
-  state = reduceHostMessage(state, message);
-  if (message.type === "reset" || (message.type === "batch" && message.messages.some((m) => m.type === "reset"))) {
+  try {
+    state = reduceHostMessage(state, message);
+  } catch (error) {
+    console.error(`Toolwire panel: dropped a ${message.type} message it cannot apply`, error);
+    resync(); // a reset that cannot be applied is not asked for again
+    return;
+  }
+  if (message.type === "reset" || (message.type === "batch" && Array.isArray(message.messages) && message.messages.some((m) => m?.type === "reset"))) {
     resyncAsked = false;
   }
-  if (state.needsSnapshot && !resyncAsked) {
-    resyncAsked = true;
-    send({ type: "resync" });
+  if (state.needsSnapshot) {
+    resync();
   }
   if (frame === 0) {
     frame = requestAnimationFrame(paint);

@@ -1,0 +1,48 @@
+/**
+ * One odd message never freezes the panel: an update the reducer cannot apply (here a `plan`
+ * without entries, a `workspace_change` without paths: what a newer or broken server might
+ * send) is dropped, the page asks the host for a fresh snapshot (`resync`, once), and the
+ * messages after it are shown. The page is the real bundle, fed host messages (no server).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { HostMessage, WebviewMessage } from "../src/panel/messages";
+import { usePanelSite } from "./panel/harness";
+
+const site = usePanelSite();
+const S = "s1";
+const update = (u: unknown): HostMessage => ({ type: "update", params: { sessionId: S, update: u } } as HostMessage);
+
+test("an update the reducer cannot apply is dropped with one resync; the panel goes on", async () => {
+  const page = await site.browser.newPage();
+  try {
+    await page.addInitScript(() => {
+      const sent: unknown[] = [];
+      (window as unknown as Record<string, unknown>).sent = sent;
+      (window as unknown as Record<string, unknown>).acquireVsCodeApi = () => ({ postMessage: (m: unknown) => sent.push(m), getState: () => undefined, setState: () => undefined });
+    });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(site.url);
+    const messages: HostMessage[] = [
+      { type: "session", sessionId: S, model: "openai:gpt-4o-mini", instructions: [], mcpServers: [] },
+      { type: "prompt", text: "Plan it." },
+      update({ sessionUpdate: "turn", state: "started", turnId: "t1" }),
+      update({ sessionUpdate: "plan" }),
+      update({ sessionUpdate: "workspace_change", paths: null }),
+      update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Still here." } }),
+    ];
+    await page.evaluate((list) => {
+      for (const data of list) {
+        window.dispatchEvent(new MessageEvent("message", { data }));
+      }
+    }, messages);
+    await page.locator(".message.assistant", { hasText: "Still here." }).waitFor();
+    assert.equal(await page.locator(".message.user").innerText().then((t) => t.includes("Plan it.")), true);
+    const sent = (await page.evaluate(() => (window as unknown as { sent: WebviewMessage[] }).sent)).map((m) => m.type);
+    assert.deepEqual(sent.filter((t) => t === "resync"), ["resync"], `one resync asked: ${sent.join(", ")}`);
+    assert.deepEqual(errors, [], "no uncaught error on the page");
+  } finally {
+    await page.close();
+  }
+});
