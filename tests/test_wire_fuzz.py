@@ -31,7 +31,9 @@ SETTINGS = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
 #: Requests a client sends (notifications get no answer to check).
 REQUESTS = sorted(m for m, (direction, kind) in P.METHODS.items() if direction == "client→server" and kind == "request")
 #: Replaced in generated params so the examples reach real code paths (and never watch "/").
-CLOSES = {P.SESSION_CLOSE}
+CLOSES = {P.SESSION_CLOSE, P.SESSION_DELETE}
+#: Methods whose ``cwd`` is pointed at the workspace folder some of the time (a real folder's sessions).
+WITH_CWD = {P.SESSION_NEW, P.SESSION_LOAD, P.SESSION_DELETE, P.SESSION_LIST}
 
 
 class Server:
@@ -88,7 +90,7 @@ def grounded(method: str, params: Any, server: Server, use_real: bool) -> Any:
     params = dict(params)
     if use_real and "sessionId" in params and method not in CLOSES:
         params["sessionId"] = server.session
-    if method == P.SESSION_NEW and isinstance(params.get("cwd"), str) and params["cwd"].startswith("/"):
+    if method in WITH_CWD and isinstance(params.get("cwd"), str) and params["cwd"].startswith("/"):
         params["cwd"] = str(server.workspace) if use_real else "/nonexistent" + params["cwd"][:50]
     return params
 
