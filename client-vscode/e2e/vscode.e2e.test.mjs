@@ -139,3 +139,41 @@ test("a diagnostic from a problem matcher offers Toolwire: Fix as a quick fix; c
     await vscode.waitForEditorText(/def greet\(name: str\) -> str:/, "the quick fix's edit in the editor");
   });
 });
+
+test("a code action (Toolwire: Explain) opens a new conversation showing the user's intent; the one the user was in stays in Past conversations and reopens", async (t) => {
+  const workspace = makeWorkspace({ "greet.py": GREET });
+  const settings = { "toolwire.model": `replay:${path.join(data, "explain.jsonl")}` };
+  await withVsCode(t, workspace, settings, async (vscode) => {
+    let chat = await vscode.chat();
+    await vscode.ask(chat, "What is in this workspace?");
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+
+    await vscode.openFile("greet.py");
+    await vscode.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await vscode.page.keyboard.press("Control+A");
+    const explain = vscode.page.locator(".action-widget .monaco-list-row", { hasText: "Toolwire: Explain" }).first();
+    await retrying("the Explain code action", async () => {
+      await vscode.page.keyboard.press("Control+.");
+      await explain.waitFor({ timeout: 15_000 });
+    }, () => vscode.page.keyboard.press("Escape"));
+    await explain.click();
+
+    chat = vscode.chatFrame();
+    const question = chat.getByRole("region", { name: "You" });
+    await question.filter({ hasText: "Explain this code" }).first().waitFor({ timeout: STEP_MS });
+    await chat.getByText(/the one you were in is in Past conversations/).first().waitFor({ timeout: STEP_MS });
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+    const asked = await question.allInnerTexts();
+    assert.equal(asked.length, 1, asked.join("\n"));
+    assert.doesNotMatch(asked[0], /What is in this workspace|Explain what the selected text does/, "the new conversation shows the intent, not the template");
+    await vscode.screenshot("code-action-new-conversation");
+
+    await chat.locator("details.history-menu > summary").click();
+    const earlier = chat.getByRole("button", { name: /What is in this workspace/ }).first();
+    await earlier.waitFor({ timeout: STEP_MS });
+    await earlier.click();
+    await question.filter({ hasText: "What is in this workspace?" }).first().waitFor({ timeout: STEP_MS });
+    await chat.getByRole("region", { name: "End of turn" }).last().waitFor({ timeout: STEP_MS });
+    assert.equal((await question.allInnerTexts()).length, 1, "the reopened conversation has its one turn");
+  });
+});
