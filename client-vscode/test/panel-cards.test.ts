@@ -222,7 +222,9 @@ test("git tools: the command a person would type, the files and a diffstat", { t
       assert.ok(listed.includes(file.path) && listed.includes(`+${file.added}`), listed);
     }
   }
-  if (subject.diffstat !== undefined) {
+  if (subject.files?.length === 1) {
+    assert.equal(await approval.locator(".diffstat").count(), 1, "one file: its line, no total repeating it");
+  } else if (subject.diffstat !== undefined) {
     assert.equal(await approval.locator(".diffstat").last().getAttribute("aria-label"), `${subject.diffstat.files} file${subject.diffstat.files === 1 ? "" : "s"}, ${subject.diffstat.added} added, ${subject.diffstat.removed} removed`);
   }
   await mkdir(ARTIFACTS, { recursive: true });
@@ -230,6 +232,7 @@ test("git tools: the command a person would type, the files and a diffstat", { t
   await approval.getByRole("button", { name: "Allow once" }).click();
   await page.locator(".turn-end").waitFor();
   assert.equal((await commit.locator(".git-view pre.command").innerText()).trim(), `$ ${typed}`, "the card's command once answered");
+  assert.equal(await add.locator(".git-view .diffstat").count(), 1, "git_add of one file: no total repeating its line");
   assert.equal((await card(panel, "git_status").locator("pre.command").innerText()).trim(), "$ git status");
   assert.equal((await card(panel, "git_log").locator("pre.command").innerText()).trim(), "$ git log -n 5");
 });

@@ -273,7 +273,8 @@ export class CallCard extends Component<Props, State> {
                 ))}
               </ul>
             ) : null}
-            {change.diffstat ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
+            {/* the total only sums several files: one file's line already says it */}
+            {change.diffstat && change.files?.length !== 1 ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
           </div>
         ) : null}
         {subject.kind === "tool" || subject.kind === "mcp" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}

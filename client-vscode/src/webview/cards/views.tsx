@@ -230,7 +230,7 @@ function GitView({ call, args, change }: { call: CallView; args: ArgsSoFar; chan
           ))}
         </ul>
       ) : null}
-      {change.diffstat ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
+      {change.diffstat && files.length !== 1 ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
     </div>
   );
 }
