@@ -70,3 +70,18 @@ def test_fuzzy_ranks_the_name_first_and_needs_every_character_in_order():
     assert score(fold("S A H"), "server/agent/host.py") is not None  # spaces ignored, case folded
     assert score(fold("hsot"), "server/agent/host.py") is None
     assert score(fold("ab"), "xab_a") is not None  # a skip to a word start never loses the match
+
+
+def test_a_long_query_is_scored_without_the_quadratic_look_ahead(monkeypatch):
+    """findFiles takes queries up to 1000 characters: against long, repetitive paths the look-ahead
+    (the rest of the query fitted after each later word start) would scan the query for each of its
+    characters; a query over LOOKAHEAD_QUERY takes first occurrences, and still matches the same paths."""
+    from toolwire.workspace import fuzzy
+
+    path = ("ab" * 50 + "/") * 20
+    calls = []
+    real = fuzzy._fits
+    monkeypatch.setattr(fuzzy, "_fits", lambda *a: calls.append(1) or real(*a))
+    assert score(fold("ab" * 500), path) is not None and calls == []
+    assert score(fold("ab" * 500 + "z"), path) is None
+    assert score(fold("aabb"), path) is not None and calls  # a short query still looks ahead

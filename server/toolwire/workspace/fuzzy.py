@@ -12,6 +12,9 @@ whole strings by similarity, not a few typed letters against a long path.
 from __future__ import annotations
 
 _SEPARATORS = frozenset("/_-. ")
+#: Longest query whose characters are moved to a later word start (the rest must still fit after it: a
+#: scan of the query per character, quadratic); a longer one (nobody types it) takes each first occurrence.
+LOOKAHEAD_QUERY = 64
 
 
 def _word_starts(path: str) -> list[bool]:
@@ -51,13 +54,14 @@ def score(query: str, path: str) -> float | None:
     if found >= 0:
         return 500.0 - found * 0.1 - len(path) * 0.01
     starts = _word_starts(path)
+    lookahead = len(query) <= LOOKAHEAD_QUERY  # the look-ahead costs len(query) finds per character
     total = 0.0
     at = -1
     for index, char in enumerate(query):
         position = lower.find(char, at + 1)
         if position < 0:
             return None
-        if not starts[position]:  # a later occurrence at a word start, when the rest still matches after it
+        if not starts[position] and lookahead:  # a later occurrence at a word start, when the rest still matches after it
             later = position
             while (later := lower.find(char, later + 1)) >= 0 and not starts[later]:
                 pass
@@ -80,4 +84,4 @@ def fold(query: str) -> str:
     return "".join(query.split()).lower()
 
 
-__all__ = ["fold", "score"]
+__all__ = ["LOOKAHEAD_QUERY", "fold", "score"]
