@@ -46,3 +46,36 @@ test("an update the reducer cannot apply is dropped with one resync; the panel g
     await page.close();
   }
 });
+
+test("the header's model picker stays on screen with a long model name while an approval waits", async () => {
+  const page = await site.browser.newPage({ viewport: { width: 460, height: 600 } });
+  try {
+    await page.addInitScript(() => {
+      (window as unknown as Record<string, unknown>).acquireVsCodeApi = () => ({ postMessage: () => undefined, getState: () => undefined, setState: () => undefined });
+    });
+    await page.goto(site.url);
+    const call = { toolCallId: "c1", index: 0, name: "edit_file", kind: "function", status: "generated", rev: 1, argumentsText: "{}", partialArguments: {}, arguments: {} };
+    const messages: HostMessage[] = [
+      { type: "session", sessionId: S, model: "openai-responses:gpt-4.1-mini-2025-04-14-with-a-long-deployment-name", instructions: [], mcpServers: [] },
+      { type: "prompt", text: "Edit it." },
+      update({ sessionUpdate: "turn", state: "started", turnId: "t1" }),
+      update({ sessionUpdate: "tool_call", toolCall: call }),
+      { type: "permission", pending: { requestId: "r1", params: { sessionId: S, toolCall: call, subject: { kind: "tool", tool: "edit_file", arguments: {} }, options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }] } } } as HostMessage,
+    ];
+    await page.evaluate((list) => {
+      for (const data of list) {
+        window.dispatchEvent(new MessageEvent("message", { data }));
+      }
+    }, messages);
+    await page.locator(".turn-state.waiting").waitFor();
+    const box = await page.evaluate(() => {
+      const picker = (document.querySelector("select.model-picker") as HTMLElement).getBoundingClientRect();
+      const holder = (document.querySelector(".toolbar .model") as HTMLElement).getBoundingClientRect();
+      return { left: picker.left, right: picker.right, width: picker.width, holderRight: holder.right };
+    });
+    assert.ok(box.width >= 80, `the picker is wide enough to read: ${JSON.stringify(box)}`);
+    assert.ok(box.right <= box.holderRight + 0.5, `the picker fits its place (not hidden behind an ellipsis): ${JSON.stringify(box)}`);
+  } finally {
+    await page.close();
+  }
+});
