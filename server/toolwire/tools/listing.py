@@ -341,11 +341,16 @@ async def find_files(ctx: ToolContext, query: str, limit: int) -> list[dict[str,
     listed += [rel for rel in new if rel not in known]
     opened = {doc.path.relative_to(root).as_posix() for doc in ctx.documents.open_documents()
               if doc.path != root and is_inside(doc.path, root)}
-    folded = fold(query)
+    best = await _off_loop(_ranked, fold(query), listed, opened, limit)  # up to 100 000 paths: not on the loop
+    return [{"path": display_name(rel), "open": rel in opened} for rel in best]
+
+
+def _ranked(folded: str, listed: list[str], opened: set[str], limit: int) -> list[str]:
+    """The ``limit`` paths of ``listed`` that match ``folded`` best (open files first on a tie)."""
     ranked: list[tuple[float, int, str]] = []
     for order, rel in enumerate(listed):
         points = score(folded, rel)
         if points is not None:
             ranked.append((-(points + (0.5 if rel in opened else 0.0)) if folded else (0 if rel in opened else 1), order, rel))
     ranked.sort()
-    return [{"path": display_name(rel), "open": rel in opened} for _, _, rel in ranked[:limit]]
+    return [rel for _, _, rel in ranked[:limit]]
