@@ -79,3 +79,38 @@ test("the header's model picker stays on screen with a long model name while an 
     await page.close();
   }
 });
+
+test("the @ picker tells assistive technology which choice is active (aria-activedescendant), and forgets it when closed", async () => {
+  const page = await site.browser.newPage({ viewport: { width: 460, height: 600 } });
+  try {
+    await page.addInitScript(() => {
+      (window as unknown as Record<string, unknown>).acquireVsCodeApi = () => ({ postMessage: () => undefined, getState: () => undefined, setState: () => undefined });
+    });
+    await page.goto(site.url);
+    await page.evaluate((data) => window.dispatchEvent(new MessageEvent("message", { data })), { type: "session", sessionId: S, model: "replay", instructions: [], mcpServers: [] } as HostMessage);
+    const box = page.getByRole("textbox", { name: "Prompt" });
+    await box.fill("@");
+    await page.evaluate((data) => window.dispatchEvent(new MessageEvent("message", { data })), {
+      type: "mentions", query: "", items: [
+        { kind: "file", path: "a.py", label: "a.py", source: "open" },
+        { kind: "file", path: "b.py", label: "b.py", source: "workspace" },
+      ],
+    } as HostMessage);
+    await page.getByRole("listbox", { name: "Add context" }).waitFor();
+    const active = async () => {
+      const id = await box.getAttribute("aria-activedescendant");
+      return id === null ? null : page.locator(`[id="${id}"]`).innerText();
+    };
+    assert.equal(await box.getAttribute("aria-controls"), await page.getByRole("listbox").getAttribute("id"));
+    assert.match((await active()) ?? "", /a\.py/);
+    await box.press("ArrowDown");
+    await page.locator('[role="option"][aria-selected="true"]', { hasText: "b.py" }).waitFor();
+    assert.match((await active()) ?? "", /b\.py/);
+    await box.press("Escape");
+    await page.getByRole("listbox").waitFor({ state: "detached" });
+    assert.equal(await box.getAttribute("aria-activedescendant"), null);
+    assert.equal(await box.getAttribute("aria-controls"), null);
+  } finally {
+    await page.close();
+  }
+});

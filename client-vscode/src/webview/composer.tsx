@@ -169,9 +169,10 @@ export class Composer extends Component<Props, State> {
             </ul>
           ) : null}
           {open ? (
-            <ul class="mentions" role="listbox" aria-label="Add context">
+            <ul class="mentions" id="mentions" role="listbox" aria-label="Add context">
               {items.map((chip, index) => (
                 <li
+                  id={`mention-${index}`}
                   role="option"
                   aria-selected={index === this.state.active}
                   class={index === this.state.active ? "mention active" : "mention"}
@@ -193,6 +194,9 @@ export class Composer extends Component<Props, State> {
               this.box = box;
             }}
             aria-label="Prompt"
+            aria-autocomplete="list"
+            aria-controls={open ? "mentions" : undefined}
+            aria-activedescendant={open ? `mention-${Math.min(this.state.active, items.length - 1)}` : undefined}
             aria-expanded={open}
             placeholder="Ask Toolwire… (@ adds context, Enter to send, Shift+Enter for a new line)"
             rows={3}
