@@ -87,3 +87,20 @@ async def test_find_files_with_odd_queries_and_limits(editor, repo, tmp_path):
     with pytest.raises(Exception, match="findFiles: invalid params: query"):
         await found("x" * 10_000)
     assert len((await editor.call("toolwire/workspace/findFiles", {"sessionId": sid, "limit": 500}))["files"]) >= 2
+
+
+async def test_a_huge_attachment_is_kept_as_the_model_read_it(editor, repo, tmp_path):
+    """The saved session keeps an embedded resource's first 100 000 characters (what the model was
+    given), not the 50 MB sent, so every later save does not write it again."""
+    from toolwire.agent.session_store import SessionStore
+
+    sid = await new_session(editor, repo, write_script(tmp_path / "s.jsonl", [{"text": "ok"}] * 2))
+    block = {"type": "resource", "resource": {"uri": (repo / "a.py").as_uri(), "text": "y" * 50_000_000}}
+    result = await editor.call("toolwire/session/prompt", {"sessionId": sid, "prompt": [block]})
+    assert result["stopReason"] == "end_turn"
+    await editor.call("toolwire/session/close", {"sessionId": sid})
+    saved = SessionStore(repo.resolve()).folder / f"{sid}.json"
+    assert 100_000 < saved.stat().st_size < 1_000_000
+    await editor.call("toolwire/session/load", {"sessionId": sid, "cwd": str(repo)})
+    snap = await editor.call("toolwire/session/snapshot", {"sessionId": sid})
+    assert [m["userText"] for m in snap["messages"] if m["role"] == "user"] == ["Attached: a.py"]

@@ -43,6 +43,7 @@ from typing import Any
 from toolwire.agent.budget import CONTINUE_PROMPT, continue_refusal
 from toolwire.agent.call_ids import fed_call_id
 from toolwire.agent.compaction import Compaction, compact_session
+from toolwire.agent.prompt_blocks import kept_blocks
 from toolwire.agent.events import (AgentEvent, Approver, LoggedEvent, SessionInfo, Sink, ToolCallChanged, UserPrompt,
                                    WorkspaceChange, call_changed)
 from toolwire.agent.fed import FedStream, FedStreamError, run_fed_calls
@@ -322,7 +323,7 @@ class SessionHost:
         The outcome's message has every known secret removed. Settings that
         changed while it ran apply now.
         """
-        self._prompted(hosted, UserPrompt(turn.id, prompt, tuple(blocks)))
+        self._prompted(hosted, UserPrompt(turn.id, prompt, tuple(kept_blocks(blocks))))
         try:
             outcome = await turn.run(prompt, images, shown)
         except asyncio.CancelledError:

@@ -212,6 +212,19 @@ def attachment_label(block: ResourceBlock | ResourceLinkBlock, root: Path) -> st
     return path
 
 
+def kept_blocks(blocks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Blocks (JSON) as a session keeps them (its log, the saved file, ACP's replay): an embedded
+    resource's text cut to the :data:`RESOURCE_LIMIT` characters the model was given, so a 50 MB
+    attachment is not written again at every save (what the model read is in the conversation)."""
+    kept = []
+    for block in blocks:
+        resource = block.get("resource") if block.get("type") == "resource" else None
+        if isinstance(resource, dict) and isinstance(resource.get("text"), str) and len(resource["text"]) > RESOURCE_LIMIT:
+            block = {**block, "resource": {**resource, "text": resource["text"][:RESOURCE_LIMIT]}}
+        kept.append(block)
+    return kept
+
+
 def shown_text(blocks: Sequence[PromptBlock], root: Path) -> str:
     """The prompt as the user's entry shows it (see the module's docstring)."""
     typed = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
@@ -223,5 +236,5 @@ def shown_text(blocks: Sequence[PromptBlock], root: Path) -> str:
 
 
 __all__ = ["LineRange", "PROBLEMS_MIME", "PromptBlock", "PromptBlockError", "RESOURCE_LIMIT", "ResourceBlock",
-           "ResourceLinkBlock", "TextBlock", "attachment_label", "display_path", "fence_for", "model_text",
+           "ResourceLinkBlock", "TextBlock", "attachment_label", "display_path", "fence_for", "kept_blocks", "model_text",
            "parse_blocks", "shown_text"]
