@@ -114,3 +114,39 @@ test("the @ picker tells assistive technology which choice is active (aria-activ
     await page.close();
   }
 });
+
+test("a failed or rejected edit says its diff was not written; a done one does not", async () => {
+  const page = await site.browser.newPage({ viewport: { width: 460, height: 900 } });
+  try {
+    await page.addInitScript(() => {
+      (window as unknown as Record<string, unknown>).acquireVsCodeApi = () => ({ postMessage: () => undefined, getState: () => undefined, setState: () => undefined });
+    });
+    await page.goto(site.url);
+    const args = { path: "a.py", old_string: "def greet(name):\n", new_string: "def greet(name: str) -> str:\n" };
+    const call = (id: string, index: number, status: string, extra: Record<string, unknown> = {}) => ({
+      toolCallId: id, index, name: "edit_file", kind: "function", status, rev: 3, argumentsText: JSON.stringify(args), partialArguments: args, arguments: args, path: "a.py", ...extra,
+    });
+    const messages = [
+      { type: "session", sessionId: S, model: "replay", instructions: [], mcpServers: [] },
+      { type: "prompt", text: "Type it." },
+      update({ sessionUpdate: "turn", state: "started", turnId: "t1" }),
+      update({ sessionUpdate: "tool_call", toolCall: call("c1", 0, "errored", { error: { code: "no_match", message: "old_string is not in a.py", retryable: true } }) }),
+      update({ sessionUpdate: "tool_call", toolCall: call("c2", 1, "canceled", { cancelReason: "rejected" }) }),
+      update({ sessionUpdate: "tool_call", toolCall: call("c3", 2, "done", { result: { ok: true, content: "edited", data: null, errorCode: null } }) }),
+      update({ sessionUpdate: "turn", state: "ended", turnId: "t1", stopReason: "end_turn" }),
+    ] as HostMessage[];
+    await page.evaluate((list) => {
+      for (const data of list) {
+        window.dispatchEvent(new MessageEvent("message", { data }));
+      }
+    }, messages);
+    await page.locator(".turn-end").waitFor();
+    const said = (id: string) => page.locator(`article.card[data-call="${id}"] .not-written .caption`).count();
+    assert.equal(await said("c1"), 1, "the failed edit");
+    assert.equal(await said("c2"), 1, "the rejected edit");
+    assert.equal(await said("c3"), 0, "the edit that was written");
+    assert.match(await page.locator('article.card[data-call="c1"] .not-written').innerText(), /Not written[\s\S]*greet\(name: str\)/);
+  } finally {
+    await page.close();
+  }
+});

@@ -45,7 +45,29 @@ export function hasView(name: string): boolean {
 }
 
 /** The view of a call's arguments (see the module comment); null when there is nothing to show yet. */
-export function ToolView({ call, args, change, approving }: ToolViewProps) {
+const FILE_TOOLS = new Set(["edit_file", "multi_edit", "create_file", "delete_file", "rename_file"]);
+
+/**
+ * A call's view; a file tool that failed or was cancelled says above its diff (or line) that
+ * none of it was written: at a glance a red/green diff reads as a change made.
+ */
+export function ToolView(props: ToolViewProps) {
+  const view = viewOf(props);
+  const { call } = props;
+  if (view === null || !FILE_TOOLS.has(call.name) || (call.status !== "errored" && call.status !== "canceled")) {
+    return view;
+  }
+  return (
+    <div class="not-written">
+      <p class="caption">
+        <i class="codicon codicon-circle-slash" aria-hidden="true" /> Not written: what the model proposed
+      </p>
+      {view}
+    </div>
+  );
+}
+
+function viewOf({ call, args, change, approving }: ToolViewProps) {
   const root = args.root;
   const str = (key: string): string | undefined => (root === undefined ? undefined : stringAt(args, root, key));
   const live = call.status === "generating";
