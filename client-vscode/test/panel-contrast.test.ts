@@ -149,6 +149,8 @@ async function openWelcome(theme: PanelTheme): Promise<Page> {
   ]);
   await page.getByRole("region", { name: "Welcome" }).waitFor();
   await page.locator(".composer .chip").waitFor();
+  await page.getByRole("button", { name: "Delete: Explain this code" }).click(); // its Delete / Keep question
+  await page.getByRole("button", { name: "Keep", exact: true }).waitFor();
   await page.getByRole("textbox", { name: "Prompt" }).fill("@");
   await dispatch(page, [{ type: "mentions", query: "", items: MENTIONS as unknown as ContextChip[] }]);
   await page.getByRole("listbox", { name: "Add context" }).waitFor();
@@ -268,7 +270,7 @@ for (const [name, theme] of Object.entries(DEFAULT_THEMES)) {
     try {
       const measured = await measure(page);
       const kinds = measured.map((m) => m.what).join("\n");
-      for (const expected of ["Select model", "Set API Key", "Try the offline demo", "select.model-picker", "Fix the failing test", "Delete: Explain this code",
+      for (const expected of ["Select model", "Set API Key", "Try the offline demo", "select.model-picker", "Fix the failing test", "Delete: Fix the failing test", "button.danger \"Delete\"", "\"Keep\"",
         "turns", "chip-label \"src/app.py\"", "Remove src/app.py", "src/app.py:3-7", "Problems in src/app.py", "mention-group \"Selection\"", "mention-group \"File\""]) {
         assert.ok(kinds.includes(expected), `${expected} is measured:\n${kinds}`);
       }

@@ -101,6 +101,15 @@ test("past conversations: New Conversation keeps the old one; reopen, export as 
   await history.getByRole("button", { name: "What is the answer?", exact: true }).waitFor();
   assert.match(await history.innerText(), /2 turns/);
   await history.getByRole("button", { name: "Delete: What is the answer?" }).click();
+  // asked first, in place: the focus on Keep, and Keep (or Escape) deletes nothing
+  const keep = history.getByRole("button", { name: "Keep", exact: true });
+  await page.waitForFunction(() => document.activeElement?.textContent?.trim() === "Keep");
+  await keep.click();
+  await history.getByRole("button", { name: "Delete: What is the answer?" }).click();
+  await keep.waitFor();
+  await page.keyboard.press("Escape");
+  await history.getByRole("button", { name: "Delete: What is the answer?" }).click();
+  await history.getByRole("button", { name: "Delete What is the answer? for good" }).click();
   await history.waitFor({ state: "detached" });
   const { rpc } = await (panel.host as unknown as { server: { connection(): Promise<{ rpc: { sendRequest<R>(m: string, p: unknown): Promise<R> } }> } }).server.connection();
   const listed = await rpc.sendRequest<{ sessions: unknown[] }>("toolwire/session/list", { cwd: workspace });

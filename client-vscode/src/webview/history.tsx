@@ -5,9 +5,11 @@
  * the buttons of a turn that ended for want of a key or at the end of the demo. Names and
  * titles from the server are shown in display form.
  */
+import { Component } from "preact";
 import { displayText } from "../display";
 import type { WebviewMessage } from "../panel/messages";
 import type { PanelState } from "../panel/reducer";
+import type { SavedSessionWire } from "../protocol";
 
 type Send = (message: WebviewMessage) => void;
 
@@ -88,29 +90,77 @@ export function HistoryList({ state, send }: { state: PanelState; send: Send }) 
         {state.history.map((s) => {
           const title = displayText(s.title ?? "Untitled conversation");
           const current = s.sessionId === state.sessionId;
-          return (
-            <li key={s.sessionId} class={current ? "current" : ""}>
-              <button type="button" class="link open-session" title={`Open: ${title}`} onClick={() => send({ type: "openSession", sessionId: s.sessionId })}>
-                {title}
-              </button>
-              <span class="meta">
-                {when(s.updatedAt)} · {s.turns} {s.turns === 1 ? "turn" : "turns"}
-              </span>
-              <button
-                type="button"
-                class="icon delete-session"
-                aria-label={`Delete: ${title}`}
-                title="Delete this conversation"
-                onClick={() => send({ type: "deleteSession", sessionId: s.sessionId })}
-              >
-                <i class="codicon codicon-trash" aria-hidden="true" />
-              </button>
-            </li>
-          );
+          return <HistoryRow key={s.sessionId} session={s} title={title} current={current} send={send} />;
         })}
       </ul>
     </section>
   );
+}
+
+/**
+ * One past conversation: open it, or delete it. Deleting cannot be undone, so the trash button
+ * asks first, in place (**Delete** / **Keep**, the focus on Keep; Escape keeps it).
+ */
+class HistoryRow extends Component<{ session: SavedSessionWire; title: string; current: boolean; send: Send }, { confirming: boolean }> {
+  override state = { confirming: false };
+  private keep: HTMLButtonElement | null = null;
+
+  override componentDidUpdate(_: unknown, before: { confirming: boolean }): void {
+    if (this.state.confirming && !before.confirming) {
+      this.keep?.focus();
+    }
+  }
+
+  override render() {
+    const { session: s, title, current, send } = this.props;
+    return (
+      <li class={current ? "current" : ""}>
+        <button type="button" class="link open-session" title={`Open: ${title}`} onClick={() => send({ type: "openSession", sessionId: s.sessionId })}>
+          {title}
+        </button>
+        <span class="meta">
+          {when(s.updatedAt)} · {s.turns} {s.turns === 1 ? "turn" : "turns"}
+        </span>
+        {this.state.confirming ? (
+          <span
+            class="confirm-delete"
+            role="group"
+            aria-label={`Delete ${title}?`}
+            onKeyDown={(event) => {
+              if (event.key === "Escape") {
+                event.preventDefault();
+                this.setState({ confirming: false });
+              }
+            }}
+          >
+            <button type="button" class="danger" aria-label={`Delete ${title} for good`} onClick={() => send({ type: "deleteSession", sessionId: s.sessionId })}>
+              Delete
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              ref={(button) => {
+                this.keep = button;
+              }}
+              onClick={() => this.setState({ confirming: false })}
+            >
+              Keep
+            </button>
+          </span>
+        ) : (
+          <button
+            type="button"
+            class="icon delete-session"
+            aria-label={`Delete: ${title}`}
+            title="Delete this conversation"
+            onClick={() => this.setState({ confirming: true })}
+          >
+            <i class="codicon codicon-trash" aria-hidden="true" />
+          </button>
+        )}
+      </li>
+    );
+  }
 }
 
 /** Under a turn that ended for want of a key, or at the end of the offline demo: what to do next. */
