@@ -89,3 +89,31 @@ async def test_a_bad_block_is_refused_naming_it(editor, repo, tmp_path):
         await editor.call("toolwire/session/prompt", {"sessionId": sid, "prompt": bad})
     with pytest.raises(Exception, match="prompt"):
         await editor.call("toolwire/session/prompt", {"sessionId": sid, "prompt": [{"type": "audio", "data": ""}]})
+
+
+async def test_a_file_kept_from_the_model_is_flagged_and_its_text_is_sent_only_when_allowed(editor, repo, tmp_path):
+    write_files(repo, {"config/.env": "API_TOKEN=hunter2-secret\n", "config/app.py": "x = 1\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "env")
+    log = tmp_path / "requests.jsonl"
+    sid = await new_session(editor, repo, write_script(tmp_path / "s.jsonl", [{"text": "seen"}]), replayLog=str(log))
+    found = {f["path"]: f for f in await find(editor, sid, "config")}
+    assert found["config/.env"]["excluded"] == ".env"
+    assert "excluded" not in found["config/app.py"]
+    uri = (repo / "config" / ".env").as_uri()
+    secret = (repo / "config" / ".env").read_text()
+    block = {"type": "resource", "resource": {"uri": uri, "text": secret}}
+    for kept in (block, {**block, "resource": {"uri": uri, "text": "line 1: x", "mimeType": "text/x-toolwire-problems"}},
+                 {**block, "_meta": {"toolwire": {"allowExcluded": False}}}):
+        with pytest.raises(Exception, match=r"config/\.env is kept from the model by the modelExclude setting "
+                                             r"\(pattern '\.env'\).*allowExcluded"):
+            await editor.call("toolwire/session/prompt", {"sessionId": sid, "prompt": [
+                {"type": "text", "text": "What is in it?"}, kept]})
+    assert not log.exists() or "hunter2" not in log.read_text()  # refused before any model request
+    snap = await editor.call("toolwire/session/snapshot", {"sessionId": sid})
+    assert not [m for m in snap["messages"] if m["role"] == "user"]
+    allowed = {**block, "_meta": {"toolwire": {"allowExcluded": True}}}
+    result = await editor.call("toolwire/session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": "What is in it?"}, allowed]})
+    assert result["stopReason"] == "end_turn"
+    assert "hunter2-secret" in log.read_text()  # the user allowed it for this prompt

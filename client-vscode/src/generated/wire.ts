@@ -197,7 +197,8 @@ export interface TextBlock {
   text: string;
 }
 /**
- * An embedded resource prompt block: a file's text (of ``range``, 0-based, when given).
+ * An embedded resource prompt block: a file's text (of ``range``, 0-based, when given); a file kept
+ * from the model is accepted only with ``_meta.toolwire.allowExcluded``.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "ResourceBlock".
@@ -206,6 +207,7 @@ export interface ResourceBlock {
   type: "resource";
   resource: TextResourceWire;
   range?: RangeWire | null;
+  _meta?: ResourceBlockMeta | null;
 }
 /**
  * The text of a file attached to a prompt: ``uri`` (``file://``, or the editor's URI of an unsaved
@@ -239,6 +241,25 @@ export interface RangeWire {
 export interface PositionWire {
   line: number;
   character: number;
+}
+/**
+ * ``_meta`` of a resource block.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ResourceBlockMeta".
+ */
+export interface ResourceBlockMeta {
+  toolwire?: ToolwireBlockMeta | null;
+}
+/**
+ * ``_meta.toolwire`` of a resource block: ``allowExcluded``, the user allowed the text of a file
+ * kept from the model (``modelExclude``) to be sent with this prompt.
+ *
+ * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
+ * via the `definition` "ToolwireBlockMeta".
+ */
+export interface ToolwireBlockMeta {
+  allowExcluded?: boolean;
 }
 /**
  * A resource link prompt block: a file named by reference (the model may read it).
@@ -444,7 +465,8 @@ export interface FindFilesResult {
   files: FoundFile[];
 }
 /**
- * A file found: workspace-relative ``path`` (display form), ``open`` in the editor.
+ * A file found: workspace-relative ``path`` (display form), ``open`` in the editor, ``excluded``: the
+ * ``modelExclude`` pattern keeping it from the model (only for such a file).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "FoundFile".
@@ -452,6 +474,7 @@ export interface FindFilesResult {
 export interface FoundFile {
   path: string;
   open: boolean;
+  excluded?: string | null;
 }
 /**
  * ``toolwire/session/snapshot`` result (see protocol.md).

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
+from toolwire.workspace.errors import ToolError
+from toolwire.workspace.model_exclude import ModelExclude
 from toolwire.workspace.names import display_name, display_text
-from toolwire.workspace.paths import file_uri_path, is_inside
+from toolwire.workspace.paths import file_uri_path, is_inside, resolve_path
 
 #: Characters of an embedded resource's text given to the model; the rest is named, for read_file.
 RESOURCE_LIMIT = 100_000
@@ -68,6 +70,8 @@ class ResourceBlock:
     text: str
     mime_type: str | None = None
     range: LineRange | None = None
+    #: ``_meta.toolwire.allowExcluded``: the user allowed a file kept from the model for this prompt.
+    allow_excluded: bool = False
 
 
 @dataclass(slots=True, frozen=True)
@@ -118,7 +122,11 @@ def parse_blocks(items: Iterable[dict[str, Any]]) -> list[PromptBlock]:
                 raise PromptBlockError(f"{where}.resource.text: only text resources are accepted")
             mime = resource.get("mimeType")
             rng = _range(item["range"], f"{where}.range") if item.get("range") is not None else None
-            out.append(ResourceBlock(resource["uri"], resource["text"], mime if isinstance(mime, str) else None, rng))
+            meta = item.get("_meta")
+            tw = meta.get("toolwire") if isinstance(meta, dict) else None
+            allow = isinstance(tw, dict) and tw.get("allowExcluded") is True
+            out.append(ResourceBlock(resource["uri"], resource["text"], mime if isinstance(mime, str) else None, rng,
+                                     allow))
         elif kind == "resource_link":
             uri, name = item.get("uri"), item.get("name")
             if not isinstance(uri, str) or not uri:
@@ -128,6 +136,30 @@ def parse_blocks(items: Iterable[dict[str, Any]]) -> list[PromptBlock]:
             continue
         else:
             raise PromptBlockError(f"{where}: content blocks of type {kind!r} are not supported")
+    return out
+
+
+def kept_resources(blocks: Sequence[PromptBlock], root: Path, exclude: ModelExclude) -> list[tuple[str, str]]:
+    """``(path, pattern)`` of each resource block whose file, a file of the workspace, ``modelExclude`` keeps
+    from the model (a symbolic link by the file it leads to) and that does not carry
+    ``_meta.toolwire.allowExcluded``: the prompt must not send its text (the LSP server refuses it)."""
+    if not exclude:
+        return []
+    real_root = Path(os.path.realpath(root))
+    out: list[tuple[str, str]] = []
+    for block in blocks:
+        if not isinstance(block, ResourceBlock) or block.allow_excluded:
+            continue
+        local = file_uri_path(block.uri)
+        if local is None:
+            continue
+        try:
+            target = resolve_path(root, os.path.normpath(local))
+        except (ToolError, OSError, ValueError):  # outside the workspace, or not a path the tools take
+            continue
+        pattern = exclude.match_target(real_root, target)
+        if pattern is not None and (target.rel, pattern) not in out:
+            out.append((target.rel, pattern))
     return out
 
 

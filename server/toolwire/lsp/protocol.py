@@ -261,12 +261,27 @@ class TextResourceWire(Wire):
     mime_type: str | None = None
 
 
+class ToolwireBlockMeta(Wire):
+    """``_meta.toolwire`` of a resource block: ``allowExcluded``, the user allowed the text of a file
+    kept from the model (``modelExclude``) to be sent with this prompt."""
+
+    allow_excluded: bool = False
+
+
+class ResourceBlockMeta(Wire):
+    """``_meta`` of a resource block."""
+
+    toolwire: ToolwireBlockMeta | None = None
+
+
 class ResourceBlock(Wire):
-    """An embedded resource prompt block: a file's text (of ``range``, 0-based, when given)."""
+    """An embedded resource prompt block: a file's text (of ``range``, 0-based, when given); a file kept
+    from the model is accepted only with ``_meta.toolwire.allowExcluded``."""
 
     type: Literal["resource"]
     resource: TextResourceWire
     range: RangeWire | None = None
+    meta: ResourceBlockMeta | None = Field(None, alias="_meta")
 
 
 class ResourceLinkBlock(Wire):
@@ -308,10 +323,12 @@ class FindFilesParams(Wire):
 
 
 class FoundFile(Wire):
-    """A file found: workspace-relative ``path`` (display form), ``open`` in the editor."""
+    """A file found: workspace-relative ``path`` (display form), ``open`` in the editor, ``excluded``: the
+    ``modelExclude`` pattern keeping it from the model (only for such a file)."""
 
     path: str
     open: bool
+    excluded: str | None = None
 
 
 class FindFilesResult(Wire):

@@ -46,6 +46,7 @@ from toolwire.lsp.editor_link import LspEditorLink, declared_features, diagnosti
 from toolwire.tools.editor_intel import DiagnosticsFeed
 from toolwire.tools.listing import find_files
 from toolwire.workspace.errors import ToolError
+from toolwire.workspace.model_exclude import withheld
 from toolwire.lsp import actions
 from toolwire.lsp.progress import LongTools
 
@@ -259,6 +260,12 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         blocks = prompt_blocks.parse_blocks(sent)
     except prompt_blocks.PromptBlockError as exc:
         raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: {exc}") from None
+    kept = prompt_blocks.kept_resources(blocks, root, hosted.session.model_exclude())
+    if kept:  # the user's word for this prompt, or nothing of the file is sent (protocol.md)
+        named = "; ".join(withheld(path, pattern) for path, pattern in kept)
+        raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: prompt: {named}: its text is sent only "
+                                   'when the user allows it for this prompt (_meta.toolwire.allowExcluded on its '
+                                   "block); nothing was sent")
     text = prompt_blocks.model_text(blocks, root)
     if not text.strip():
         raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: prompt: the prompt has no text")

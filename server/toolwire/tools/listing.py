@@ -322,7 +322,7 @@ FIND_SCAN_LIMIT = 100_000
 
 async def find_files(ctx: ToolContext, query: str, limit: int) -> list[dict[str, Any]]:
     """The workspace's files matching ``query`` (:mod:`toolwire.workspace.fuzzy`), best first, at most
-    ``limit``, each ``{"path", "open"}`` (``toolwire/workspace/findFiles``): the files list_files lists
+    ``limit``, each ``{"path", "open", "excluded"?}`` (``toolwire/workspace/findFiles``; ``excluded``: the ``modelExclude`` pattern of a file kept from the model): the files list_files lists
     (``.git`` and ignored files left out) and the open buffers not saved yet; ``open``: open in the editor.
     An empty query gives the open files first, then the listing's order."""
     root = ctx.root
@@ -342,7 +342,25 @@ async def find_files(ctx: ToolContext, query: str, limit: int) -> list[dict[str,
     opened = {doc.path.relative_to(root).as_posix() for doc in ctx.documents.open_documents()
               if doc.path != root and is_inside(doc.path, root)}
     best = await _off_loop(_ranked, fold(query), listed, opened, limit)  # up to 100 000 paths: not on the loop
-    return [{"path": display_name(rel), "open": rel in opened} for rel in best]
+    out: list[dict[str, Any]] = []
+    for rel in best:
+        item: dict[str, Any] = {"path": display_name(rel), "open": rel in opened}
+        pattern = _kept(ctx, rel)
+        if pattern is not None:
+            item["excluded"] = pattern
+        out.append(item)
+    return out
+
+
+def _kept(ctx: ToolContext, rel: str) -> str | None:
+    """The ``modelExclude`` pattern keeping workspace file ``rel`` from the model (a symbolic link by the file
+    it leads to, as the tools match it), or None."""
+    if not ctx.model_exclude:
+        return None
+    try:
+        return ctx.model_exclude.match_target(ctx.root, resolve_path(ctx.root, rel))
+    except (ToolError, OSError, ValueError):
+        return ctx.model_exclude.match(rel)
 
 
 def _ranked(folded: str, listed: list[str], opened: set[str], limit: int) -> list[str]:
