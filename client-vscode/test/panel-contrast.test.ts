@@ -8,7 +8,8 @@
  * server), so every kind of button is on screen at once: an approval (Allow once, Allow always,
  * Reject…, its Reject, Review in diff editor), each call status's badge, a failed turn with a
  * blocked undo (Overwrite, Undo the rest, kept/restored outcomes), a stopped turn (Continue,
- * Undo this turn, Undo and forget), a code block's Copy, the rules bar. Screenshots of each theme
+ * Undo this turn, Undo and forget), a no-key turn (its advice, buttons and opened Details), a
+ * notice, the empty Past conversations, a code block's Copy, the rules bar. Screenshots of each theme
  * go to test-artifacts/.
  */
 import assert from "node:assert/strict";
@@ -41,7 +42,8 @@ const MESSAGES: HostMessage[] = [
   { type: "session", sessionId: S, model: "openai:gpt-4o-mini", instructions: [{ path: "AGENTS.md", bytes: 1200, truncated: true }], mcpServers: [] },
   { type: "prompt", text: "Hello." },
   update({ sessionUpdate: "turn", state: "started", turnId: "t0" }),
-  update({ sessionUpdate: "turn", state: "ended", turnId: "t0", stopReason: "error", errorCode: "no_api_key", message: "The endpoint needs an API key." }),
+  update({ sessionUpdate: "turn", state: "ended", turnId: "t0", stopReason: "error", errorCode: "no_api_key", message: "no API key is set for the model endpoint https://api.openai.com/v1" }),
+  { type: "notice", text: "The Toolwire server restarted; the next prompt starts a new conversation." },
   { type: "prompt", text: "Edit hello.txt." },
   update({ sessionUpdate: "turn", state: "started", turnId: "t1" }),
   update({ sessionUpdate: "tool_call", toolCall: call("c1", 0, "read_file", "done", { result: { ok: true, content: "hello", data: null, errorCode: null } }) }),
@@ -99,6 +101,10 @@ async function openBare(theme: PanelTheme): Promise<Page> {
   await page.getByRole("region", { name: "Approval for edit_file" }).waitFor();
   await page.getByRole("button", { name: "Reject…" }).click();
   await page.locator("form.reject button.danger").waitFor();
+  await page.locator(".turn-detail summary").click(); // the no-key turn's server message
+  await page.locator(".turn-detail .detail-text").waitFor();
+  await page.locator(".history-menu summary").click(); // its "No other conversation…"
+  await page.locator(".history-menu .empty").waitFor();
   return page;
 }
 
@@ -166,7 +172,7 @@ interface Measured {
 }
 
 /** The contrast of every button, badge and status word on the page (computed in the page). */
-const MEASURED = "button, select, .badge, .outcome, .stop-reason, .turn-state, .provider, .chip-label, .mention-group, .history .meta, .welcome p, .turn-advice span";
+const MEASURED = "button, select, .badge, .outcome, .stop-reason, .turn-state, .provider, .chip-label, .mention-group, .history .meta, .welcome p, .turn-advice span, .turn-detail summary, .turn-detail .detail-text, .notice, .empty";
 
 function measure(page: Page): Promise<Measured[]> {
   return page.evaluate((selector) => {
@@ -249,7 +255,7 @@ for (const [name, theme] of Object.entries(DEFAULT_THEMES)) {
     try {
       const measured = await measure(page);
       const kinds = measured.map((m) => m.what).join("\n");
-      for (const expected of ["Allow once", "Allow always", "Reject…", "Review in diff editor", '"Reject"', "Overwrite", "Undo the rest", "Continue", "Undo this turn", "Undo and forget", "Copy", "AGENTS.md", "set-api-key", "Problems in src/app.py", "The model endpoint needs an API key"]) {
+      for (const expected of ["Allow once", "Allow always", "Reject…", "Review in diff editor", '"Reject"', "Overwrite", "Undo the rest", "Continue", "Undo this turn", "Undo and forget", "Copy", "AGENTS.md", "set-api-key", "Problems in src/app.py", "Set one for the model endpoint", "Needs an API key", "summary", "api.openai.com/v1", "notice \"The Toolwire server restarted", "empty \"No other conversation"]) {
         assert.ok(kinds.includes(expected), `${expected} is measured:\n${kinds}`);
       }
       for (const badge of ["Done", "Failed", "Cancelled", "Running", "Writing", "Waiting"]) {

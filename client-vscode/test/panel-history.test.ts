@@ -241,7 +241,14 @@ test("first run: the welcome, the offline demo and its end; no API key shows Set
   await ask(panel, "hello"); // openai: with no key for OpenAI's endpoint
   const advice = page.locator(".turn-advice.no_api_key");
   await advice.waitFor();
-  assert.match(await page.locator(".turn-end .stop-message").innerText(), /no API key/);
+  // said once, in the panel's words, not as a failure; the server's message (the endpoint) under Details
+  const end = page.locator(".turn-end");
+  assert.equal(await end.locator(".stop-reason").innerText(), "Needs an API key");
+  assert.equal(await page.locator(".turn-end.failed").count(), 0, "not a red failure");
+  assert.equal(await end.locator(".stop-message").count(), 0, "the server's message is not on the end line");
+  assert.equal((await end.innerText()).match(/needs an API key/gi)?.length, 1, await end.innerText());
+  await end.locator(".turn-detail summary").click();
+  assert.match(await end.locator(".turn-detail .detail-text").innerText(), /no API key is set for the model endpoint https:\/\/api\.openai\.com/);
   await advice.getByRole("button", { name: "Set API Key" }).click();
   await waitFor(() => panel.ui.apiKeyAsked === 1, "Set API Key");
 
@@ -255,6 +262,10 @@ test("first run: the welcome, the offline demo and its end; no API key shows Set
   assert.doesNotMatch(await page.locator(".transcript").innerText(), /no more responses/);
   await done.getByRole("button", { name: "Set API Key" }).waitFor();
   await done.getByRole("button", { name: "Select model" }).waitFor();
+  // the demo's answer says it is over; the advice adds only its buttons, and the turn is Done
+  assert.equal(await done.innerText().then((text) => /offline demo/i.test(text)), false, await done.innerText());
+  assert.equal((await page.locator(".transcript").innerText()).match(/That is all of Toolwire's offline demo/g)?.length, 1);
+  assert.equal(await page.locator(".turn-end").last().locator(".stop-reason").innerText(), "Done");
   assert.deepEqual(panel.ui.errors, []);
 });
 

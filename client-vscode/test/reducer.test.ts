@@ -313,3 +313,16 @@ test("a snapshot's toolImages message (tool images shown to the model) is neithe
   assert.deepEqual(state.entries.filter((e) => e.kind === "user").length, 1);
   assert.deepEqual(state.entries.filter((e) => e.kind === "turnEnd").length, 1);
 });
+
+test("a turn that only wants an API key is announced in the panel's words, not as a failure", () => {
+  let state = apply(initialState(), { sessionUpdate: "turn", state: "started", turnId: "t1" });
+  state = apply(state, { sessionUpdate: "turn", state: "ended", turnId: "t1", stopReason: "error", errorCode: "no_api_key",
+    message: "no API key is set for the model endpoint https://api.openai.com/v1" });
+  assert.equal(state.announcement, "Turn ended: Needs an API key. Set one for the model endpoint (kept in VS Code's secret storage), or choose another model.");
+  const end = state.entries.at(-1) as { kind: string; errorCode?: string; message?: string };
+  assert.equal(end.kind, "turnEnd");
+  assert.equal(end.errorCode, "no_api_key");
+  assert.match(end.message ?? "", /api\.openai\.com/, "the server's message kept for Details");
+  state = apply(state, { sessionUpdate: "turn", state: "ended", turnId: "t2", stopReason: "error", message: "HTTP 500" });
+  assert.equal(state.announcement, "Turn ended: Failed: HTTP 500");
+});

@@ -37,7 +37,7 @@ import type {
 } from "../protocol";
 import { displayPath } from "../display";
 import type { ContextChip, HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest } from "./messages";
-import { statusWords, stopWords } from "./words";
+import { endWords, NO_KEY_ADVICE, statusWords } from "./words";
 
 /** A tool call as the panel shows it. */
 export interface CallView {
@@ -638,8 +638,9 @@ function applyTurn(state: PanelState, update: Extract<SessionUpdate, { sessionUp
         undefined,
         { errorCode: update.errorCode ?? undefined, notice: update.notice ?? undefined },
       );
-      const why = update.message ? `: ${update.message}` : "";
-      return { ...next, announcement: `Turn ended: ${stopWords(update.stopReason ?? "end_turn")}${why}` };
+      const noKey = update.errorCode === "no_api_key";
+      const why = noKey ? `. ${NO_KEY_ADVICE}` : update.message ? `: ${update.message}` : "";
+      return { ...next, announcement: `Turn ended: ${endWords(update.stopReason ?? "end_turn", update.errorCode ?? undefined)}${why}` };
     }
     default:
       return state;

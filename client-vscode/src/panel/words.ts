@@ -26,6 +26,17 @@ export function stopWords(stopReason: string): string {
   }
 }
 
+/**
+ * A turn's end line: its stop reason's words, except a turn that only wants an API key
+ * (`errorCode` `no_api_key`), which is not a failure to show in red on a first run.
+ */
+export function endWords(stopReason: string, errorCode?: string): string {
+  return errorCode === "no_api_key" ? "Needs an API key" : stopWords(stopReason);
+}
+
+/** The advice under a `no_api_key` turn, after its end line's "Needs an API key" (the panel's words, not the server's). */
+export const NO_KEY_ADVICE = "Set one for the model endpoint (kept in VS Code's secret storage), or choose another model.";
+
 /** A call's status on its card's badge. */
 export function statusWords(status: string): string {
   switch (status) {

@@ -9,7 +9,7 @@ import type { ComponentChildren } from "preact";
 import { displayText } from "../display";
 import { CONTINUE_LABEL, type UndoOutcome, type UndoRequest, type WebviewMessage } from "../panel/messages";
 import { canContinue, type CallView, type Entry, type PanelState } from "../panel/reducer";
-import { outcomeWords, stopWords, turnWords } from "../panel/words";
+import { endWords, outcomeWords, turnWords } from "../panel/words";
 import { CallCard } from "./card";
 import { ChipList, Composer } from "./composer";
 import { HistoryMenu, ModelPicker, TurnAdvice, Welcome } from "./history";
@@ -107,7 +107,9 @@ function TurnEnd({ entry, undoable, continuable, send }: {
   send: Send;
 }) {
   const undo = (request: UndoRequest) => send({ type: "undoTurn", turnId: entry.turnId, request });
-  const failed = entry.stopReason === "error" || entry.stopReason === "repeated_tool_failure";
+  // A turn that only wants an API key is no failure (a first run): a neutral key, the panel's advice, the server's words in Details.
+  const noKey = entry.errorCode === "no_api_key";
+  const failed = !noKey && (entry.stopReason === "error" || entry.stopReason === "repeated_tool_failure");
   const usage = entry.usage;
   const parts: string[] = [];
   if (usage?.inputTokens != null || usage?.outputTokens != null) {
@@ -117,11 +119,11 @@ function TurnEnd({ entry, undoable, continuable, send }: {
     parts.push(`${(usage.durationMs / 1000).toFixed(1)} s`);
   }
   return (
-    <section class={`turn-end ${failed ? "failed" : ""}`} aria-label="End of turn">
+    <section class={`turn-end ${failed ? "failed" : noKey ? "needs-key" : ""}`} aria-label="End of turn">
       <div class="line">
-        <i class={`codicon ${failed ? "codicon-error" : entry.stopReason === "cancelled" ? "codicon-debug-stop" : "codicon-pass"}`} aria-hidden="true" />
-        <span class="stop-reason" data-stop-reason={entry.stopReason}>{stopWords(entry.stopReason)}</span>
-        {entry.message ? <span class="stop-message">{displayText(entry.message, "\n")}</span> : null}
+        <i class={`codicon ${noKey ? "codicon-key" : failed ? "codicon-error" : entry.stopReason === "cancelled" ? "codicon-debug-stop" : "codicon-pass"}`} aria-hidden="true" />
+        <span class="stop-reason" data-stop-reason={entry.stopReason}>{endWords(entry.stopReason, entry.errorCode)}</span>
+        {entry.message && !noKey ? <span class="stop-message">{displayText(entry.message, "\n")}</span> : null}
         {parts.length > 0 ? <span class="usage">{parts.join(" · ")}</span> : null}
         {continuable ? (
           <button
@@ -147,7 +149,7 @@ function TurnEnd({ entry, undoable, continuable, send }: {
           </>
         ) : null}
       </div>
-      <TurnAdvice errorCode={entry.errorCode} notice={entry.notice} send={send} />
+      <TurnAdvice errorCode={entry.errorCode} notice={entry.notice} detail={noKey ? entry.message : undefined} send={send} />
       {entry.undo ? <UndoView outcome={entry.undo} request={entry.undoRequest ?? {}} active={undoable} undo={undo} /> : null}
     </section>
   );

@@ -8,6 +8,7 @@
 import { Component } from "preact";
 import { displayText } from "../display";
 import type { WebviewMessage } from "../panel/messages";
+import { NO_KEY_ADVICE } from "../panel/words";
 import type { PanelState } from "../panel/reducer";
 import type { SavedSessionWire } from "../protocol";
 
@@ -163,25 +164,39 @@ class HistoryRow extends Component<{ session: SavedSessionWire; title: string; c
   }
 }
 
-/** Under a turn that ended for want of a key, or at the end of the offline demo: what to do next. */
-export function TurnAdvice({ errorCode, notice, send }: { errorCode?: string; notice?: string; send: Send }) {
-  if (errorCode !== "no_api_key" && notice !== "demo_finished") {
+/**
+ * Under a turn that ended for want of a key, or at the end of the offline demo: what to do
+ * next, said once. A `no_api_key` turn's end line says "Needs an API key": the advice says how,
+ * and the server's message (it names the endpoint) stays under Details. The demo's own answer
+ * already says it is over: only its buttons follow.
+ */
+export function TurnAdvice({ errorCode, notice, detail, send }: { errorCode?: string; notice?: string; detail?: string; send: Send }) {
+  const noKey = errorCode === "no_api_key";
+  if (!noKey && notice !== "demo_finished") {
     return null;
   }
-  const text =
-    errorCode === "no_api_key"
-      ? "The model endpoint needs an API key: set one (kept in VS Code's secret storage), or choose another model."
-      : "This was Toolwire's offline demo. Choose a real model and set its API key to work on your code.";
   return (
-    <div class={`turn-advice ${errorCode ?? notice}`} role="note">
-      <span>{text}</span>
-      <button type="button" class="set-api-key" onClick={() => send({ type: "setApiKey" })}>
-        <i class="codicon codicon-key" aria-hidden="true" /> Set API Key
-      </button>
-      <button type="button" class="secondary select-model" onClick={() => focusPicker(send)}>
-        <i class="codicon codicon-hubot" aria-hidden="true" /> Select model
-      </button>
-    </div>
+    <>
+      <div
+        class={`turn-advice ${noKey ? "no_api_key" : "demo_finished"}`}
+        role={noKey ? "note" : "group"}
+        aria-label={noKey ? undefined : "Choose a real model"}
+      >
+        {noKey ? <span>{NO_KEY_ADVICE}</span> : null}
+        <button type="button" class="set-api-key" onClick={() => send({ type: "setApiKey" })}>
+          <i class="codicon codicon-key" aria-hidden="true" /> Set API Key
+        </button>
+        <button type="button" class="secondary select-model" onClick={() => focusPicker(send)}>
+          <i class="codicon codicon-hubot" aria-hidden="true" /> Select model
+        </button>
+      </div>
+      {noKey && detail ? (
+        <details class="turn-detail">
+          <summary>Details</summary>
+          <span class="detail-text">{displayText(detail, "\n")}</span>
+        </details>
+      ) : null}
+    </>
   );
 }
 
