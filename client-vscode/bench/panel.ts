@@ -278,7 +278,24 @@ async function streaming(browser: Browser, url: string, server: Server, workspac
     await panel.page.locator(".turn-end").waitFor({ timeout: 600_000 });
     await panel.page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
     const panelMs = performance.now() - start;
-    const shown = await panel.page.evaluate((marker) => document.body.innerText.includes(marker), end);
+    // The end is shown when the marker's text is inside the transcript's visible box (not only in the page).
+    const shown = await panel.page.evaluate((marker) => {
+      const view = document.querySelector("main.transcript")?.getBoundingClientRect();
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        const at = node.textContent?.indexOf(marker) ?? -1;
+        if (at >= 0 && view !== undefined) {
+          const range = document.createRange();
+          range.setStart(node, at);
+          range.setEnd(node, at + marker.length);
+          const box = range.getBoundingClientRect();
+          if (box.height > 0 && box.top >= view.top && box.bottom <= view.bottom) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }, end);
     rows.push(
       `${name}${at}: server ${serverMs.toFixed(0)} ms, panel ${panelMs.toFixed(0)} ms = ${(panelMs / serverMs).toFixed(2)}x (target <= 1.5x); last frame shows the end: ${shown ? "yes" : "NO"}; ${await tasks(panel.page, trace)}`,
     );

@@ -312,3 +312,34 @@ for (const theme of ["dark", "light"] as const) {
     }
   });
 }
+
+test("a huge all-additions edit renders a bounded number of rows, its start and its end; Show all renders the rest", { timeout: TIMEOUT_MS }, async (t) => {
+  const added = Array.from({ length: 16_000 }, (_, i) => `x${i}`); // ~110 KB: under the server's diff cap
+  const { panel } = await openWorkspacePanel(t, site, {
+    name: "cards-huge",
+    gitInit: ["-q"],
+    files: { "big.py": "start\nOLD\nend\n" },
+    script: [{ tool_calls: [{ name: "edit_file", arguments: { path: "big.py", old_string: "OLD\n", new_string: added.join("\n") + "\n" } }], chunk_size: 8192 }, { text: "Done." }],
+  });
+  await ask(panel, "Add many values.");
+  const approval = card(panel, "edit_file").getByRole("region", { name: "Approval for edit_file" });
+  await approval.waitFor();
+  const diff = approval.locator("pre.diff");
+  const rows = await diff.locator(":scope > span").count();
+  assert.ok(rows <= 60, `bounded: ${rows} rows`);
+  const text = await diff.innerText();
+  assert.match(text, /^\+x0$/m, "its start");
+  assert.match(text, /^\+x15999$/m, "its end");
+  assert.match(text, /⋯ \d+ more lines/);
+  await approval.getByRole("button", { name: /^Show all \(\d+ lines\)$/ }).click();
+  await diff.locator(".diff-add").nth(15_999).waitFor({ state: "attached" });
+  assert.equal(await diff.locator(".diff-gap").count(), 0, "all of it");
+  await approval.getByRole("button", { name: "Show changed lines only" }).click();
+  await diff.locator(".diff-gap").waitFor();
+  assert.ok((await diff.locator(":scope > span").count()) <= 60);
+  await approval.getByRole("button", { name: "Allow once" }).click();
+  await panel.page.locator(".turn-end").waitFor();
+  const done = card(panel, "edit_file").locator("pre.diff");
+  assert.ok((await done.locator(":scope > span").count()) <= 60, "the done card is bounded too");
+  assert.match(await done.innerText(), /^\+x15999$/m);
+});

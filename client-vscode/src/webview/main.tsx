@@ -7,6 +7,7 @@ import { render } from "preact";
 import type { HostMessage, WebviewMessage } from "../panel/messages";
 import { initialState, reduceHostMessage, type PanelState } from "../panel/reducer";
 import { App } from "./app";
+import { FollowEnd } from "./follow";
 import { ApprovalKeys } from "./keys";
 
 interface VsCodeApi {
@@ -27,6 +28,7 @@ export function send(message: WebviewMessage): void {
 }
 
 const keys = new ApprovalKeys(() => state, send);
+const follow = new FollowEnd();
 
 /**
  * Asks the host for a fresh snapshot once (until a reset arrives): after a gap, and after a
@@ -54,6 +56,7 @@ function paint(): void {
     render(<App state={state} send={send} />, root);
     resync();
   }
+  follow.afterRender(root);
   keys.focusNew();
 }
 

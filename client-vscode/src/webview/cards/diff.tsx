@@ -12,6 +12,8 @@ import { highlightLine, languageFor } from "./highlight";
 export const COLLAPSE_LINES = 40;
 /** Context lines kept around each changed run while collapsed. */
 const CONTEXT = 1;
+/** Last rows kept after "N more lines" when a long diff is cut short, so its end shows. */
+export const TAIL_ROWS = 8;
 
 export type Row =
   | { kind: "add" | "del" | "ctx"; text: string }
@@ -78,7 +80,38 @@ export function collapsed(rows: readonly Row[]): Row[] {
   return out;
 }
 
+/**
+ * A collapsed diff still too long to show (one long run of changes: a new file, a 16k-line
+ * addition): its first {@link COLLAPSE_LINES} rows, "N more lines", its last {@link TAIL_ROWS}
+ * rows — a bounded number of rows, however long the diff, with its start and its end in view.
+ */
+export function shortened(short: readonly Row[]): Row[] {
+  if (short.length <= 2 * COLLAPSE_LINES) {
+    return [...short];
+  }
+  const hidden = short.slice(COLLAPSE_LINES, short.length - TAIL_ROWS);
+  const count = hidden.reduce((n, row) => n + (row.kind === "gap" ? row.count : 1), 0);
+  return [...short.slice(0, COLLAPSE_LINES), { kind: "gap", count, more: true }, ...short.slice(short.length - TAIL_ROWS)];
+}
+
 const SIGN = { add: "+", del: "-", ctx: " " } as const;
+
+/** Highlighted lines by language and text: a streaming card re-renders the same lines per piece. */
+const highlighted = new Map<string, string>();
+const HIGHLIGHT_CACHE = 4000;
+
+function highlightCached(text: string, language: string | undefined): string {
+  const key = `${language ?? ""}\0${text}`;
+  let html = highlighted.get(key);
+  if (html === undefined) {
+    html = highlightLine(text, language);
+    if (highlighted.size >= HIGHLIGHT_CACHE) {
+      highlighted.clear();
+    }
+    highlighted.set(key, html);
+  }
+  return html;
+}
 
 /** Rows as `<span>`s; the code of add/del/context rows is highlight.js's escaped HTML. */
 export function DiffRows({ rows, path }: { rows: readonly Row[]; path: string | null | undefined }) {
@@ -98,7 +131,7 @@ export function DiffRows({ rows, path }: { rows: readonly Row[]; path: string | 
           return (
             <span key={i} class={`diff-${row.kind}`}>
               <span class="diff-sign">{SIGN[row.kind]}</span>
-              <code class="hljs" dangerouslySetInnerHTML={{ __html: highlightLine(row.text, language) }} />
+              <code class="hljs" dangerouslySetInnerHTML={{ __html: highlightCached(row.text, language) }} />
               {"\n"}
             </span>
           );
@@ -116,7 +149,9 @@ export function DiffRows({ rows, path }: { rows: readonly Row[]; path: string | 
 
 interface DiffProps {
   /** The unified diff (the server's: subject.diff or result.data.diff). */
-  text: string;
+  text?: string;
+  /** Or its rows (a proposed edit as the model wrote it), in place of `text`. */
+  rows?: Row[];
   path: string | null | undefined;
   /** Start collapsed to the changed lines when longer than {@link COLLAPSE_LINES}. */
   collapse?: boolean;
@@ -126,18 +161,14 @@ interface DiffProps {
 /** The server's diff; collapsed to its changed lines with "Show all" when long. */
 export class Diff extends Component<DiffProps, { all: boolean }> {
   override state = { all: false };
-  private parsed: { text: string; rows: Row[]; short: Row[] } | undefined;
+  private parsed: { source: string | Row[]; rows: Row[]; short: Row[] } | undefined;
 
   private rows(): { rows: Row[]; short: Row[] } {
-    const { text } = this.props;
-    if (this.parsed?.text !== text) {
-      const rows = rowsOf(text);
-      let short = rows.length > COLLAPSE_LINES ? collapsed(rows) : rows;
-      if (short.length > 2 * COLLAPSE_LINES) {
-        // One long run of changes (a new file): its first lines, then how many more.
-        short = [...short.slice(0, COLLAPSE_LINES), { kind: "gap", count: rows.length - COLLAPSE_LINES, more: true }];
-      }
-      this.parsed = { text, rows, short };
+    const source = this.props.rows ?? this.props.text ?? "";
+    if (this.parsed?.source !== source) {
+      const rows = typeof source === "string" ? rowsOf(source) : source;
+      const short = shortened(rows.length > COLLAPSE_LINES ? collapsed(rows) : rows);
+      this.parsed = { source, rows, short };
     }
     return this.parsed;
   }

@@ -198,9 +198,13 @@ function LiveEdits({ call, args, path, live }: { call: CallView; args: ArgsSoFar
   if (rows.length === 0) {
     return null;
   }
+  if (!live) {
+    // All of it written (no diff from the server yet, or none coming): bounded, with Show all.
+    return <Diff rows={rows} path={path} collapse label="Change" />;
+  }
   return (
     <div class="diff-view">
-      <pre class={`diff${live ? " live" : ""}`} aria-label="Change">
+      <pre class="diff live" aria-label="Change">
         <DiffRows rows={rows.map((row) => (row.kind === "gap" && row.count < 0 ? { kind: "note", text: "⋯" } : row))} path={path} />
       </pre>
     </div>
