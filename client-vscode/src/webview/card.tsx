@@ -21,7 +21,7 @@ import { Problems } from "./problems";
 import { StreamedArgs, type ArgsSoFar, type JsonObject } from "./cards/args";
 import { Diff, Stat } from "./cards/diff";
 import { HunkReview } from "./cards/hunk-review";
-import { gitCommand, hasView, ToolView, type ServerChange } from "./cards/views";
+import { gitCommand, GitFiles, hasView, ToolView, type ServerChange } from "./cards/views";
 
 type Send = (message: WebviewMessage) => void;
 
@@ -263,18 +263,7 @@ export class CallCard extends Component<Props, State> {
               {displayText(change.command ?? gitCommand(subject.tool, this.argsSoFar()) ?? subject.argv.map(quote).join(" "))}
               {"\n"}in {displayText(subject.cwd)}
             </pre>
-            {change.files && change.files.length > 0 ? (
-              <ul class="git-files" aria-label="Files">
-                {change.files.map((file) => (
-                  <li key={file.path}>
-                    <span class="path">{displayPath(file.path)}</span>{" "}
-                    {typeof file.added === "number" && typeof file.removed === "number" ? <Stat added={file.added} removed={file.removed} /> : null}
-                  </li>
-                ))}
-              </ul>
-            ) : null}
-            {/* the total only sums several files: one file's line already says it */}
-            {change.diffstat && change.files?.length !== 1 ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
+            <GitFiles change={change} />
           </div>
         ) : null}
         {subject.kind === "tool" || subject.kind === "mcp" ? <pre aria-label="Arguments">{displayText(JSON.stringify(subject.arguments ?? {}, null, 2), "\n")}</pre> : null}

@@ -237,7 +237,6 @@ function GitView({ call, args, change }: { call: CallView; args: ArgsSoFar; chan
   if (command === undefined) {
     return null;
   }
-  const files = change.files ?? [];
   return (
     <div class="git-view">
       <pre class="command" aria-label="Command">
@@ -246,6 +245,16 @@ function GitView({ call, args, change }: { call: CallView; args: ArgsSoFar; chan
         </span>
         {displayText(command, "\n")}
       </pre>
+      <GitFiles change={change} />
+    </div>
+  );
+}
+
+/** The files a git action touches, each with its line counts, and their total when there are several. */
+export function GitFiles({ change }: { change: ServerChange }) {
+  const files = change.files ?? [];
+  return (
+    <>
       {files.length > 0 ? (
         <ul class="git-files" aria-label="Files">
           {files.map((file) => (
@@ -256,8 +265,9 @@ function GitView({ call, args, change }: { call: CallView; args: ArgsSoFar; chan
           ))}
         </ul>
       ) : null}
+      {/* the total only sums several files: one file's line already says it */}
       {change.diffstat && files.length !== 1 ? <Stat added={change.diffstat.added} removed={change.diffstat.removed} files={change.diffstat.files} /> : null}
-    </div>
+    </>
   );
 }
 
