@@ -183,3 +183,83 @@ test("a code action never takes the panel away from a turn that runs: it says wh
   assert.ok(panel.host.answerWaiting("reject_once"));
   await turn;
 });
+
+test("@ marks a file kept from the model; it is attached only after the user's Send, and its text reaches the model only then", { timeout: TIMEOUT_MS }, async (t) => {
+  const bodies: string[] = [];
+  const endpoint: HttpServer = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => (body += chunk));
+    request.on("end", () => {
+      bodies.push(body);
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(chunk({ role: "assistant", content: "Read." }));
+      response.write(chunk({}, "stop"));
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
+  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-kept-")));
+  t.after(() => rm(workspace, { recursive: true, force: true }));
+  await writeFile(path.join(workspace, ".env"), "API_TOKEN=hunter2-secret\n");
+  await writeFile(path.join(workspace, "envoy.md"), "# Envoy\n");
+  const server = await startServer(workspace, { baseUrl, apiKey: "sk-test" });
+  t.after(() => server.stop());
+  const resource = async (chip: ContextChip): Promise<ResourceBlock | undefined> => {
+    const file = path.join(workspace, chip.path);
+    return { type: "resource", resource: { uri: pathToFileURL(file).toString(), text: await readFile(file, "utf8") } };
+  };
+  // the modal: Cancel the first time, Send the second
+  const asked: { path: string; pattern: string }[] = [];
+  const answers = [false, true];
+  let answered: () => void = () => undefined;
+  const confirmExcluded = async (file: string, pattern: string): Promise<boolean> => {
+    asked.push({ path: file, pattern });
+    const answer = answers.shift() ?? false;
+    answered();
+    return answer;
+  };
+  const panel = await openPanel(site.browser, site.url, server, { model: "openai:m", cwd: workspace, ui: { resource, confirmExcluded } });
+  t.after(() => panel.page.close());
+  const { page } = panel;
+  const box = page.getByRole("textbox", { name: "Prompt" });
+  const picker = page.getByRole("listbox", { name: "Add context" });
+  const attached = page.getByRole("list", { name: "Attached context" });
+
+  await box.fill("Read @env");
+  const kept = picker.getByRole("option", { name: /^\.env/ });
+  await kept.waitFor();
+  assert.equal((await kept.innerText()).replace(/\s+/g, " ").trim(), ".env kept from the model (.env) File");
+  assert.equal((await picker.getByRole("option", { name: /envoy\.md/ }).innerText()).replace(/\s+/g, " ").trim(), "envoy.md File");
+  // Cancel: no chip
+  let once = new Promise<void>((resolve) => (answered = resolve));
+  await kept.dispatchEvent("mousedown");
+  await once;
+  assert.deepEqual(asked, [{ path: ".env", pattern: ".env" }]);
+  // Send: the chip, marked
+  once = new Promise<void>((resolve) => (answered = resolve));
+  await box.fill("Read @env");
+  await kept.waitFor();
+  await kept.dispatchEvent("mousedown");
+  await once;
+  await page.locator("form.composer .chip.kept", { hasText: ".env" }).waitFor();
+  assert.deepEqual(await attached.getByRole("listitem").allInnerTexts().then((all) => all.map((s) => s.trim())), [".env"], "one chip: the cancelled pick added none");
+  assert.equal(bodies.length, 0);
+  await box.fill("What is in it?");
+  await box.press("Enter");
+  await page.locator(".turn-end").waitFor();
+  assert.equal(bodies.length, 1);
+  assert.ok(bodies[0].includes("hunter2-secret"), "allowed for this prompt: its text is sent");
+
+  // a chip of it the user was not asked about (here Attach Selection's way in) is refused by the server
+  panel.host.attachChip({ kind: "file", path: ".env", label: ".env", source: "open" });
+  await page.locator("form.composer .chip", { hasText: ".env" }).waitFor();
+  await box.fill("Again?");
+  await box.press("Enter");
+  await page.locator(".turn-end.failed .stop-message", { hasText: ".env is kept from the model by the modelExclude setting (pattern '.env')" }).waitFor();
+  assert.equal(bodies.length, 1, "nothing sent to the model");
+});

@@ -110,6 +110,16 @@ export interface PanelUi {
    * undefined when it cannot be read.
    */
   resource?(chip: ContextChip): Promise<ResourceBlock | undefined>;
+  /**
+   * Asks the user (a modal warning) whether the text of `path`, kept from the model by `pattern`, is sent
+   * with this prompt: true for **Send**. Without it such a file is never attached.
+   */
+  confirmExcluded?(path: string, pattern: string): Promise<boolean>;
+}
+
+/** The question put before a file kept from the model is attached (protocol.md "Files kept from the model"). */
+export function excludedQuestion(path: string, pattern: string): string {
+  return `${path} is kept from the model (pattern ${pattern}). Send its content with this prompt?`;
 }
 
 /** The `mimeType` of a resource holding the editor's problems of its file (protocol.md). */
@@ -157,6 +167,8 @@ export class PanelHost {
   private queue: HostMessage[] = [];
   private flushScheduled = false;
   private readonly held = new Map<string, Held>();
+  /** Chips of files kept from the model that the user allowed for the next prompt ({@link PanelHost.attachExcluded}). */
+  private readonly allowedExcluded = new Set<string>();
   private nextRequest = 0;
   private running = false;
   private turnState: string | null = null;
@@ -214,6 +226,9 @@ export class PanelHost {
           break;
         case "mention":
           await this.mention(message.query);
+          break;
+        case "attachExcluded":
+          await this.attachExcluded(message.chip);
           break;
         case "continue":
           await this.continueTurn();
@@ -382,13 +397,28 @@ export class PanelHost {
         this.ui.error(`Could not read ${chip.label}; it was not attached.`);
         continue;
       }
-      prompt.push(block);
+      // only a chip the user allowed here (attachExcluded) carries the allowance; the server refuses the others
+      prompt.push(this.allowedExcluded.delete(allowKey(chip)) ? { ...block, _meta: { toolwire: { allowExcluded: true } } } : block);
       attached.push(chip);
     }
     if (prompt.length === 0) {
       return undefined;
     }
     return this.runTurn(text, () => send(session.rpc, "toolwire/session/prompt", { sessionId: session.id, prompt }), attached);
+  }
+
+  /**
+   * The `@` picker chose a file kept from the model (findFiles' `excluded`): the user is asked (a modal
+   * warning); **Send** adds the chip, allowed for the next prompt that carries it.
+   */
+  async attachExcluded(chip: ContextChip): Promise<void> {
+    if (chip.excluded === undefined || this.ui.confirmExcluded === undefined) {
+      return;
+    }
+    if (await this.ui.confirmExcluded(displayText(chip.path), displayText(chip.excluded))) {
+      this.allowedExcluded.add(allowKey(chip));
+      this.post({ type: "attach", chip });
+    }
   }
 
   /** **Attach Selection**: a chip for the prompt box, shown there until the prompt is sent or it is removed. */
@@ -414,9 +444,17 @@ export class PanelHost {
     try {
       const session = await this.ensureSession();
       const { files } = await send(session.rpc, "toolwire/workspace/findFiles", { sessionId: session.id, query, limit: 50 });
+      const kept = new Map(files.flatMap((file) => (typeof file.excluded === "string" ? [[file.path, file.excluded] as const] : [])));
+      for (const [index, chip] of items.entries()) {
+        const pattern = kept.get(chip.path); // an open editor's (or its selection's) file kept from the model
+        if (pattern !== undefined) {
+          items[index] = { ...chip, excluded: pattern };
+        }
+      }
       for (const file of files) {
         if (!seen.has(file.path)) {
-          items.push({ kind: "file", path: file.path, label: file.path, source: "workspace" });
+          const chip: ContextChip = { kind: "file", path: file.path, label: file.path, source: "workspace" };
+          items.push(typeof file.excluded === "string" ? { ...chip, excluded: file.excluded } : chip);
         }
       }
     } catch (error) {
@@ -991,4 +1029,9 @@ export function hunkAnswers(params: RequestPermissionParams, hunks: readonly Hun
     out.push(reason !== "" ? { index: i, accepted: hunk.accepted, reason } : { index: i, accepted: hunk.accepted });
   }
   return out;
+}
+
+/** Which chip an allowance of {@link PanelHost.attachExcluded} is for (its kind, file and label). */
+function allowKey(chip: ContextChip): string {
+  return JSON.stringify([chip.kind, chip.path, chip.label]);
 }

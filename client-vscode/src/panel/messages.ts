@@ -34,6 +34,11 @@ export interface ContextChip {
   label: string;
   /** Where the `@` picker found it (its group). */
   source?: "selection" | "problems" | "open" | "workspace";
+  /**
+   * The `modelExclude` pattern keeping the file from the model (findFiles' `excluded`): the picker marks
+   * it, and the host asks the user before the chip is added (protocol.md "Files kept from the model").
+   */
+  excluded?: string;
 }
 
 /** 1-based first and last line of a range: one ending at character 0 of a later line ends on the line before. */
@@ -114,6 +119,8 @@ export type WebviewMessage =
   | { type: "prompt"; text: string; chips?: ContextChip[] }
   /** The prompt box's `@` picker asks for the choices of `query` (answered with `mentions`). */
   | { type: "mention"; query: string }
+  /** The `@` picker's choice of a file kept from the model: the host asks the user, then sends `attach` (Send) or nothing. */
+  | { type: "attachExcluded"; chip: ContextChip }
   /** **Continue** a turn that stopped at the request cap (`toolwire/session/continue`). */
   | { type: "continue" }
   | { type: "stop" }

@@ -8,7 +8,7 @@ import { displayText } from "../display";
 import type { HunkAnswer, SubjectHunk } from "../protocol";
 import { hunkChoices, hunkItem } from "./hunks";
 import { readSettings } from "../settings";
-import { PROBLEMS_MIME, type OpenOptions, type PanelHost, type PanelUi, type PreviewResult, type ResourceBlock } from "./host";
+import { excludedQuestion, PROBLEMS_MIME, type OpenOptions, type PanelHost, type PanelUi, type PreviewResult, type ResourceBlock } from "./host";
 import { makeNonce, panelHtml } from "./html";
 import { selectionLabel, type ContextChip, type WebviewMessage } from "./messages";
 
@@ -194,6 +194,11 @@ export class VsCodePanelUi implements PanelUi, ReviewEditors, vscode.Disposable 
       problems: problems === 0 ? undefined : { kind: "problems", path: relative, label: `Problems in ${relative} (${problems})`, source: "problems" },
       open,
     };
+  }
+
+  async confirmExcluded(path: string, pattern: string): Promise<boolean> {
+    const choice = await vscode.window.showWarningMessage(excludedQuestion(path, pattern), { modal: true }, "Send");
+    return choice === "Send"; // Cancel (the modal's own button) or Escape: not attached
   }
 
   async resource(chip: ContextChip): Promise<ResourceBlock | undefined> {

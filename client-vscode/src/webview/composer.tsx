@@ -106,7 +106,11 @@ export class Composer extends Component<Props, State> {
     const mention = mentionAt(text, caret);
     const next = mention === null ? text : text.slice(0, mention.start) + text.slice(caret);
     this.setState({ text: next, query: null, active: 0 });
-    this.addChip(chip);
+    if (chip.excluded !== undefined) {
+      this.props.send({ type: "attachExcluded", chip }); // the host asks the user; Send comes back as `attach`
+    } else {
+      this.addChip(chip);
+    }
     box?.focus();
   }
 
@@ -152,7 +156,8 @@ export class Composer extends Component<Props, State> {
           {this.state.chips.length > 0 ? (
             <ul class="chips" aria-label="Attached context">
               {this.state.chips.map((chip, index) => (
-                <li class={`chip ${chip.kind}`} key={`${chip.kind}:${chip.label}`}>
+                <li class={`chip ${chip.kind}${chip.excluded !== undefined ? " kept" : ""}`} key={`${chip.kind}:${chip.label}`}
+                  title={chip.excluded !== undefined ? `Kept from the model (${displayText(chip.excluded)}): sent with this prompt, as you allowed` : undefined}>
                   <i class={`codicon codicon-${ICONS[chip.kind]}`} aria-hidden="true" />
                   <span class="chip-label">{displayText(chip.label)}</span>
                   <button
@@ -184,6 +189,11 @@ export class Composer extends Component<Props, State> {
                 >
                   <i class={`codicon codicon-${ICONS[chip.kind]}`} aria-hidden="true" />
                   <span class="chip-label">{displayText(chip.label)}</span>
+                  {chip.excluded !== undefined ? (
+                    <span class="mention-kept">
+                      <i class="codicon codicon-lock" aria-hidden="true" /> kept from the model ({displayText(chip.excluded)})
+                    </span>
+                  ) : null}
                   <span class="mention-group">{GROUPS[chip.source ?? "workspace"]}</span>
                 </li>
               ))}
