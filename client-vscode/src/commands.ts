@@ -84,7 +84,12 @@ export function registerCommands(
       }
       // the selection goes as a chip (an embedded resource with its range), never pasted into the text
       await openChat();
-      host.prompt(question, [chip]).catch((error: unknown) => log.error(`The prompt failed: ${errorText(error)}`));
+      const chips = await host.confirmChips([chip]);
+      if (chips === undefined) {
+        void vscode.window.showInformationMessage("Toolwire: not sent; the file is kept from the model.");
+        return;
+      }
+      host.prompt(question, chips).catch((error: unknown) => log.error(`The prompt failed: ${errorText(error)}`));
     }),
     run("toolwire.attachSelection", async () => {
       const editor = vscode.window.activeTextEditor;
@@ -94,7 +99,9 @@ export function registerCommands(
         return;
       }
       await openChat();
-      host.attachChip(chip);
+      if (!(await host.attachChip(chip))) {
+        void vscode.window.showInformationMessage("Toolwire: not attached; the file is kept from the model.");
+      }
     }),
     run("toolwire.fixDiagnostics", async () => {
       const editor = vscode.window.activeTextEditor;
@@ -115,7 +122,12 @@ export function registerCommands(
       // the problems go as a chip (an embedded resource), as the @ picker's problems do
       await openChat();
       const chip: ContextChip = { kind: "problems", path: relative, label: `Problems in ${relative} (${diagnostics.length})`, source: "problems" };
-      host.prompt(`Fix the problems in ${relative}.`, [chip]).catch((error: unknown) => log.error(`The prompt failed: ${errorText(error)}`));
+      const chips = await host.confirmChips([chip]);
+      if (chips === undefined) {
+        void vscode.window.showInformationMessage("Toolwire: not sent; the file is kept from the model.");
+        return;
+      }
+      host.prompt(`Fix the problems in ${relative}.`, chips).catch((error: unknown) => log.error(`The prompt failed: ${errorText(error)}`));
     }),
     run("toolwire.cancelTurn", () => host.stop()),
     // Allow once / reject the approval waiting longest (keybindings while one waits: package.json).

@@ -125,7 +125,7 @@ test("@ chips (selection, problems, a file) reach the model as embedded resource
   assert.deepEqual(await entry.getByRole("listitem").allInnerTexts().then((all) => all.map((s) => s.trim())), ["calc.py:2-3", "Problems in calc.py (1)", "notes.md"]);
   assert.equal(await attached.count(), 1, "the prompt box's chips are gone once sent");
   // Attach Selection adds the same chip to the prompt box
-  panel.host.attachChip(selection);
+  await panel.host.attachChip(selection);
   await page.locator("form.composer .chip", { hasText: "calc.py:2-3" }).waitFor();
 });
 
@@ -255,11 +255,84 @@ test("@ marks a file kept from the model; it is attached only after the user's S
   assert.equal(bodies.length, 1);
   assert.ok(bodies[0].includes("hunter2-secret"), "allowed for this prompt: its text is sent");
 
-  // a chip of it the user was not asked about (here Attach Selection's way in) is refused by the server
-  panel.host.attachChip({ kind: "file", path: ".env", label: ".env", source: "open" });
+  // a chip of it the user was not asked about is refused by the server
+  panel.host.attachUnasked({ kind: "file", path: ".env", label: ".env", source: "open" });
   await page.locator("form.composer .chip", { hasText: ".env" }).waitFor();
   await box.fill("Again?");
   await box.press("Enter");
   await page.locator(".turn-end.failed .stop-message", { hasText: ".env is kept from the model by the modelExclude setting (pattern '.env')" }).waitFor();
+  assert.equal(bodies.length, 1, "nothing sent to the model");
+});
+
+test("Attach Selection / Ask About Selection in a file kept from the model ask first (the server's findFiles says so); Send reaches the model, Cancel sends nothing", { timeout: TIMEOUT_MS }, async (t) => {
+  const bodies: string[] = [];
+  const endpoint: HttpServer = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => (body += chunk));
+    request.on("end", () => {
+      bodies.push(body);
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(chunk({ role: "assistant", content: "Read." }));
+      response.write(chunk({}, "stop"));
+      response.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
+  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-kept-sel-")));
+  t.after(() => rm(workspace, { recursive: true, force: true }));
+  await writeFile(path.join(workspace, ".env"), "API_TOKEN=hunter2-secret\nOTHER=1\n");
+  await writeFile(path.join(workspace, "envoy.md"), "# Envoy\n");
+  const server = await startServer(workspace, { baseUrl, apiKey: "sk-test" });
+  t.after(() => server.stop());
+  const resource = async (chip: ContextChip): Promise<ResourceBlock | undefined> => {
+    const file = path.join(workspace, chip.path);
+    const lines = (await readFile(file, "utf8")).split("\n").slice(chip.range?.start.line ?? 0, chip.range?.end.line);
+    return { type: "resource", resource: { uri: pathToFileURL(file).toString(), text: lines.join("\n") + "\n" }, ...(chip.range ? { range: chip.range } : {}) };
+  };
+  // the modal (the same PanelUi.confirmExcluded the @ picker asks through): Cancel, then Send, then Cancel
+  const asked: { path: string; pattern: string }[] = [];
+  const answers = [false, true, false];
+  const confirmExcluded = async (file: string, pattern: string): Promise<boolean> => {
+    asked.push({ path: file, pattern });
+    return answers.shift() ?? false;
+  };
+  const panel = await openPanel(site.browser, site.url, server, { model: "openai:m", cwd: workspace, ui: { resource, confirmExcluded } });
+  t.after(() => panel.page.close());
+  const { page } = panel;
+  const box = page.getByRole("textbox", { name: "Prompt" });
+  const attached = page.getByRole("list", { name: "Attached context" });
+  const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+  const selection: ContextChip = { kind: "selection", path: ".env", range, label: selectionLabel(".env", range), source: "selection" };
+
+  // a file not kept from the model: attached without a question
+  const plain: ContextChip = { kind: "selection", path: "envoy.md", range, label: selectionLabel("envoy.md", range), source: "selection" };
+  assert.equal(await panel.host.attachChip(plain), true);
+  await page.locator("form.composer .chip", { hasText: "envoy.md" }).waitFor();
+  assert.deepEqual(asked, []);
+  await page.locator("form.composer .chip", { hasText: "envoy.md" }).getByRole("button").click();
+
+  // Attach Selection in .env, Cancel: asked, nothing attached
+  assert.equal(await panel.host.attachChip(selection), false);
+  assert.deepEqual(asked, [{ path: ".env", pattern: ".env" }]);
+  assert.equal(await attached.getByRole("listitem").count(), 0, "Cancel attaches nothing");
+  // Send: the chip, marked; its text reaches the model with the prompt
+  assert.equal(await panel.host.attachChip(selection), true);
+  await page.locator("form.composer .chip.kept", { hasText: ".env" }).waitFor();
+  assert.equal(bodies.length, 0);
+  await box.fill("What is in it?");
+  await box.press("Enter");
+  await page.locator(".turn-end").waitFor();
+  assert.equal(await page.locator(".turn-end.failed").count(), 0, "not refused");
+  assert.equal(bodies.length, 1);
+  assert.ok(bodies[0].includes("hunter2-secret"), "allowed for this prompt: its text is sent");
+
+  // Ask About Selection's way (confirmChips, then prompt): Cancel sends nothing
+  assert.equal(await panel.host.confirmChips([selection]), undefined);
+  assert.equal(asked.length, 3);
   assert.equal(bodies.length, 1, "nothing sent to the model");
 });

@@ -412,17 +412,67 @@ export class PanelHost {
    * warning); **Send** adds the chip, allowed for the next prompt that carries it.
    */
   async attachExcluded(chip: ContextChip): Promise<void> {
-    if (chip.excluded === undefined || this.ui.confirmExcluded === undefined) {
-      return;
-    }
-    if (await this.ui.confirmExcluded(displayText(chip.path), displayText(chip.excluded))) {
-      this.allowedExcluded.add(allowKey(chip));
+    if (chip.excluded !== undefined && (await this.allowExcluded({ ...chip, excluded: chip.excluded }))) {
       this.post({ type: "attach", chip });
     }
   }
 
-  /** **Attach Selection**: a chip for the prompt box, shown there until the prompt is sent or it is removed. */
-  attachChip(chip: ContextChip): void {
+  /** Asks the user about `chip`, a file kept from the model by `chip.excluded`; **Send** allows it for the next prompt that carries it. */
+  private async allowExcluded(chip: ContextChip & { excluded: string }): Promise<boolean> {
+    if (this.ui.confirmExcluded === undefined || !(await this.ui.confirmExcluded(displayText(chip.path), displayText(chip.excluded)))) {
+      return false;
+    }
+    this.allowedExcluded.add(allowKey(chip));
+    return true;
+  }
+
+  /**
+   * Chips built outside the picker (Attach Selection, Ask About Selection, Fix Diagnostics in File):
+   * the server says which of their files are kept from the model (findFiles' `excluded` of the exact
+   * path) and the user is asked as the picker asks; the chips (marked), or undefined when the user
+   * cancelled one.
+   */
+  async confirmChips(chips: readonly ContextChip[]): Promise<ContextChip[] | undefined> {
+    const out: ContextChip[] = [];
+    for (const chip of chips) {
+      const pattern = chip.excluded ?? (await this.keptBy(chip.path));
+      if (pattern === undefined) {
+        out.push(chip);
+        continue;
+      }
+      const marked = { ...chip, excluded: pattern };
+      if (!(await this.allowExcluded(marked))) {
+        return undefined;
+      }
+      out.push(marked);
+    }
+    return out;
+  }
+
+  /** The `modelExclude` pattern that keeps the workspace file `path` from the model (the server's findFiles), else undefined. */
+  private async keptBy(path: string): Promise<string | undefined> {
+    const session = await this.ensureSession();
+    const { files } = await send(session.rpc, "toolwire/workspace/findFiles", { sessionId: session.id, query: path, limit: 50 });
+    const excluded = files.find((file) => file.path === path)?.excluded;
+    return typeof excluded === "string" ? excluded : undefined;
+  }
+
+  /**
+   * **Attach Selection**: a chip for the prompt box, shown there until the prompt is sent or it is
+   * removed; a file kept from the model is asked about first ({@link PanelHost.confirmChips}).
+   * False when the user cancelled (nothing attached).
+   */
+  async attachChip(chip: ContextChip): Promise<boolean> {
+    const [allowed] = (await this.confirmChips([chip])) ?? [];
+    if (allowed === undefined) {
+      return false;
+    }
+    this.post({ type: "attach", chip: allowed });
+    return true;
+  }
+
+  /** A chip for the prompt box as given, not asked about (the server refuses a file kept from the model in it). */
+  attachUnasked(chip: ContextChip): void {
     this.post({ type: "attach", chip });
   }
 
