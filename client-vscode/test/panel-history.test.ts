@@ -3,7 +3,7 @@
  * a real `toolwire serve` over stdio. Past conversations listed, reopened, exported as Markdown
  * and deleted; New Conversation keeps the old one; the header's model picker against a local
  * endpoint's `GET /models` (through the server's openai SDK); the first run (welcome, offline demo,
- * its end) and the no-key path with its Set API Key button.
+ * its end) and the no-key path with its Set API Key button, also in a reopened conversation.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
@@ -266,6 +266,27 @@ test("first run: the welcome, the offline demo and its end; no API key shows Set
   assert.equal(await done.innerText().then((text) => /offline demo/i.test(text)), false, await done.innerText());
   assert.equal((await page.locator(".transcript").innerText()).match(/That is all of Toolwire's offline demo/g)?.length, 1);
   assert.equal(await page.locator(".turn-end").last().locator(".stop-reason").innerText(), "Done");
+  assert.deepEqual(panel.ui.errors, []);
+});
+
+test("a reopened no-key conversation still says Needs an API key, with Set API Key and Select model", { timeout: TIMEOUT_MS }, async (t) => {
+  const { panel } = await setup(t, { model: "openai:gpt-4o-mini" });
+  const { page } = panel;
+  await ask(panel, "hello without a key");
+  await page.locator(".turn-advice.no_api_key").waitFor();
+  await page.getByRole("button", { name: "New Conversation" }).click();
+  await page.getByRole("region", { name: "Past conversations" })
+    .getByRole("button", { name: "hello without a key", exact: true }).click();
+  await page.locator(".message.user", { hasText: "hello without a key" }).waitFor();
+  // from the snapshot's turns (their errorCode), as live: not "Failed" with the server's message
+  const advice = page.locator(".turn-advice.no_api_key");
+  await advice.waitFor();
+  const end = page.locator(".turn-end");
+  assert.equal(await end.locator(".stop-reason").innerText(), "Needs an API key");
+  assert.equal(await page.locator(".turn-end.failed").count(), 0, "not a red failure");
+  await advice.getByRole("button", { name: "Select model" }).waitFor();
+  await advice.getByRole("button", { name: "Set API Key" }).click();
+  await waitFor(() => panel.ui.apiKeyAsked === 1, "Set API Key");
   assert.deepEqual(panel.ui.errors, []);
 });
 

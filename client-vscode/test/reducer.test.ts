@@ -326,3 +326,21 @@ test("a turn that only wants an API key is announced in the panel's words, not a
   state = apply(state, { sessionUpdate: "turn", state: "ended", turnId: "t2", stopReason: "error", message: "HTTP 500" });
   assert.equal(state.announcement, "Turn ended: Failed: HTTP 500");
 });
+
+test("a snapshot's turns give their errorCode and notice to the end lines, as the live ended update does", () => {
+  const state = applySnapshot(initialState(), {
+    sessionId: "s", model: "openai:gpt-4o-mini", running: false, turnId: "t2", streaming: null,
+    messages: [
+      { role: "user", content: "hello", userText: "hello" },
+      { role: "user", content: "and now?", userText: "and now?" },
+      { role: "assistant", content: "That is all." },
+    ],
+    toolCalls: [], pendingPermissions: [], permissions: [], instructions: [],
+    turns: [
+      { turnId: "t1", stopReason: "error", message: null, usage: null, undoable: false, undone: false, errorCode: "no_api_key" },
+      { turnId: "t2", stopReason: "end_turn", message: null, usage: null, undoable: false, undone: false, notice: "demo_finished" },
+    ],
+  });
+  const ends = state.entries.filter((e) => e.kind === "turnEnd") as { turnId: string; errorCode?: string; notice?: string }[];
+  assert.deepEqual(ends.map((e) => [e.turnId, e.errorCode, e.notice]), [["t1", "no_api_key", undefined], ["t2", undefined, "demo_finished"]]);
+});

@@ -773,7 +773,8 @@ export interface PermissionOptionModel {
  *
  * ``stop_reason``, ``message`` (why it stopped, when there is more to say) and
  * ``usage`` are what the turn's ``ended`` and ``usage`` updates said; all three
- * are null while the turn runs.
+ * are null while the turn runs. ``error_code`` and ``notice`` are the ``ended`` update's
+ * (e.g. ``no_api_key``, ``demo_finished``), absent when it had none.
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "TurnSummary".
@@ -785,6 +786,8 @@ export interface TurnSummary {
   usage: UsageCounts | null;
   undoable: boolean;
   undone: boolean;
+  errorCode?: string | null;
+  notice?: string | null;
 }
 /**
  * Token counts and duration of a turn (null counts when the model reported none).

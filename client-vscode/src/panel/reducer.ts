@@ -488,7 +488,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
       if (userTurns > 0) {
         const turn = turns[userTurns - 1];
         if (turn !== undefined) {
-          state = pushTurnEnd(state, turn.turnId, turn.stopReason ?? "end_turn", turn.message ?? undefined, turn.usage ?? undefined);
+          state = pushTurnEnd(state, turn.turnId, turn.stopReason ?? "end_turn", turn.message ?? undefined, turn.usage ?? undefined, endCodes(turn));
         }
       }
       userTurns++;
@@ -526,7 +526,7 @@ export function applySnapshot(previous: PanelState, snapshot: HostSnapshot): Pan
         state = applyCall(state, call, true);
       }
     }
-    state = pushTurnEnd(state, lastTurn.turnId, lastTurn.stopReason, lastTurn.message ?? undefined, lastTurn.usage ?? undefined);
+    state = pushTurnEnd(state, lastTurn.turnId, lastTurn.stopReason, lastTurn.message ?? undefined, lastTurn.usage ?? undefined, endCodes(lastTurn));
   } else {
     if (snapshot.streaming?.reasoning) {
       state = appendText(state, "thought", snapshot.streaming.reasoning);
@@ -578,6 +578,11 @@ function contentText(content: unknown): string {
 function pushEntry(state: PanelState, entry: DistributiveOmit<Entry, "id">): PanelState {
   const seq = state.seq + 1;
   return { ...state, seq, entries: [...state.entries, { ...entry, id: `e${seq}` } as Entry] };
+}
+
+/** A snapshot turn's `errorCode` and `notice`, as the live `ended` update gives them to `pushTurnEnd`. */
+function endCodes(turn: { errorCode?: string | null; notice?: string | null }): { errorCode?: string; notice?: string } {
+  return { errorCode: turn.errorCode ?? undefined, notice: turn.notice ?? undefined };
 }
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;

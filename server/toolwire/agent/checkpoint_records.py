@@ -177,7 +177,7 @@ class TurnCheckpoint(_Model):
 
     ``paths`` is keyed by workspace-relative path as the file system spells it
     (:attr:`PathChange.fs_name`); ``git`` is in the order the actions happened.
-    ``stop_reason``, ``message`` and ``usage`` are set when the turn ends (what its
+    ``stop_reason``, ``message``, ``usage``, ``error_code`` and ``notice`` are set when the turn ends (what its
     ``ended`` and ``usage`` updates said), for the snapshot. ``undone_at`` is the time (``time.time()``) of the last
     undo, for choosing what ``redoTurn`` redoes by default. ``dirs_left`` are
     the folders the turn created that still existed after its last writing tool
@@ -192,6 +192,8 @@ class TurnCheckpoint(_Model):
     stop_reason: str | None = None
     message: str | None = None
     usage: TurnUsage | None = None
+    error_code: str | None = None
+    notice: str | None = None
     paths: dict[str, PathChange] = Field(default_factory=dict)
     git: list[GitAction] = Field(default_factory=list)
     undone_at: float | None = None
@@ -239,12 +241,18 @@ class TurnCheckpoint(_Model):
         return self.changed_anything and not self.undoable
 
     def summary(self) -> dict[str, Any]:
-        """``{turnId, stopReason, message, usage, undoable, undone}`` for the session snapshot
-        (:class:`toolwire.lsp.messages.TurnSummary`); ``stopReason``, ``message`` and ``usage``
-        (``{inputTokens, outputTokens, durationMs}``) are null while the turn runs."""
-        return {"turnId": self.turn_id, "stopReason": self.stop_reason, "message": self.message,
-                "usage": self.usage.model_dump(by_alias=True) if self.usage is not None else None,
-                "undoable": self.undoable, "undone": self.undone}
+        """``{turnId, stopReason, message, usage, undoable, undone, errorCode?, notice?}`` for the session
+        snapshot (:class:`toolwire.lsp.messages.TurnSummary`); ``stopReason``, ``message`` and ``usage``
+        (``{inputTokens, outputTokens, durationMs}``) are null while the turn runs; ``errorCode`` and
+        ``notice`` only when the turn ended with them."""
+        out = {"turnId": self.turn_id, "stopReason": self.stop_reason, "message": self.message,
+               "usage": self.usage.model_dump(by_alias=True) if self.usage is not None else None,
+               "undoable": self.undoable, "undone": self.undone}
+        if self.error_code:
+            out["errorCode"] = self.error_code
+        if self.notice:
+            out["notice"] = self.notice
+        return out
 
     def dump(self) -> dict[str, Any]:
         """The JSON object saved in the store: what undo needs. ``message`` and ``usage``

@@ -279,14 +279,17 @@ class Session:
         return record
 
     def end_checkpoint(self, record: TurnCheckpoint | None, stop_reason: str, *, message: str | None = None,
-                       usage: TurnUsage | None = None) -> None:
-        """The turn ended: note why (``stop_reason``, ``message``) and what it cost (``usage``),
+                       usage: TurnUsage | None = None, error_code: str | None = None,
+                       notice: str | None = None) -> None:
+        """The turn ended: note why (``stop_reason``, ``message``, ``error_code``, ``notice``) and what it cost (``usage``),
         save its checkpoint if it changed anything or ran MCP calls, prune old ones."""
         if record is None:
             return
         record.stop_reason = stop_reason
         record.message = message or None
         record.usage = usage
+        record.error_code = error_code or None
+        record.notice = notice or None
         if not record.kept:
             return
         store = self.checkpoint_store()

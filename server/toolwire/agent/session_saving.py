@@ -4,9 +4,10 @@ is where the files live).
 A session's record holds, besides its listing (:class:`SavedSession`): the model spec and settings
 overrides it was opened with (keys that name secrets left out: the key comes from the server's
 settings again), the model it used, its conversation (:meth:`Conversation.to_record`), the notes
-waiting for its next turn, the tool-call ids it gave out, its turn ids and its event log. Its turn
-checkpoints stay in the checkpoint store; a loaded session reads them back from there, so undo and
-redo work on its turns.
+waiting for its next turn, the tool-call ids it gave out, its turn ids, how each turn ended
+(``turnEnds``: stop reason, ``errorCode``, ``notice``; not the message, which may quote a key) and its
+event log. Its turn checkpoints stay in the checkpoint store; a loaded session reads them back from
+there, so undo and redo work on its turns.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from toolwire.secret_names import is_field_name
 from toolwire.workspace.names import display_text
 
 __all__ = ["TITLE_CHARS", "Restored", "capture", "delete_saved", "listing", "read_saved", "restore", "save_session",
-           "saved_sessions", "title_of", "turn_records"]
+           "saved_sessions", "title_of", "turn_end", "turn_records", "with_ends"]
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,17 @@ def capture(hosted: Hosted) -> dict[str, Any]:
     return {"model": hosted.origin.model, "overrides": overrides, "modelId": session.model.model_id,
             "turnIds": turn_ids, "conversation": session.conversation.to_record(),
             "notes": list(session.history_notes), "callIds": sorted(session.call_ids.given()),
-            "events": events}
+            "turnEnds": [turn_end(record) for record in session.turn_records], "events": events}
+
+
+def turn_end(record: TurnCheckpoint) -> dict[str, Any]:
+    """How the turn of ``record`` ended, as saved: ``{turnId, stopReason, errorCode?, notice?}``."""
+    out: dict[str, Any] = {"turnId": record.turn_id, "stopReason": record.stop_reason}
+    if record.error_code:
+        out["errorCode"] = record.error_code
+    if record.notice:
+        out["notice"] = record.notice
+    return out
 
 
 class Restored:
@@ -72,6 +83,7 @@ class Restored:
         model, overrides: What the session was opened with.
         conversation: Its history.
         events: Its event log, decoded (an event that does not decode is skipped, logged).
+        turn_ends: How its turns ended (:func:`turn_end`), oldest first.
     """
 
     def __init__(self, record: dict[str, Any]) -> None:
@@ -89,6 +101,9 @@ class Restored:
         notes, call_ids = record.get("notes"), record.get("callIds")
         self.notes = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
         self.call_ids = [c for c in call_ids if isinstance(c, str)] if isinstance(call_ids, list) else []
+        ends = record.get("turnEnds")
+        self.turn_ends = [e for e in ends if isinstance(e, dict) and isinstance(e.get("turnId"), str)] \
+            if isinstance(ends, list) else []
         raw_events = record.get("events")
         self.raw_events: list[dict[str, Any]] = []
         self.events: list[LoggedEvent] = []
@@ -115,7 +130,26 @@ def restore(hosted: Hosted, saved: Restored) -> None:
     session.turns = saved.listing.turns
     session.history_notes = saved.notes
     session.call_ids.reserve(saved.call_ids)
-    session.turn_records = turn_records(session.checkpoint_store().records(), session.id)
+    session.turn_records = with_ends(turn_records(session.checkpoint_store().records(), session.id),
+                                     saved.turn_ends, session.id, str(session.root))
+
+
+def with_ends(records: list[TurnCheckpoint], ends: list[dict[str, Any]], session_id: str,
+              root: str) -> list[TurnCheckpoint]:
+    """Every saved turn, in the saved order: its checkpoint (or an empty one for a turn that changed
+    nothing) with how it ended; checkpoints of turns not in ``ends`` (a record saved before
+    ``turnEnds``) after them."""
+    by_id = {r.turn_id: r for r in records}
+    out = []
+    for end in ends:
+        record = by_id.pop(end["turnId"], None) or TurnCheckpoint(session_id=session_id, turn_id=end["turnId"], root=root)
+        text = {key: value if isinstance(value, str) and value else None
+                for key, value in (("stop", end.get("stopReason")), ("code", end.get("errorCode")),
+                                   ("notice", end.get("notice")))}
+        record.stop_reason = record.stop_reason or text["stop"]
+        record.error_code, record.notice = text["code"], text["notice"]
+        out.append(record)
+    return out + [r for r in records if r.turn_id in by_id]
 
 
 def turn_records(records: list[dict[str, Any]], session_id: str) -> list[TurnCheckpoint]:

@@ -234,7 +234,8 @@ class Turn:
         self.outcome = outcome
         duration = self._duration_ms()
         self.session.end_checkpoint(self.checkpoint, outcome.stop_reason, message=outcome.message, usage=TurnUsage(
-            input_tokens=self._input_tokens, output_tokens=self._output_tokens, duration_ms=duration))
+            input_tokens=self._input_tokens, output_tokens=self._output_tokens, duration_ms=duration),
+            error_code=outcome.error_code, notice=outcome.notice)
         self.session.conversation.repair()
         self.sink.emit(UsageUpdate(self._input_tokens, self._output_tokens, duration,
                                    details=dict(self._details) or None))

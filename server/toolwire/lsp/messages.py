@@ -386,7 +386,8 @@ class TurnSummary(Wire):
 
     ``stop_reason``, ``message`` (why it stopped, when there is more to say) and
     ``usage`` are what the turn's ``ended`` and ``usage`` updates said; all three
-    are null while the turn runs.
+    are null while the turn runs. ``error_code`` and ``notice`` are the ``ended`` update's
+    (e.g. ``no_api_key``, ``demo_finished``), absent when it had none.
     """
 
     turn_id: str
@@ -395,6 +396,8 @@ class TurnSummary(Wire):
     usage: UsageCounts | None
     undoable: bool
     undone: bool
+    error_code: str | None = None
+    notice: str | None = None
 
 
 class SnapshotResult(Wire):
