@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
-from acp.schema import (ClientCapabilities, FileSystemCapabilities, ImageContentBlock, RequestPermissionResponse,
-                        ResourceContentBlock, TextContentBlock, UsageUpdate)
+from acp.schema import (ClientCapabilities, EmbeddedResourceContentBlock, FileSystemCapabilities, ImageContentBlock,
+                        RequestPermissionResponse, ResourceContentBlock, TextContentBlock, TextResourceContents,
+                        UsageUpdate)
 
 from endpoint import FakeEndpoint, Reply, chat_body, refusal, sse_events
 from toolwire.llm.image_input import IMAGE_LEFT_OUT
@@ -223,6 +224,21 @@ async def test_image_input_false_refuses_an_image_prompt_before_sending(repo: Pa
                 await conn.prompt(session_id=sid, prompt=image_prompt("look"))
     assert refused.value.code == -32602 and "imageInput setting is false" in refused.value.data["prompt"]
     assert endpoint.requests == []
+
+
+async def test_an_embedded_resource_of_a_kept_file_is_the_users_explicit_choice_and_is_sent(repo: Path,
+                                                                                            tmp_path: Path) -> None:
+    # ACP cannot carry _meta.toolwire.allowExcluded: its front-end tells the host its resources are allowed
+    (repo / ".env").write_text("TOKEN=embedded-secret\n")
+    log = tmp_path / "requests.jsonl"
+    blocks = [TextContentBlock(type="text", text="what is set?"),
+              EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+                  uri=(repo / ".env").as_uri(), text="TOKEN=embedded-secret\n"))]
+    async with await start(RecordingClient(), "replay", settings={"replayLog": str(log)}) as (conn, _):
+        sid = await open_with(conn, repo, read=False, write=False)
+        response = await conn.prompt(session_id=sid, prompt=blocks)
+    assert response.stop_reason == "end_turn"
+    assert "TOKEN=embedded-secret" in log.read_text()
 
 
 async def test_resource_links_are_read_through_the_client_bounded_and_confined(repo: Path, tmp_path: Path) -> None:

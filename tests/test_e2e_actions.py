@@ -361,6 +361,30 @@ async def test_run_action_errors(editor, ws, tmp_path):
         assert words in str(info.value), info.value
 
 
+async def test_an_action_on_a_file_kept_from_the_model_is_refused_unless_allowed(editor, ws, tmp_path):
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", [{"text": "It sets the token."}])
+    configure(editor, model=f"replay:{script}", replayLog=str(log))
+    (ws / ".env").write_text("API_TOKEN=hunter2-secret\n")
+    uri = editor.open(ws / ".env")
+    args = {"kind": "explain", "uri": uri, "range": {"start": {"line": 0, "character": 0},
+                                                     "end": {"line": 0, "character": 24}}}
+    before = len(summaries(editor, "explain"))
+    for refused in (args, {**args, "allowExcluded": False}):
+        with pytest.raises(JsonRpcException) as info:
+            await run_action(editor, refused)
+        text = str(info.value)
+        assert ".env is kept from the model by the modelExclude setting (pattern '.env')" in text, text
+        assert "attach it in the Toolwire panel" in text and '"allowExcluded": true' in text and "nothing was sent" in text
+    assert not log.exists() or "hunter2" not in log.read_text()  # refused before any model request
+    assert len(summaries(editor, "explain")) == before  # no turn ran
+    await run_action(editor, {**args, "allowExcluded": True})
+    await until(editor, lambda: len(summaries(editor, "explain")) > before, "the closing message")
+    assert "It sets the token." in summaries(editor, "explain")[-1]
+    assert "hunter2-secret" in log.read_text()  # the user allowed it for this action
+    editor.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+
+
 # ----------------------------------------------------------------- long tools
 
 def make_progress_client() -> PokingClient:

@@ -4,7 +4,7 @@ import { API_KEY_SECRET, registerCommands } from "./commands";
 import { createLog } from "./log";
 import { mcpSecrets, redactingChannel, urlSecrets } from "./redact";
 import { PanelHost } from "./panel/host";
-import { CHAT_VIEW, ChatViewProvider, VsCodePanelUi } from "./panel/view";
+import { CHAT_VIEW, ChatViewProvider, VsCodePanelUi, workspaceRelative } from "./panel/view";
 import { ServerController } from "./server";
 import { ServerStatus } from "./status";
 
@@ -40,6 +40,11 @@ export function activate(context: vscode.ExtensionContext): void {
     persist: {
       workspaceKey: context.storageUri?.fsPath ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "no-folder",
       logFile: vscode.Uri.joinPath(context.logUri, "server.log").fsPath,
+    },
+    // a code action on a file kept from the model is asked about as the panel asks (a file outside the workspace is not)
+    confirmAction: async (uri) => {
+      const relative = workspaceRelative(vscode.Uri.parse(uri));
+      return relative === undefined || host === undefined ? undefined : host.confirmAction(relative);
     },
     onRunAction: ({ sessionId }) => void host?.adopt(sessionId).catch((error: unknown) => log.error(`Could not show the code action's turn: ${String(error)}`)),
   });

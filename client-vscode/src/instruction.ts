@@ -37,3 +37,24 @@ export async function askInstruction(
   }
   return [instruction.trim() === "" ? action : { ...action, instruction: instruction.trim() }];
 }
+
+/**
+ * A code action on a file kept from the model (`modelExclude`): `confirm(uri)` asks the user the panel's
+ * question (PanelHost.confirmAction: undefined when the file is not kept, else whether they said Send).
+ * The arguments to send (with `allowExcluded: true` after Send), or undefined when the user cancelled
+ * (no turn). Without the allowance the server refuses the action (protocol.md, "Code actions").
+ */
+export async function askExcludedAction(
+  args: unknown[],
+  confirm: (uri: string) => Promise<boolean | undefined>,
+): Promise<unknown[] | undefined> {
+  const action = args[0] as { uri?: unknown; allowExcluded?: unknown } | null | undefined;
+  if (args.length !== 1 || action === null || typeof action !== "object" || typeof action.uri !== "string" || action.allowExcluded === true) {
+    return args;
+  }
+  const allowed = await confirm(action.uri);
+  if (allowed === undefined) {
+    return args;
+  }
+  return allowed ? [{ ...action, allowExcluded: true }] : undefined;
+}

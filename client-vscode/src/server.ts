@@ -17,7 +17,7 @@ import {
 import type { Socket } from "node:net";
 import { canPersist, connectSocket, ensureStopped, socketPathFor, startServer } from "./daemon";
 import { EditorIntelligence } from "./intel/feature";
-import { askInstruction } from "./instruction";
+import { askExcludedAction, askInstruction } from "./instruction";
 import { errorText } from "./log";
 import {
   RequestPermission,
@@ -49,6 +49,11 @@ export interface ServerDeps {
   secrets(): readonly string[];
   /** A code action started a turn (`toolwire.runAction` answered `{sessionId, turnId}`). */
   onRunAction(result: RunActionResult): void;
+  /**
+   * Before a code action on the file `uri`: undefined when it is not kept from the model, else whether
+   * the user said Send to the panel's question (PanelHost.confirmAction).
+   */
+  confirmAction?(uri: string): Promise<boolean | undefined>;
   /**
    * Where the server outlives the extension host (daemon.ts): a key of this workspace
    * (its storage folder) and the server's log file. Without them the server runs over stdio.
@@ -227,7 +232,14 @@ export class ServerController implements vscode.Disposable {
         // Code actions run toolwire.runAction; the panel then shows that session's turn.
         executeCommand: async (command, args, next) => {
           if (command === RUN_ACTION_COMMAND) {
-            const asked = await askInstruction(args, (options) => vscode.window.showInputBox(options));
+            // a file kept from the model: the panel's question first; Send passes allowExcluded
+            const confirm = this.deps.confirmAction;
+            const allowed = confirm === undefined ? args : await askExcludedAction(args, confirm);
+            if (allowed === undefined) {
+              void vscode.window.showInformationMessage("Toolwire: not sent; the file is kept from the model.");
+              return undefined;
+            }
+            const asked = await askInstruction(allowed, (options) => vscode.window.showInputBox(options));
             if (asked === undefined) {
               return undefined; // Edit selection… dismissed: no turn
             }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { askInstruction, type InstructionBox } from "../src/instruction";
+import { askExcludedAction, askInstruction, type InstructionBox } from "../src/instruction";
 
 const edit = { kind: "edit", uri: "file:///ws/a.py", range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } };
 
@@ -32,4 +32,16 @@ test("Explain, Fix and an edit that carries its instruction are not asked about"
     assert.deepEqual(await askInstruction(args, ask), args);
     assert.equal(asked.length, 0);
   }
+});
+
+test("a code action on a file kept from the model: Send adds allowExcluded, Cancel runs nothing, another file goes as it is", async () => {
+  const asked: string[] = [];
+  const confirm = (answer: boolean | undefined) => async (uri: string) => (asked.push(uri), answer);
+  assert.deepEqual(await askExcludedAction([edit], confirm(true)), [{ ...edit, allowExcluded: true }]);
+  assert.equal(await askExcludedAction([edit], confirm(false)), undefined);
+  assert.deepEqual(await askExcludedAction([edit], confirm(undefined)), [edit]);
+  assert.deepEqual(asked, [edit.uri, edit.uri, edit.uri]);
+  const allowed = [{ ...edit, allowExcluded: true }];
+  assert.deepEqual(await askExcludedAction(allowed, confirm(false)), allowed); // already allowed: not asked again
+  assert.equal(asked.length, 3);
 });

@@ -264,7 +264,7 @@ test("@ marks a file kept from the model; it is attached only after the user's S
   assert.equal(bodies.length, 1, "nothing sent to the model");
 });
 
-test("Attach Selection / Ask About Selection in a file kept from the model ask first (the server's findFiles says so); Send reaches the model, Cancel sends nothing", { timeout: TIMEOUT_MS }, async (t) => {
+test("Attach Selection / Ask About Selection / a code action in a file kept from the model ask first (the server's findFiles says so); Send reaches the model, Cancel sends nothing", { timeout: TIMEOUT_MS }, async (t) => {
   const bodies: string[] = [];
   const endpoint: HttpServer = createServer((request, response) => {
     let body = "";
@@ -296,7 +296,7 @@ test("Attach Selection / Ask About Selection in a file kept from the model ask f
   };
   // the modal (the same PanelUi.confirmExcluded the @ picker asks through): Cancel, then Send, then Cancel
   const asked: { path: string; pattern: string }[] = [];
-  const answers = [false, true, false];
+  const answers = [false, true, false, true, false];
   const confirmExcluded = async (file: string, pattern: string): Promise<boolean> => {
     asked.push({ path: file, pattern });
     return answers.shift() ?? false;
@@ -335,4 +335,13 @@ test("Attach Selection / Ask About Selection in a file kept from the model ask f
   assert.equal(await panel.host.confirmChips([selection]), undefined);
   assert.equal(asked.length, 3);
   assert.equal(bodies.length, 1, "nothing sent to the model");
+
+  // a code action (server.ts asks through confirmAction before toolwire.runAction, Send passes allowExcluded):
+  // a plain file is not asked about; .env gets the same question, Send then Cancel
+  assert.equal(await panel.host.confirmAction("envoy.md"), undefined);
+  assert.equal(asked.length, 3);
+  assert.equal(await panel.host.confirmAction(".env"), true);
+  assert.equal(await panel.host.confirmAction(".env"), false);
+  assert.deepEqual(asked.slice(3), [{ path: ".env", pattern: ".env" }, { path: ".env", pattern: ".env" }]);
+  assert.equal(bodies.length, 1, "asking sends nothing");
 });

@@ -1540,7 +1540,9 @@ export interface RangeModel {
  * ``kind`` says what to do; ``uri`` and ``range`` (in the negotiated position
  * encoding) where; ``text`` overrides the text read from the range; ``diagnostic``
  * is the LSP diagnostic a fix is about; ``instruction`` is the user's request for
- * ``edit``; ``sessionId`` runs the turn in that session instead of a new one.
+ * ``edit``; ``sessionId`` runs the turn in that session instead of a new one;
+ * ``allowExcluded``: the user allowed sending the text of a file kept from the model
+ * (``modelExclude``) with this action (without it such a file is refused).
  *
  * This interface was referenced by `ToolwireProtocol`'s JSON-Schema
  * via the `definition` "RunActionArgs".
@@ -1555,6 +1557,7 @@ export interface RunActionArgs {
   } | null;
   instruction?: string | null;
   sessionId?: string | null;
+  allowExcluded?: boolean;
 }
 /**
  * ``toolwire.runAction`` result, sent as soon as the turn is started.

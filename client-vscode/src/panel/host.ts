@@ -419,11 +419,26 @@ export class PanelHost {
 
   /** Asks the user about `chip`, a file kept from the model by `chip.excluded`; **Send** allows it for the next prompt that carries it. */
   private async allowExcluded(chip: ContextChip & { excluded: string }): Promise<boolean> {
-    if (this.ui.confirmExcluded === undefined || !(await this.ui.confirmExcluded(displayText(chip.path), displayText(chip.excluded)))) {
+    if (!(await this.askExcluded(chip.path, chip.excluded))) {
       return false;
     }
     this.allowedExcluded.add(allowKey(chip));
     return true;
+  }
+
+  /** The one question about the workspace file `path`, kept from the model by `pattern`: true on **Send**. */
+  private async askExcluded(path: string, pattern: string): Promise<boolean> {
+    return this.ui.confirmExcluded !== undefined && (await this.ui.confirmExcluded(displayText(path), displayText(pattern)));
+  }
+
+  /**
+   * A code action (`toolwire.runAction`) on the workspace file `path` (server.ts asks before running it):
+   * undefined when the file is not kept from the model, else whether the user said **Send** to the same
+   * question as the picker's (the action then carries `allowExcluded`; nothing is kept for a prompt).
+   */
+  async confirmAction(path: string): Promise<boolean | undefined> {
+    const pattern = await this.keptBy(path);
+    return pattern === undefined ? undefined : this.askExcluded(path, pattern);
   }
 
   /**

@@ -335,9 +335,12 @@ class ToolwireAcpAgent:
                                lambda call_id: self.host.preview(hosted, call_id), self.requests.withdrawable)
         try:
             if isinstance(command, Continue):  # the next turn on the same history, with the core's prompt
-                outcome = await self.host.continue_turn(hosted, session.sink, approver, blocks)
+                outcome = await self.host.continue_turn(hosted, session.sink, approver, blocks, allow_excluded=True)
             else:
-                outcome = await self.host.run_turn(hosted, text, session.sink, approver, blocks, images)
+                # an ACP client embeds a resource only by the user's explicit choice, and ACP has no way to
+                # carry the allowance: its resources are allowed (protocol.md, "Files kept from the model")
+                outcome = await self.host.run_turn(hosted, text, session.sink, approver, blocks, images,
+                                                   allow_excluded=True)
         except TurnRunning as exc:
             raise RequestError.invalid_request({"sessionId": str(exc)}) from None
         except HostError as exc:  # /continue after a turn that did not stop at the cap

@@ -43,6 +43,7 @@ from typing import Any
 from toolwire.agent.budget import CONTINUE_PROMPT, continue_refusal
 from toolwire.agent.call_ids import fed_call_id
 from toolwire.agent.compaction import Compaction, compact_session
+from toolwire.agent import prompt_blocks
 from toolwire.agent.prompt_blocks import kept_blocks
 from toolwire.agent.events import (AgentEvent, Approver, LoggedEvent, SessionInfo, Sink, ToolCallChanged, UserPrompt,
                                    WorkspaceChange, call_changed)
@@ -52,8 +53,8 @@ from toolwire.agent.host_settings import (MODEL_ERRORS, Origin, merge_settings, 
 from toolwire.agent.images import image_refusal
 from toolwire.agent.mcp_session import McpLink, tool_listing
 from toolwire.agent.model_choices import ModelChoices
-from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, Recorded, SessionState,
-                                   TurnRunning, UnknownSession)
+from toolwire.agent.hosted import (TURN_ALREADY_RUNNING, UNDO_RUNNING, Hosted, HostError, KeptFromModel, Recorded,
+                                   SessionState, TurnRunning, UnknownSession)
 from toolwire.agent.opening import SessionSpecError, check_cwd, open_session
 from toolwire.agent.preview import Preview, PreviewError, preview_call
 from toolwire.agent.session import Session
@@ -71,7 +72,7 @@ from toolwire.tools.editor_intel import EditorFeatures, EditorLink
 from toolwire.workspace.documents import Documents
 
 __all__ = [
-    "CONTINUE_PROMPT", "Hosted", "HostError", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
+    "CONTINUE_PROMPT", "Hosted", "HostError", "KeptFromModel", "MAX_FED_STREAMS", "SessionHost", "SessionState", "TURN_ALREADY_RUNNING", "TurnRunning",
     "UnknownSession",
     # what a host call returns or raises, for the front-ends (they import nothing else of the agent
     # but its events: tests/test_layers.py)
@@ -286,17 +287,42 @@ class SessionHost:
                 log.warning("closing the model %s failed: %s", getattr(model, "model_id", "?"), exc)
 
     # ------------------------------------------------------------- turns
-    def begin_turn(self, hosted: Hosted, sink: Sink, approver: Approver) -> Turn:
-        """Take the session's turn slot for a new turn (run it with :meth:`finish_turn`).
+    def begin_turn(self, hosted: Hosted, sink: Sink, approver: Approver, blocks: Sequence[dict[str, Any]] = (),
+                   allow_excluded: bool = False) -> Turn:
+        """Take the session's turn slot for a new turn (run it with :meth:`finish_turn`) of the prompt
+        ``blocks`` (JSON content blocks): every front-end's prompt comes through here, so the refusal of
+        a file kept from the model is made here (:meth:`refuse_kept`).
 
         Raises:
             TurnRunning: a turn is running in the session.
+            KeptFromModel: see :meth:`refuse_kept`.
         """
         self.ensure_free(hosted, TURN_ALREADY_RUNNING)
+        self.refuse_kept(hosted, blocks, allow_excluded)
         turn = Turn(hosted.session, Recorded(hosted.log, sink), approver)
         hosted.turn = hosted.last_turn = turn
         self._poke()
         return turn
+
+    def refuse_kept(self, hosted: Hosted, blocks: Sequence[dict[str, Any]], allow_excluded: bool = False) -> None:
+        """Refuse a prompt whose embedded resources hold the text of a workspace file ``modelExclude``
+        keeps from the model, unless the user allowed it: on its block (``_meta.toolwire.allowExcluded``)
+        or, ``allow_excluded``, for the whole prompt (the front-end's word: ACP's client attaches a
+        resource only by the user's explicit choice; a code action's ``allowExcluded``).
+
+        Raises:
+            KeptFromModel: the files and their patterns; nothing was sent.
+            HostError: (field ``prompt``) a block that cannot be read.
+        """
+        if allow_excluded or not blocks:
+            return
+        try:
+            parsed = prompt_blocks.parse_blocks(blocks)
+        except prompt_blocks.PromptBlockError as exc:
+            raise HostError(str(exc), "prompt") from None
+        kept = prompt_blocks.kept_resources(parsed, hosted.session.root, hosted.session.model_exclude())
+        if kept:
+            raise KeptFromModel(kept)
 
     def ensure_free(self, hosted: Hosted, turn_message: str | None = None) -> None:
         """Refuse to take the session's turn slot while a turn, an undo or a redo holds it.
@@ -341,13 +367,14 @@ class SessionHost:
 
     async def run_turn(self, hosted: Hosted, prompt: str, sink: Sink, approver: Approver,
                        blocks: Sequence[dict[str, Any]] = (), images: Sequence[ImagePart] = (),
-                       shown: str | None = None) -> TurnOutcome:
-        """Run one turn of ``prompt`` (and its ``images``) in the session (:meth:`begin_turn` then
-        :meth:`finish_turn`)."""
-        return await self.finish_turn(hosted, self.begin_turn(hosted, sink, approver), prompt, blocks, images, shown)
+                       shown: str | None = None, allow_excluded: bool = False) -> TurnOutcome:
+        """Run one turn of ``prompt`` (and its ``images``) in the session (:meth:`begin_turn`, which
+        refuses a file kept from the model unless allowed, then :meth:`finish_turn`)."""
+        turn = self.begin_turn(hosted, sink, approver, blocks, allow_excluded)
+        return await self.finish_turn(hosted, turn, prompt, blocks, images, shown)
 
     async def continue_turn(self, hosted: Hosted, sink: Sink, approver: Approver,
-                            blocks: Sequence[dict[str, Any]] = ()) -> TurnOutcome:
+                            blocks: Sequence[dict[str, Any]] = (), allow_excluded: bool = False) -> TurnOutcome:
         """Continue: after a turn that stopped at the request cap (``max_turn_requests``), run the
         next turn with :data:`CONTINUE_PROMPT` on the same history (:mod:`toolwire.agent.budget`).
 
@@ -361,7 +388,7 @@ class SessionHost:
         refusal = continue_refusal(stopped, last is None or hosted.session.conversation.holds_turn(last.id))
         if refusal is not None:
             raise HostError(refusal, "sessionId")
-        return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver, blocks)
+        return await self.run_turn(hosted, CONTINUE_PROMPT, sink, approver, blocks, allow_excluded=allow_excluded)
 
     def image_refusal(self, hosted: Hosted) -> str | None:
         """Why a prompt with images is refused before anything is sent, or None when the session's

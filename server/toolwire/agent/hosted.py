@@ -12,6 +12,7 @@ from toolwire.agent.fed import FedStream
 from toolwire.agent.host_settings import Origin
 from toolwire.agent.mcp_session import McpLink
 from toolwire.agent.scheduler import Scheduler
+from toolwire.workspace.model_exclude import withheld
 from toolwire.agent.session import Session
 from toolwire.agent.session_store import EVENT_LOG, EventLog
 from toolwire.agent.turn import Turn
@@ -39,6 +40,17 @@ class TurnRunning(HostError):
 
     def __init__(self, message: str = "a turn is running in this session; cancel it or wait for it to end") -> None:
         super().__init__(message)
+
+
+class KeptFromModel(HostError):
+    """The prompt embeds the text of files ``modelExclude`` keeps from the model, and the user did not
+    allow them for this prompt: nothing is sent. ``kept``: ``(path, pattern)`` of each file."""
+
+    def __init__(self, kept: list[tuple[str, str]]) -> None:
+        named = "; ".join(withheld(path, pattern) for path, pattern in kept)
+        super().__init__(f"{named}: its text is sent only when the user allows it for this prompt; nothing was sent",
+                         "prompt")
+        self.kept = kept
 
 
 #: The refusal of a second turn while one runs.

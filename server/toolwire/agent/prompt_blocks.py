@@ -142,7 +142,8 @@ def parse_blocks(items: Iterable[dict[str, Any]]) -> list[PromptBlock]:
 def kept_resources(blocks: Sequence[PromptBlock], root: Path, exclude: ModelExclude) -> list[tuple[str, str]]:
     """``(path, pattern)`` of each resource block whose file, a file of the workspace, ``modelExclude`` keeps
     from the model (a symbolic link by the file it leads to) and that does not carry
-    ``_meta.toolwire.allowExcluded``: the prompt must not send its text (the LSP server refuses it)."""
+    ``_meta.toolwire.allowExcluded``: the prompt must not send its text (the session host refuses it:
+    :meth:`toolwire.agent.host.SessionHost.refuse_kept`)."""
     if not exclude:
         return []
     real_root = Path(os.path.realpath(root))

@@ -31,7 +31,9 @@ class RunActionArgs(Wire):
     ``kind`` says what to do; ``uri`` and ``range`` (in the negotiated position
     encoding) where; ``text`` overrides the text read from the range; ``diagnostic``
     is the LSP diagnostic a fix is about; ``instruction`` is the user's request for
-    ``edit``; ``sessionId`` runs the turn in that session instead of a new one.
+    ``edit``; ``sessionId`` runs the turn in that session instead of a new one;
+    ``allowExcluded``: the user allowed sending the text of a file kept from the model
+    (``modelExclude``) with this action (without it such a file is refused).
     """
 
     kind: Literal["edit", "explain", "fix"]
@@ -41,6 +43,7 @@ class RunActionArgs(Wire):
     diagnostic: dict[str, Any] | None = None
     instruction: str | None = None
     session_id: str | None = None
+    allow_excluded: bool = False
 
 
 class RunActionResult(Wire):

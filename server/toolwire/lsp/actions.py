@@ -248,6 +248,7 @@ def start_action(server: "ToolwireServer", hosted: Hosted, args: RunActionArgs, 
 
     Raises:
         TurnRunning: a turn runs in the session.
+        KeptFromModel: the file is kept from the model and ``args.allowExcluded`` is not set.
     """
     session = hosted.session
     try:  # display form: what the user reads is what is there, and the tools take it back
@@ -259,7 +260,7 @@ def start_action(server: "ToolwireServer", hosted: Hosted, args: RunActionArgs, 
     blocks = action_blocks(args, text)
     shown = prompt_blocks.shown_text(prompt_blocks.parse_blocks(blocks), session.root)
     sink = TurnProgressSink(LspSink(server, session.id, long_tools=None), root=session.root)
-    turn = server.host.begin_turn(hosted, sink, LspApprover(server, session.id))
+    turn = server.host.begin_turn(hosted, sink, LspApprover(server, session.id), blocks, args.allow_excluded)
     title = {"edit": "Toolwire: editing", "explain": "Toolwire: explaining", "fix": "Toolwire: fixing"}[args.kind]
     server.spawn(drive(server, hosted, turn, sink, (prompt, blocks, shown), f"{title} {rel}", args.kind))
     return {"sessionId": session.id, "turnId": turn.id}

@@ -24,8 +24,8 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 import toolwire.agent.prompt_blocks as prompt_blocks
-from toolwire.agent.host import (FedStreamError, Hosted, HostError, PreviewError, SessionHost, SessionSpecError,
-                                 TurnRunning)
+from toolwire.agent.host import (FedStreamError, Hosted, HostError, KeptFromModel, PreviewError, SessionHost,
+                                 SessionSpecError, TurnRunning)
 from toolwire.agent.host import UnknownSession as NoSuchSession
 from toolwire.llm.factory import ModelSpecError, check_model_spec
 from toolwire.llm.replay import ReplayScriptError
@@ -260,12 +260,6 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
         blocks = prompt_blocks.parse_blocks(sent)
     except prompt_blocks.PromptBlockError as exc:
         raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: {exc}") from None
-    kept = prompt_blocks.kept_resources(blocks, root, hosted.session.model_exclude())
-    if kept:  # the user's word for this prompt, or nothing of the file is sent (protocol.md)
-        named = "; ".join(withheld(path, pattern) for path, pattern in kept)
-        raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: prompt: {named}: its text is sent only "
-                                   'when the user allows it for this prompt (_meta.toolwire.allowExcluded on its '
-                                   "block); nothing was sent")
     text = prompt_blocks.model_text(blocks, root)
     if not text.strip():
         raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: prompt: the prompt has no text")
@@ -278,6 +272,11 @@ async def session_prompt(ls: ToolwireServer, params: Any) -> dict[str, Any]:
                                          shown=prompt_blocks.shown_text(blocks, root) if attached else None)
     except TurnRunning as exc:  # the host's words: a turn, or an undo, holds the slot
         raise TurnInProgress(str(exc)) from None
+    except KeptFromModel as exc:  # the user's word for this prompt, or nothing of the file is sent (protocol.md)
+        named = "; ".join(withheld(rel, pattern) for rel, pattern in exc.kept)
+        raise JsonRpcInvalidParams(f"{P.SESSION_PROMPT}: invalid params: prompt: {named}: its text is sent only "
+                                   'when the user allows it for this prompt (_meta.toolwire.allowExcluded on its '
+                                   "block); nothing was sent") from None
     result = outcome.to_wire()
     P.PromptResult.model_validate(result)  # the wire model is the contract; nulls stay null
     return result
@@ -479,6 +478,11 @@ async def run_action(ls: ToolwireServer, *arguments: Any) -> dict[str, Any]:
         raise TurnInProgress(str(exc)) from None
     try:
         return actions.start_action(ls, hosted, args, path)
+    except KeptFromModel as exc:  # the host's refusal, with how to send it (protocol.md, "Code actions")
+        named = "; ".join(withheld(rel, pattern) for rel, pattern in exc.kept)
+        raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: invalid params: {named}: a code action does not send "
+                                   "its text; attach it in the Toolwire panel (which asks first), or run the action "
+                                   'with "allowExcluded": true; nothing was sent') from None
     except (OSError, ValueError) as exc:  # the file or range cannot be read
         raise JsonRpcInvalidParams(f"{actions.RUN_ACTION}: cannot read {args.uri[:200]}: {exc}") from None
 
