@@ -318,8 +318,9 @@ test("stop: the turn ends cancelled while a call is still generating", { timeout
 
 test("a turn that ends in error shows the stop reason and its message", { timeout: TIMEOUT_MS }, async (t) => {
   const http = createServer((_request, response) => {
-    response.writeHead(401, { "content-type": "application/json" });
-    response.end(JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }));
+    // a 404, not a 401: a 401 is a turn that wants an API key (panel-history.test.ts), not a failure
+    response.writeHead(404, { "content-type": "application/json" });
+    response.end(JSON.stringify({ error: { message: "The model `gpt-4o-mini` does not exist or you do not have access to it.", type: "invalid_request_error", code: "model_not_found" } }));
   });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   t.after(() => new Promise<void>((resolve) => http.close(() => resolve())));
@@ -332,7 +333,8 @@ test("a turn that ends in error shows the stop reason and its message", { timeou
   await turnEnded(panel);
   assert.equal(await panel.page.locator(".turn-end .stop-reason").innerText(), "Failed");
   const message = await panel.page.locator(".turn-end .stop-message").innerText();
-  assert.match(message, /401/);
+  assert.match(message, /404/);
+  assert.match(message, /does not exist/);
   assert.doesNotMatch(message, /sk-wrong/);
 });
 
