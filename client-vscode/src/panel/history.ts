@@ -1,8 +1,11 @@
 /**
- * The panel's history helpers, host side and pure: a conversation exported as Markdown (from its
- * `toolwire/session/snapshot`, nothing asked of the server), and the offline demo's sample prompt.
+ * The panel's history (Past conversations), host side: listing the workspace's saved conversations,
+ * opening and deleting one, exporting the open one as Markdown (from its `toolwire/session/snapshot`;
+ * the Markdown itself is pure), and the offline demo's sample prompt. No `vscode` import.
  */
 import type { SnapshotResult } from "../protocol";
+import type { HostMessage } from "./messages";
+import { send, type PanelServer, type PanelUi, type Session } from "./ports";
 
 /** What **Try the offline demo** asks (the embedded `replay` model answers with its demo text). */
 export const DEMO_PROMPT = "Show me what Toolwire can do.";
@@ -135,4 +138,88 @@ export function conversationMarkdown(snapshot: SnapshotResult, title?: string | 
     }
   }
   return `${out.join("\n")}\n`;
+}
+
+/** What the history needs of the panel host. */
+export interface HistoryHost {
+  readonly server: PanelServer;
+  readonly ui: PanelUi;
+  post(message: HostMessage): void;
+  session(): Session | undefined;
+  /** The panel's session becomes `session` (remembered across window reloads). */
+  setSession(session: Session | undefined): void;
+  requireSession(): Session;
+  running(): boolean;
+  /** Withdraws the approvals held open (answered `cancelled`). */
+  dropHeld(): void;
+  resync(): Promise<void>;
+  refreshTurns(): Promise<void>;
+}
+
+/** Sends the webview the workspace's saved conversations (`toolwire/session/list`). */
+export async function listSessions(host: HistoryHost): Promise<void> {
+  const { cwd } = host.ui.settings();
+  if (cwd === undefined) {
+    host.post({ type: "history", sessions: [] });
+    return;
+  }
+  const { rpc } = await host.server.connection();
+  const { sessions } = await send(rpc, "toolwire/session/list", { cwd });
+  host.post({ type: "history", sessions });
+}
+
+/** Reopens a saved (or open) conversation (`toolwire/session/load`); the current one stays in the history. */
+export async function openSession(host: HistoryHost, sessionId: string): Promise<void> {
+  if (host.running()) {
+    host.ui.error("A turn is running; stop it before opening another conversation.");
+    return;
+  }
+  const { rpc, generation } = await host.server.connection();
+  const { cwd } = host.ui.settings();
+  const loaded = await send(rpc, "toolwire/session/load", cwd === undefined ? { sessionId } : { sessionId, cwd });
+  const old = host.session();
+  host.dropHeld();
+  host.setSession({ id: loaded.sessionId, generation, rpc });
+  if (old !== undefined && old.id !== loaded.sessionId) {
+    await send(old.rpc, "toolwire/session/close", { sessionId: old.id }).catch(() => undefined); // its file stays
+  }
+  await host.resync();
+  host.post({
+    type: "session",
+    sessionId: loaded.sessionId,
+    model: loaded.model ?? null,
+    instructions: loaded.instructions ?? [],
+    mcpServers: loaded.mcpServers ?? [],
+  });
+  await host.refreshTurns().catch(() => undefined);
+  await listSessions(host).catch(() => undefined); // the one left is in the history
+}
+
+/** Deletes a saved conversation (`toolwire/session/delete`); the open one is cleared first. */
+export async function deleteSession(host: HistoryHost, sessionId: string): Promise<void> {
+  const { rpc } = await host.server.connection();
+  const { cwd } = host.ui.settings();
+  if (host.session()?.id === sessionId) {
+    if (host.running()) {
+      host.ui.error("A turn is running in this conversation; stop it before deleting it.");
+      return;
+    }
+    host.setSession(undefined);
+    host.dropHeld();
+    host.post({ type: "reset", snapshot: null });
+  }
+  await send(rpc, "toolwire/session/delete", cwd === undefined ? { sessionId } : { sessionId, cwd });
+  await listSessions(host);
+}
+
+/** The open conversation as Markdown (from its snapshot), shown in a new editor; returns the text. */
+export async function exportConversation(host: HistoryHost): Promise<string> {
+  const session = host.requireSession();
+  const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id });
+  const { cwd } = host.ui.settings();
+  // the title the history shows (the snapshot has none); none while the conversation is unsaved
+  const listed = cwd === undefined ? undefined : await send(session.rpc, "toolwire/session/list", { cwd }).catch(() => undefined);
+  const text = conversationMarkdown(snapshot, listed?.sessions.find((s) => s.sessionId === session.id)?.title);
+  await host.ui.showMarkdown?.(text);
+  return text;
 }

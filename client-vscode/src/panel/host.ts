@@ -1,9 +1,11 @@
 /**
- * The host side of the chat panel: owns the conversation's session on the server,
- * forwards `toolwire/session/update` to the webview, holds permission requests open
- * until the user answers (in the card, or in a notification when the panel is
- * hidden), and runs what the webview asks for (prompt, stop, per-call cancel,
- * review in the diff editor, undo).
+ * The host side of the chat panel, the coordinator: owns the conversation's session on the server,
+ * forwards `toolwire/session/update` to the webview, holds permission requests open until the user
+ * answers (in the card, or in a notification when the panel is hidden), runs turns (prompt,
+ * continue, stop, per-call cancel), review in the diff editor and undo. Its features live beside it:
+ * history.ts (past conversations, export), chips.ts (the `@` picker, context chips, files kept from
+ * the model), models.ts (the model picker), hunks-answer.ts (per-hunk answers), follow.ts
+ * (follow-along); ports.ts holds the interfaces it talks through.
  *
  * No `vscode` import: everything the editor does goes through {@link PanelUi}, and
  * the server through {@link PanelServer}, so the Node test harness runs this exact
@@ -11,173 +13,44 @@
  */
 import type {
   HunkAnswer,
-  Method,
   Params,
   PromptResult,
   RequestPermissionParams,
   RequestPermissionResult,
   Result,
   SessionUpdateParams,
-  SubjectHunk,
-  ToolCallPreviewResult,
-  ToolCallUpdateWire,
-  ResourceBlock,
 } from "../protocol";
 import { displayText } from "../display";
 import { automaticAnswer, notificationText } from "../permission";
-import type { Approval } from "../settings";
 import { CONTINUE_LABEL } from "./messages";
-import { conversationMarkdown, DEMO_PROMPT } from "./history";
 import type { ContextChip, HostMessage, HostSnapshot, PendingPermission, UndoOutcome, UndoRequest, WebviewMessage } from "./messages";
+import { ContextChips, type PromptBlocks } from "./chips";
+import { FollowAlong } from "./follow";
+import { DEMO_PROMPT, deleteSession, exportConversation, listSessions, openSession, type HistoryHost } from "./history";
+import { answerHunks, hunkAnswers, reviewHunks } from "./hunks-answer";
+import { listModels, models, selectModel, type ModelsHost } from "./models";
+import { send, type CancelSignal, type Held, type PanelServer, type PanelUi, type RpcConnection, type Session, type SessionMemory, type WebviewPort } from "./ports";
 
-/** The JSON-RPC calls the panel makes (a LanguageClient or a vscode-jsonrpc connection). */
-export interface RpcConnection {
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
-  sendNotification(method: string, params: unknown): Promise<void> | void;
-}
-
-/** Where the panel gets its server connection from. */
-export interface PanelServer {
-  /**
-   * The running server, started if needed. `generation` changes whenever the
-   * server process does (sessions do not survive it).
-   *
-   * @throws Error when the server cannot be started.
-   */
-  connection(): Promise<{ rpc: RpcConnection; generation: number }>;
-}
-
-/** The webview as the host sees it. */
-export interface WebviewPort {
-  post(message: HostMessage): void;
-  /** False while the view is collapsed or behind another view. */
-  readonly visible: boolean;
-}
-
-/** The editor's side of things, implemented with `vscode` in view.ts and by the test harness. */
-export interface PanelUi {
-  /** Settings read when needed (a change applies to the next use). */
-  settings(): { model: string | undefined; approval: Approval; followAlong: boolean; cwd: string | undefined };
-  /**
-   * Shown when a permission request arrives while the panel is hidden: `message`
-   * (permission.ts `notificationText`, in display form) is the line to show.
-   * Resolves with the user's choice, or `undefined` when dismissed.
-   */
-  notifyPermission(message: string, params: RequestPermissionParams): Promise<"open" | "allow_once" | "reject" | undefined>;
-  /** Opens the editor's diff view of the pending edit of call `toolCallId`. */
-  showDiff(preview: PreviewResult, title: string, toolCallId: string): Promise<void>;
-  /** The approval of call `toolCallId` is answered or withdrawn: its diff views are closed. */
-  closeReview?(toolCallId: string): void;
-  /**
-   * Lets the user accept or reject each hunk of an edit waiting for approval (the diff editor's
-   * **Accept or Reject Hunks…**): the answer for every hunk, or undefined when dismissed.
-   */
-  pickHunks?(hunks: readonly SubjectHunk[], path: string): Promise<HunkAnswer[] | undefined>;
-  /**
-   * Opens a workspace-relative path in an editor, highlighting the 1-based line ranges of
-   * `highlight`, with the cursor at `at` (1-based line and column) when given.
-   */
-  openFile(path: string, highlight?: readonly [number, number][], at?: { line: number; column: number }, options?: OpenOptions): void;
-  /**
-   * An undo put workspace-relative `path` back (`message` says so): its follow-along highlight
-   * is replaced by that message.
-   */
-  undone(path: string, message: string): void;
-  /** Opens an http(s) link outside the editor. */
-  openLink(href: string): void;
-  copy(text: string): void;
-  /** Something the user must know (a failed request). */
-  error(message: string): void;
-  /** Number of approvals waiting, and the turn's state, for the status item. */
-  status(state: { running: boolean; waiting: number; turnState: string | null }): void;
-  /** Brings the panel into view. */
-  reveal(): void;
-  /** Sets the `toolwire.model` setting: the model of new conversations. */
-  setModel?(spec: string): Promise<void>;
-  /** Runs **Toolwire: Set API Key**. */
-  setApiKey?(): Promise<void>;
-  /** Shows an exported conversation (Markdown) in a new untitled editor. */
-  showMarkdown?(text: string): Promise<void>;
-  /**
-   * The editor's context for the `@` picker: the active editor's selection (when not empty), its
-   * problems (when it has some), the open editors' files (workspace-relative). Without it the
-   * picker offers workspace files only.
-   */
-  editorContext?(): { selection?: ContextChip; problems?: ContextChip; open: ContextChip[] };
-  /**
-   * A chip as the prompt's embedded resource: the buffer's text (saved or not; of the chip's range
-   * for a selection), or the file's problems one a line (`mimeType` {@link PROBLEMS_MIME});
-   * undefined when it cannot be read.
-   */
-  resource?(chip: ContextChip): Promise<ResourceBlock | undefined>;
-  /**
-   * Asks the user (a modal warning) whether the text of `path`, kept from the model by `pattern`, is sent
-   * with this prompt: true for **Send**. Without it such a file is never attached.
-   */
-  confirmExcluded?(path: string, pattern: string): Promise<boolean>;
-}
-
-/** The question put before a file kept from the model is attached (protocol.md "Files kept from the model"). */
-export function excludedQuestion(path: string, pattern: string): string {
-  return `${path} is kept from the model (pattern ${pattern}). Send its content with this prompt?`;
-}
-
-/** The `mimeType` of a resource holding the editor's problems of its file (protocol.md). */
-export const PROBLEMS_MIME = "text/x-toolwire-problems";
-
-/** A `toolwire/session/prompt` embedded resource block (protocol.md; the generated wire type). */
-export type { ResourceBlock };
-
-/** How follow-along opens a file: `pinned` in a tab of its own (not the preview tab the next file replaces). */
-export interface OpenOptions {
-  pinned?: boolean;
-}
-
-/** Result of `toolwire/toolCall/preview` (protocol.md). */
-export type PreviewResult = ToolCallPreviewResult;
-
-/** Sends the `toolwire/` request `method`, its params and result typed by the generated method table. */
-function send<M extends Method>(rpc: RpcConnection, method: M, params: Params<M>): Promise<Result<M>> {
-  return rpc.sendRequest<Result<M>>(method, params);
-}
-
-interface Held {
-  params: RequestPermissionParams;
-  settle(result: RequestPermissionResult): void;
-}
-
-/** A thing the server can cancel (a `vscode.CancellationToken` or vscode-jsonrpc's). */
-export interface CancelSignal {
-  readonly isCancellationRequested: boolean;
-  onCancellationRequested(listener: () => void): { dispose(): void };
-}
-
-/** Where the panel keeps its session id across window reloads (VS Code's workspaceState). */
-export interface SessionMemory {
-  get(): string | undefined;
-  set(sessionId: string | undefined): void;
-}
-
-const EDIT_TOOLS = new Set(["create_file", "edit_file", "multi_edit", "delete_file", "rename_file"]);
+export type { CancelSignal, OpenOptions, PanelServer, PanelUi, PreviewResult, ResourceBlock, RpcConnection, SessionMemory, WebviewPort } from "./ports";
+export { PROBLEMS_MIME } from "./ports";
+export { excludedQuestion } from "./chips";
+export { changedLines } from "./follow";
+export { hunkAnswers } from "./hunks-answer";
 
 /** The panel's host logic; one per window. */
 export class PanelHost {
-  private session: { id: string; generation: number; rpc: RpcConnection } | undefined;
+  private session: Session | undefined;
   private port: WebviewPort | undefined;
   private queue: HostMessage[] = [];
   private flushScheduled = false;
   private readonly held = new Map<string, Held>();
-  /** Chips of files kept from the model that the user allowed for the next prompt ({@link PanelHost.attachExcluded}). */
-  private readonly allowedExcluded = new Set<string>();
   private nextRequest = 0;
   private running = false;
   private turnState: string | null = null;
-  private readonly diffs = new Map<string, string>();
-  private readonly followed = new Set<string>();
-  /** Paths whose changed lines follow-along highlighted. */
-  private readonly highlighted = new Set<string>();
-  /** Done edits' files and changed lines not shown yet: another edit's approval was in view. */
-  private readonly deferred = new Map<string, [number, number][]>();
+  private readonly follow: FollowAlong;
+  private readonly chips: ContextChips;
+  /** What history.ts and models.ts take of this host. */
+  private readonly features: HistoryHost & ModelsHost;
   /** The next new session runs the offline demo (`replay`), whatever the model setting. */
   private demo = false;
 
@@ -185,7 +58,25 @@ export class PanelHost {
     private readonly server: PanelServer,
     private readonly ui: PanelUi,
     private readonly memory?: SessionMemory,
-  ) {}
+  ) {
+    this.follow = new FollowAlong(this.ui, () => [...this.held.values()].map((h) => h.params));
+    this.chips = new ContextChips(this.ui, (message) => this.post(message), () => this.ensureSession());
+    this.features = {
+      server: this.server,
+      ui: this.ui,
+      post: (message) => this.post(message),
+      session: () => this.session,
+      setSession: (session) => {
+        this.session = session;
+        this.memory?.set(session?.id);
+      },
+      requireSession: () => this.requireSession(),
+      running: () => this.running,
+      dropHeld: () => this.dropHeld(),
+      resync: () => this.resync(),
+      refreshTurns: () => this.refreshTurns(),
+    };
+  }
 
   /** Connects the webview; returns a function that disconnects it. */
   attach(port: WebviewPort): () => void {
@@ -309,7 +200,7 @@ export class PanelHost {
         void this.refreshTurns().catch(() => undefined);
       }
     } else if (update.sessionUpdate === "tool_call") {
-      this.follow(update.toolCall);
+      this.follow.follow(update.toolCall);
     }
     this.post({ type: "update", params });
   }
@@ -325,12 +216,7 @@ export class PanelHost {
     if (automatic !== undefined) {
       return Promise.resolve(automatic);
     }
-    if (params.subject.kind === "edit") {
-      this.diffs.set(params.toolCall.toolCallId, params.subject.diff);
-      if (!this.waitingOnOtherEdit(params.toolCall.toolCallId)) {
-        this.showWaiting(params);
-      }
-    }
+    this.follow.asked(params);
     const requestId = `r${++this.nextRequest}`;
     return new Promise<RequestPermissionResult>((resolve) => {
       let listener: { dispose(): void } | undefined;
@@ -340,16 +226,7 @@ export class PanelHost {
         }
         listener?.dispose();
         this.ui.closeReview?.(params.toolCall.toolCallId);
-        // The next edit still waiting (asked while this one waited): its file now.
-        const next = [...this.held.values()].find((h) => h.params.subject.kind === "edit");
-        if (next !== undefined) {
-          this.showWaiting(next.params);
-        } else {
-          for (const [path, lines] of this.deferred) {
-            this.ui.openFile(path, lines, undefined, { pinned: true });
-          }
-          this.deferred.clear();
-        }
+        this.follow.settled();
         this.post({ type: "permissionGone", requestId });
         this.reportStatus();
         resolve(result);
@@ -389,18 +266,8 @@ export class PanelHost {
       return undefined;
     }
     const session = await this.ensureSession();
-    const prompt: Exclude<Params<"toolwire/session/prompt">["prompt"], string> = text.trim() === "" ? [] : [{ type: "text", text }];
-    const attached: ContextChip[] = [];
-    for (const chip of chips) {
-      const block = await this.ui.resource?.(chip);
-      if (block === undefined) {
-        this.ui.error(`Could not read ${chip.label}; it was not attached.`);
-        continue;
-      }
-      // only a chip the user allowed here (attachExcluded) carries the allowance; the server refuses the others
-      prompt.push(this.allowedExcluded.delete(allowKey(chip)) ? { ...block, _meta: { toolwire: { allowExcluded: true } } } : block);
-      attached.push(chip);
-    }
+    const prompt: PromptBlocks = text.trim() === "" ? [] : [{ type: "text", text }];
+    const attached = await this.chips.addResources(prompt, chips);
     if (prompt.length === 0) {
       return undefined;
     }
@@ -411,122 +278,40 @@ export class PanelHost {
    * The `@` picker chose a file kept from the model (findFiles' `excluded`): the user is asked (a modal
    * warning); **Send** adds the chip, allowed for the next prompt that carries it.
    */
-  async attachExcluded(chip: ContextChip): Promise<void> {
-    if (chip.excluded !== undefined && (await this.allowExcluded({ ...chip, excluded: chip.excluded }))) {
-      this.post({ type: "attach", chip });
-    }
-  }
-
-  /** Asks the user about `chip`, a file kept from the model by `chip.excluded`; **Send** allows it for the next prompt that carries it. */
-  private async allowExcluded(chip: ContextChip & { excluded: string }): Promise<boolean> {
-    if (!(await this.askExcluded(chip.path, chip.excluded))) {
-      return false;
-    }
-    this.allowedExcluded.add(allowKey(chip));
-    return true;
-  }
-
-  /** The one question about the workspace file `path`, kept from the model by `pattern`: true on **Send**. */
-  private async askExcluded(path: string, pattern: string): Promise<boolean> {
-    return this.ui.confirmExcluded !== undefined && (await this.ui.confirmExcluded(displayText(path), displayText(pattern)));
-  }
-
-  /**
-   * A code action (`toolwire.runAction`) on the workspace file `path` (server.ts asks before running it):
-   * undefined when the file is not kept from the model, else whether the user said **Send** to the same
-   * question as the picker's (the action then carries `allowExcluded`; nothing is kept for a prompt).
-   */
-  async confirmAction(path: string): Promise<boolean | undefined> {
-    const pattern = await this.keptBy(path);
-    return pattern === undefined ? undefined : this.askExcluded(path, pattern);
+  attachExcluded(chip: ContextChip): Promise<void> {
+    return this.chips.attachExcluded(chip);
   }
 
   /**
    * Chips built outside the picker (Attach Selection, Ask About Selection, Fix Diagnostics in File):
-   * the server says which of their files are kept from the model (findFiles' `excluded` of the exact
-   * path) and the user is asked as the picker asks; the chips (marked), or undefined when the user
-   * cancelled one.
+   * the user is asked about files kept from the model as the picker asks; the chips (marked), or
+   * undefined when the user cancelled one.
    */
-  async confirmChips(chips: readonly ContextChip[]): Promise<ContextChip[] | undefined> {
-    const out: ContextChip[] = [];
-    for (const chip of chips) {
-      const pattern = chip.excluded ?? (await this.keptBy(chip.path));
-      if (pattern === undefined) {
-        out.push(chip);
-        continue;
-      }
-      const marked = { ...chip, excluded: pattern };
-      if (!(await this.allowExcluded(marked))) {
-        return undefined;
-      }
-      out.push(marked);
-    }
-    return out;
-  }
-
-  /** The `modelExclude` pattern that keeps the workspace file `path` from the model (the server's findFiles), else undefined. */
-  private async keptBy(path: string): Promise<string | undefined> {
-    const session = await this.ensureSession();
-    const { files } = await send(session.rpc, "toolwire/workspace/findFiles", { sessionId: session.id, query: path, limit: 50 });
-    const excluded = files.find((file) => file.path === path)?.excluded;
-    return typeof excluded === "string" ? excluded : undefined;
+  confirmChips(chips: readonly ContextChip[]): Promise<ContextChip[] | undefined> {
+    return this.chips.confirmChips(chips);
   }
 
   /**
-   * **Attach Selection**: a chip for the prompt box, shown there until the prompt is sent or it is
-   * removed; a file kept from the model is asked about first ({@link PanelHost.confirmChips}).
-   * False when the user cancelled (nothing attached).
+   * A code action (`toolwire.runAction`) on the workspace file `path`: undefined when the file is not
+   * kept from the model, else whether the user said **Send** to the picker's question (chips.ts).
    */
-  async attachChip(chip: ContextChip): Promise<boolean> {
-    const [allowed] = (await this.confirmChips([chip])) ?? [];
-    if (allowed === undefined) {
-      return false;
-    }
-    this.post({ type: "attach", chip: allowed });
-    return true;
+  confirmAction(path: string): Promise<boolean | undefined> {
+    return this.chips.confirmAction(path);
+  }
+
+  /** **Attach Selection**: a chip for the prompt box, asked about first when kept from the model. False when cancelled. */
+  attachChip(chip: ContextChip): Promise<boolean> {
+    return this.chips.attachChip(chip);
   }
 
   /** A chip for the prompt box as given, not asked about (the server refuses a file kept from the model in it). */
   attachUnasked(chip: ContextChip): void {
-    this.post({ type: "attach", chip });
+    this.chips.attachUnasked(chip);
   }
 
-  /**
-   * The `@` picker's choices for `query`: the selection, the current file's problems and the open
-   * editors that match, then the workspace's files (`toolwire/workspace/findFiles`, fuzzy).
-   */
-  async mention(query: string): Promise<ContextChip[]> {
-    const context = this.ui.editorContext?.() ?? { open: [] };
-    const needle = query.toLowerCase();
-    const fits = (chip: ContextChip) => needle === "" || chip.label.toLowerCase().includes(needle);
-    const items: ContextChip[] = [];
-    for (const chip of [context.selection, context.problems, ...context.open]) {
-      if (chip !== undefined && fits(chip)) {
-        items.push(chip);
-      }
-    }
-    const seen = new Set(items.filter((c) => c.kind === "file").map((c) => c.path));
-    try {
-      const session = await this.ensureSession();
-      const { files } = await send(session.rpc, "toolwire/workspace/findFiles", { sessionId: session.id, query, limit: 50 });
-      const kept = new Map(files.flatMap((file) => (typeof file.excluded === "string" ? [[file.path, file.excluded] as const] : [])));
-      for (const [index, chip] of items.entries()) {
-        const pattern = kept.get(chip.path); // an open editor's (or its selection's) file kept from the model
-        if (pattern !== undefined) {
-          items[index] = { ...chip, excluded: pattern };
-        }
-      }
-      for (const file of files) {
-        if (!seen.has(file.path)) {
-          const chip: ContextChip = { kind: "file", path: file.path, label: file.path, source: "workspace" };
-          items.push(typeof file.excluded === "string" ? { ...chip, excluded: file.excluded } : chip);
-        }
-      }
-    } catch (error) {
-      this.ui.error(`Could not list the workspace's files: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    this.post({ type: "mentions", query, items });
-    return items;
+  /** The `@` picker's choices for `query` (the editor's context, then the workspace's files). */
+  mention(query: string): Promise<ContextChip[]> {
+    return this.chips.mention(query);
   }
 
   /**
@@ -602,114 +387,38 @@ export class PanelHost {
   }
 
   /** Sends the webview the workspace's saved conversations (`toolwire/session/list`). */
-  async listSessions(): Promise<void> {
-    const { cwd } = this.ui.settings();
-    if (cwd === undefined) {
-      this.post({ type: "history", sessions: [] });
-      return;
-    }
-    const { rpc } = await this.server.connection();
-    const { sessions } = await send(rpc, "toolwire/session/list", { cwd });
-    this.post({ type: "history", sessions });
+  listSessions(): Promise<void> {
+    return listSessions(this.features);
   }
 
   /** Reopens a saved (or open) conversation (`toolwire/session/load`); the current one stays in the history. */
-  async openSession(sessionId: string): Promise<void> {
-    if (this.running) {
-      this.ui.error("A turn is running; stop it before opening another conversation.");
-      return;
-    }
-    const { rpc, generation } = await this.server.connection();
-    const { cwd } = this.ui.settings();
-    const loaded = await send(rpc, "toolwire/session/load", cwd === undefined ? { sessionId } : { sessionId, cwd });
-    const old = this.session;
-    this.dropHeld();
-    this.session = { id: loaded.sessionId, generation, rpc };
-    this.memory?.set(loaded.sessionId);
-    if (old !== undefined && old.id !== loaded.sessionId) {
-      await send(old.rpc, "toolwire/session/close", { sessionId: old.id }).catch(() => undefined); // its file stays
-    }
-    await this.resync();
-    this.post({
-      type: "session",
-      sessionId: loaded.sessionId,
-      model: loaded.model ?? null,
-      instructions: loaded.instructions ?? [],
-      mcpServers: loaded.mcpServers ?? [],
-    });
-    await this.refreshTurns().catch(() => undefined);
-    await this.listSessions().catch(() => undefined); // the one left is in the history
+  openSession(sessionId: string): Promise<void> {
+    return openSession(this.features, sessionId);
   }
 
   /** Deletes a saved conversation (`toolwire/session/delete`); the open one is cleared first. */
-  async deleteSession(sessionId: string): Promise<void> {
-    const { rpc } = await this.server.connection();
-    const { cwd } = this.ui.settings();
-    if (this.session?.id === sessionId) {
-      if (this.running) {
-        this.ui.error("A turn is running in this conversation; stop it before deleting it.");
-        return;
-      }
-      this.session = undefined;
-      this.memory?.set(undefined);
-      this.dropHeld();
-      this.post({ type: "reset", snapshot: null });
-    }
-    await send(rpc, "toolwire/session/delete", cwd === undefined ? { sessionId } : { sessionId, cwd });
-    await this.listSessions();
+  deleteSession(sessionId: string): Promise<void> {
+    return deleteSession(this.features, sessionId);
   }
 
   /** The open conversation as Markdown (from its snapshot), shown in a new editor; returns the text. */
-  async exportConversation(): Promise<string> {
-    const session = this.requireSession();
-    const snapshot = await send(session.rpc, "toolwire/session/snapshot", { sessionId: session.id });
-    const { cwd } = this.ui.settings();
-    // the title the history shows (the snapshot has none); none while the conversation is unsaved
-    const listed = cwd === undefined ? undefined : await send(session.rpc, "toolwire/session/list", { cwd }).catch(() => undefined);
-    const text = conversationMarkdown(snapshot, listed?.sessions.find((s) => s.sessionId === session.id)?.title);
-    await this.ui.showMarkdown?.(text);
-    return text;
+  exportConversation(): Promise<string> {
+    return exportConversation(this.features);
   }
 
   /** Sends the webview the models to switch to (`toolwire/models/list`). */
-  async listModels(): Promise<void> {
-    const listed = await this.models();
-    this.post({ type: "models", active: listed.active, models: listed.models });
+  listModels(): Promise<void> {
+    return listModels(this.features);
   }
 
   /** The models to switch to (`toolwire/models/list`, for the panel's session if any): the picker's and Select Model's. */
-  async models(): Promise<Result<"toolwire/models/list">> {
-    const { rpc, generation } = await this.server.connection();
-    const session = this.session !== undefined && this.session.generation === generation ? this.session : undefined;
-    return send(rpc, "toolwire/models/list", session === undefined ? {} : { sessionId: session.id });
+  models(): Promise<Result<"toolwire/models/list">> {
+    return models(this.features);
   }
 
-  /**
-   * Switches the model (the header's picker, **Toolwire: Select Model**): the open conversation's
-   * next turns use it (`toolwire/session/setModel`) and it becomes the `toolwire.model` setting,
-   * the model of new conversations. Refused while a turn runs, and for a spec the server cannot
-   * use (its words shown): then nothing changes and the picker shows the model in use again.
-   */
-  async selectModel(spec: string): Promise<void> {
-    const { generation } = await this.server.connection();
-    const session = this.session !== undefined && this.session.generation === generation ? this.session : undefined;
-    if (session !== undefined) {
-      if (this.running) {
-        await this.listModels().catch(() => undefined); // the picker shows the model in use again
-        this.ui.error("A turn is running; change the model after it ends.");
-        return;
-      }
-      try {
-        const { model } = await send(session.rpc, "toolwire/session/setModel", { sessionId: session.id, model: spec });
-        this.post({ type: "sessionModel", model });
-      } catch (error) {
-        await this.listModels().catch(() => undefined);
-        throw error;
-      }
-    }
-    await this.ui.setModel?.(spec);
-    this.post({ type: "models", active: spec, models: [] });
-    await this.listModels().catch(() => undefined);
+  /** Switches the model (the header's picker, **Toolwire: Select Model**; models.ts `selectModel`). */
+  selectModel(spec: string): Promise<void> {
+    return selectModel(this.features, spec);
   }
 
   /** **Try the offline demo**: a new conversation on `replay` with a sample prompt. */
@@ -752,11 +461,7 @@ export class PanelHost {
     };
     const outcome = await send(session.rpc, "toolwire/session/undoTurn", params);
     this.post({ type: "undo", outcome, request });
-    for (const p of outcome.paths) {
-      if (p.outcome === "restored" && this.highlighted.delete(p.path)) {
-        this.ui.undone(p.path, `Undone by Toolwire (turn ${outcome.turnId ?? "?"}): back to its state before the turn`);
-      }
-    }
+    this.follow.undone(outcome);
     await this.refreshTurns();
     return outcome;
   }
@@ -878,36 +583,15 @@ export class PanelHost {
    * answer does not fit its subject's hunks.
    */
   answerHunks(toolCallId: string, hunks: readonly HunkAnswer[]): boolean {
-    for (const [requestId, held] of this.held) {
-      if (held.params.toolCall.toolCallId !== toolCallId) {
-        continue;
-      }
-      const option = held.params.options.find((o) => o.kind === "allow_once");
-      if (option === undefined || hunkAnswers(held.params, hunks) === undefined) {
-        return false;
-      }
-      this.answer(requestId, option.optionId, undefined, hunks);
-      return !this.held.has(requestId);
-    }
-    return false;
+    return answerHunks(this.held, (requestId, optionId, reason, answer) => this.answer(requestId, optionId, reason, answer), toolCallId, hunks);
   }
 
   /**
-   * The diff editor's **Accept or Reject Hunks…**: lets the user choose the hunks of the waiting
-   * edit of call `toolCallId` (`PanelUi.pickHunks`) and answers with them. `"none"` when no approval
-   * of that call waits or its subject has no hunks, `"dismissed"` when the user chose nothing.
+   * The diff editor's **Accept or Reject Hunks…** for the waiting edit of call `toolCallId`
+   * (hunks-answer.ts `reviewHunks`): `"none"` when there is nothing to pick from.
    */
-  async reviewHunks(toolCallId: string): Promise<"answered" | "dismissed" | "none"> {
-    const held = [...this.held.values()].find((h) => h.params.toolCall.toolCallId === toolCallId);
-    const subject = held?.params.subject;
-    if (subject === undefined || subject.kind !== "edit" || !subject.hunks || subject.hunks.length === 0 || this.ui.pickHunks === undefined) {
-      return "none";
-    }
-    const picked = await this.ui.pickHunks(subject.hunks, displayText(subject.path));
-    if (picked === undefined) {
-      return "dismissed";
-    }
-    return this.answerHunks(toolCallId, picked) ? "answered" : "none";
+  reviewHunks(toolCallId: string): Promise<"answered" | "dismissed" | "none"> {
+    return reviewHunks(this.held, this.ui, (requestId, optionId, reason, answer) => this.answer(requestId, optionId, reason, answer), toolCallId);
   }
 
   /**
@@ -931,51 +615,6 @@ export class PanelHost {
     if (option !== undefined) {
       this.answer(requestId, option.optionId);
     }
-  }
-
-  /**
-   * Follow-along: reveals the file an edit call targets once its path is known, and its changed
-   * lines when the edit is done, each in a pinned tab. While an edit's approval waits, its file
-   * stays in view: a later call's file is not opened over it (it is when that call is done).
-   */
-  private follow(call: ToolCallUpdateWire): void {
-    if (!call.path || call.kind !== "function" || !EDIT_TOOLS.has(call.name) || !this.ui.settings().followAlong) {
-      return;
-    }
-    if (call.status === "done" && call.name !== "delete_file") {
-      this.followed.add(call.toolCallId);
-      const lines = changedLines(resultDiff(call) ?? this.diffs.get(call.toolCallId) ?? "");
-      if (lines.length > 0) {
-        this.highlighted.add(call.path);
-      }
-      if (this.waitingOnOtherEdit(call.toolCallId)) {
-        this.deferred.set(call.path, lines); // shown when no approval waits any more
-      } else {
-        this.ui.openFile(call.path, lines, undefined, { pinned: true });
-      }
-    } else if (!this.followed.has(call.toolCallId) && call.status !== "done" && !this.waitingOnOtherEdit(call.toolCallId)) {
-      this.followed.add(call.toolCallId);
-      this.ui.openFile(call.path, undefined, undefined, { pinned: true });
-    }
-  }
-
-  /** Follow-along: the file of an edit whose approval waits, pinned (a new file: nothing to show yet). */
-  private showWaiting(params: RequestPermissionParams): void {
-    const subject = params.subject;
-    if (subject.kind === "edit" && subject.tool !== "create_file" && this.ui.settings().followAlong) {
-      this.followed.add(params.toolCall.toolCallId);
-      this.ui.openFile(subject.path, undefined, undefined, { pinned: true });
-    }
-  }
-
-  /** True while an edit's approval other than call `toolCallId`'s waits. */
-  private waitingOnOtherEdit(toolCallId: string): boolean {
-    for (const { params } of this.held.values()) {
-      if (params.subject.kind === "edit" && params.toolCall.toolCallId !== toolCallId) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private async ensureSession(): Promise<{ id: string; rpc: RpcConnection }> {
@@ -1004,7 +643,7 @@ export class PanelHost {
     return this.session;
   }
 
-  private requireSession(): { id: string; rpc: RpcConnection } {
+  private requireSession(): Session {
     if (this.session === undefined) {
       throw new Error("No conversation yet.");
     }
@@ -1036,67 +675,8 @@ export class PanelHost {
   }
 }
 
-/** The diff an edit's result carries (`result.data.diff`, protocol.md), if any. */
-function resultDiff(call: ToolCallUpdateWire): string | undefined {
-  const data = call.result && "data" in call.result ? call.result.data : undefined;
-  const diff = data !== null && typeof data === "object" ? (data as { diff?: unknown }).diff : undefined;
-  return typeof diff === "string" ? diff : undefined;
-}
-
 /** A 1-based line and column from the page, or undefined when either is not a positive whole number. */
 function placeOf(line: unknown, column: unknown): { line: number; column: number } | undefined {
   const ok = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1;
   return ok(line) ? { line, column: ok(column) ? column : 1 } : undefined;
-}
-
-/**
- * The 1-based line ranges `[first, last]` of the new file that a unified diff adds
- * or changes (its `+` lines), for highlighting after an edit.
- */
-export function changedLines(diff: string): [number, number][] {
-  const ranges: [number, number][] = [];
-  let line = 0;
-  for (const text of diff.split("\n")) {
-    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
-    if (hunk !== null) {
-      line = Number(hunk[1]);
-    } else if (line > 0 && text.startsWith("+") && !text.startsWith("+++")) {
-      const last = ranges[ranges.length - 1];
-      if (last !== undefined && last[1] === line - 1) {
-        last[1] = line;
-      } else {
-        ranges.push([line, line]);
-      }
-      line++;
-    } else if (line > 0 && (text.startsWith(" ") || text === "")) {
-      line++;
-    }
-  }
-  return ranges;
-}
-
-/**
- * `hunks` as the answer about `params`' subject's hunks: every hunk once (by index, in order),
- * `accepted` a boolean, a non-empty trimmed `reason` kept; undefined when it does not fit.
- */
-export function hunkAnswers(params: RequestPermissionParams, hunks: readonly HunkAnswer[]): HunkAnswer[] | undefined {
-  const subject = params.subject;
-  if (subject.kind !== "edit" || !subject.hunks || subject.hunks.length === 0 || hunks.length !== subject.hunks.length) {
-    return undefined;
-  }
-  const out: HunkAnswer[] = [];
-  const sorted = [...hunks].sort((a, b) => a.index - b.index);
-  for (const [i, hunk] of sorted.entries()) {
-    if (hunk.index !== i || typeof hunk.accepted !== "boolean") {
-      return undefined;
-    }
-    const reason = typeof hunk.reason === "string" ? hunk.reason.trim() : "";
-    out.push(reason !== "" ? { index: i, accepted: hunk.accepted, reason } : { index: i, accepted: hunk.accepted });
-  }
-  return out;
-}
-
-/** Which chip an allowance of {@link PanelHost.attachExcluded} is for (its kind, file and label). */
-function allowKey(chip: ContextChip): string {
-  return JSON.stringify([chip.kind, chip.path, chip.label]);
 }
