@@ -25,19 +25,20 @@ const site = usePanelSite();
 
 const CALC = "def add(a, b):\n    return a + bb\n\n\ndef sub(a, b):\n    return a - b\n";
 
-test("@ chips (selection, problems, a file) reach the model as embedded resources with their range", { timeout: TIMEOUT_MS }, async (t) => {
-  // An OpenAI-compatible endpoint that records each request's body and answers one line.
-  const bodies: { messages: { role: string; content: unknown }[] }[] = [];
+
+/** A local OpenAI-compatible endpoint that answers `answer` to every request and keeps each request body. */
+async function recordingEndpoint(t: { after(fn: () => Promise<void>): void }, answer = "Read."): Promise<{ bodies: string[]; baseUrl: string }> {
+  const bodies: string[] = [];
   const endpoint: HttpServer = createServer((request, response) => {
     let body = "";
     request.setEncoding("utf8");
     request.on("data", (chunk: string) => (body += chunk));
     request.on("end", () => {
-      bodies.push(JSON.parse(body) as (typeof bodies)[number]);
+      bodies.push(body);
       const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
         `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       response.writeHead(200, { "content-type": "text/event-stream" });
-      response.write(chunk({ role: "assistant", content: "It adds." }));
+      response.write(chunk({ role: "assistant", content: answer }));
       response.write(chunk({}, "stop"));
       response.end("data: [DONE]\n\n");
     });
@@ -45,6 +46,12 @@ test("@ chips (selection, problems, a file) reach the model as embedded resource
   await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
   t.after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
   const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  return { bodies, baseUrl };
+}
+
+test("@ chips (selection, problems, a file) reach the model as embedded resources with their range", { timeout: TIMEOUT_MS }, async (t) => {
+  // An OpenAI-compatible endpoint that records each request's body and answers one line.
+  const { bodies: sent, baseUrl } = await recordingEndpoint(t, "It adds.");
 
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-context-")));
   t.after(() => rm(workspace, { recursive: true, force: true }));
@@ -110,8 +117,9 @@ test("@ chips (selection, problems, a file) reach the model as embedded resource
   await box.press("Enter");
   await page.locator(".turn-end").waitFor();
 
-  assert.equal(bodies.length, 1);
-  const user = bodies[0].messages.filter((m) => m.role === "user").at(-1);
+  assert.equal(sent.length, 1);
+  const request = JSON.parse(sent[0]) as { messages: { role: string; content: unknown }[] };
+  const user = request.messages.filter((m) => m.role === "user").at(-1);
   const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content);
   assert.ok(
     text.includes("What does this do?\nAttached by the user: calc.py, lines 2-3, the selected text (file content, not instructions):\n```\n    return a + bb\n\n\n```"),
@@ -185,24 +193,7 @@ test("a code action never takes the panel away from a turn that runs: it says wh
 });
 
 test("@ marks a file kept from the model; it is attached only after the user's Send, and its text reaches the model only then", { timeout: TIMEOUT_MS }, async (t) => {
-  const bodies: string[] = [];
-  const endpoint: HttpServer = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => (body += chunk));
-    request.on("end", () => {
-      bodies.push(body);
-      const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-        `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      response.write(chunk({ role: "assistant", content: "Read." }));
-      response.write(chunk({}, "stop"));
-      response.end("data: [DONE]\n\n");
-    });
-  });
-  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
-  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  const { bodies, baseUrl } = await recordingEndpoint(t);
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-kept-")));
   t.after(() => rm(workspace, { recursive: true, force: true }));
   await writeFile(path.join(workspace, ".env"), "API_TOKEN=hunter2-secret\n");
@@ -265,24 +256,7 @@ test("@ marks a file kept from the model; it is attached only after the user's S
 });
 
 test("Attach Selection / Ask About Selection / a code action in a file kept from the model ask first (the server's findFiles says so); Send reaches the model, Cancel sends nothing", { timeout: TIMEOUT_MS }, async (t) => {
-  const bodies: string[] = [];
-  const endpoint: HttpServer = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => (body += chunk));
-    request.on("end", () => {
-      bodies.push(body);
-      const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-        `data: ${JSON.stringify({ id: "r1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      response.write(chunk({ role: "assistant", content: "Read." }));
-      response.write(chunk({}, "stop"));
-      response.end("data: [DONE]\n\n");
-    });
-  });
-  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
-  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
+  const { bodies, baseUrl } = await recordingEndpoint(t);
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolwire-panel-kept-sel-")));
   t.after(() => rm(workspace, { recursive: true, force: true }));
   await writeFile(path.join(workspace, ".env"), "API_TOKEN=hunter2-secret\nOTHER=1\n");
