@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test, type TestContext } from "node:test";
 import type { Browser } from "playwright-core";
-import { launchChromium, openPanel, servePanel, type Panel } from "./panel/harness";
+import { launchChromium, openPanel, servePanel, type Panel, uiReaches } from "./panel/harness";
 import { git, startServer } from "./panel/server";
 
 const TIMEOUT_MS = 90_000;
@@ -63,15 +63,6 @@ async function ask(panel: Panel, text: string): Promise<void> {
   await box.press("Enter");
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 test("past conversations: New Conversation keeps the old one; reopen, export as Markdown, delete", { timeout: TIMEOUT_MS }, async (t) => {
   const { panel, workspace } = await setup(t, {}, [{ text: "The answer is **42**." }, { text: "Second answer." }]);
@@ -89,7 +80,7 @@ test("past conversations: New Conversation keeps the old one; reopen, export as 
   assert.equal(await page.locator(".markdown strong").innerText(), "42");
 
   await page.getByRole("button", { name: "Export as Markdown" }).click();
-  await waitFor(() => (panel.ui.exported ?? []).length === 1, "the export");
+  await uiReaches(panel.ui, () => (panel.ui.exported ?? []).length === 1);
   const exported = panel.ui.exported![0];
   assert.match(exported, /^# What is the answer\?\n/, "the export is titled as the history lists it");
   assert.match(exported, /## You\n\nWhat is the answer\?\n\n## Toolwire\n\nThe answer is \*\*42\*\*\./);
@@ -138,13 +129,15 @@ test("the model picker lists the endpoint's GET /models and switches like Select
   assert.equal(await picker.inputValue(), "openai:model-one");
   assert.ok(gets.includes("GET /v1/models"), gets.join(", "));
   await picker.selectOption("openai:model-two");
-  await waitFor(() => (panel.ui.modelsSet ?? []).length === 1, "the model setting");
+  await uiReaches(panel.ui, () => (panel.ui.modelsSet ?? []).length === 1);
   assert.deepEqual(panel.ui.modelsSet, ["openai:model-two"]);
   await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
 });
 
 test("the model picker switches the open conversation (its next turn at the endpoint) and the model of new ones", { timeout: TIMEOUT_MS }, async (t) => {
   const posted: string[] = []; // the model of each chat request
+  let thirdPosted!: () => void;
+  const third = new Promise<void>((resolve) => (thirdPosted = resolve));
   let hold: (() => void) | undefined; // set: the next chat answer waits for it to be called
   const answer = (response: import("node:http").ServerResponse) => {
     const chunk = (delta: object, finish: string | null) =>
@@ -162,6 +155,7 @@ test("the model picker switches the open conversation (its next turn at the endp
     request.on("data", (piece: Buffer) => (body += piece.toString()));
     request.on("end", () => {
       posted.push(String(JSON.parse(body).model));
+      if (posted.length === 3) thirdPosted();
       const wait = held;
       held = undefined;
       if (wait === undefined) {
@@ -193,7 +187,7 @@ test("the model picker switches the open conversation (its next turn at the endp
   await picker.focus();
   await page.locator("select.model-picker option", { hasText: "model-two" }).waitFor({ state: "attached" });
   await picker.selectOption("openai:model-two");
-  await waitFor(() => (panel.ui.modelsSet ?? []).length === 1, "the model setting (new conversations)");
+  await uiReaches(panel.ui, () => (panel.ui.modelsSet ?? []).length === 1);
   assert.deepEqual(panel.ui.modelsSet, ["openai:model-two"]);
   await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
   assert.equal(await page.locator(".notice").count(), 0, "no 'keeps its model' notice");
@@ -210,9 +204,9 @@ test("the model picker switches the open conversation (its next turn at the endp
   // while a turn runs the model does not change: the picker says so and shows the model in use
   held = true;
   await ask(panel, "Third, held");
-  await waitFor(() => posted.length === 3, "the third request");
+  await third;
   await picker.selectOption("openai:model-one");
-  await waitFor(() => panel.ui.errors.length === 1, "the refusal");
+  await uiReaches(panel.ui, () => panel.ui.errors.length === 1);
   assert.match(panel.ui.errors[0], /turn is running/);
   await page.waitForFunction(() => (document.querySelector("select.model-picker") as HTMLSelectElement).value === "openai:model-two");
   assert.deepEqual(panel.ui.modelsSet, ["openai:model-two"], "the setting unchanged too");
@@ -250,7 +244,7 @@ test("first run: the welcome, the offline demo and its end; no API key shows Set
   await end.locator(".turn-detail summary").click();
   assert.match(await end.locator(".turn-detail .detail-text").innerText(), /no API key is set for the model endpoint https:\/\/api\.openai\.com/);
   await advice.getByRole("button", { name: "Set API Key" }).click();
-  await waitFor(() => panel.ui.apiKeyAsked === 1, "Set API Key");
+  await uiReaches(panel.ui, () => panel.ui.apiKeyAsked === 1);
 
   await page.getByRole("button", { name: "New Conversation" }).click();
   await welcome.getByRole("button", { name: "Try the offline demo" }).click();
@@ -286,7 +280,7 @@ test("a reopened no-key conversation still says Needs an API key, with Set API K
   assert.equal(await page.locator(".turn-end.failed").count(), 0, "not a red failure");
   await advice.getByRole("button", { name: "Select model" }).waitFor();
   await advice.getByRole("button", { name: "Set API Key" }).click();
-  await waitFor(() => panel.ui.apiKeyAsked === 1, "Set API Key");
+  await uiReaches(panel.ui, () => panel.ui.apiKeyAsked === 1);
   assert.deepEqual(panel.ui.errors, []);
 });
 

@@ -29,7 +29,12 @@ async function feed(page: Page, messages: HostMessage[]): Promise<void> {
   await page.evaluate(async (list) => {
     for (const data of list) {
       window.dispatchEvent(new MessageEvent("message", { data }));
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      // the next task (a message-channel round trip: the page handles the piece, no timer)
+      await new Promise((resolve) => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => resolve(null);
+        channel.port2.postMessage(null);
+      });
     }
     await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(null))));
   }, messages);

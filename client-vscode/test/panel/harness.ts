@@ -122,8 +122,8 @@ export interface UiLog {
   undone: { path: string; message: string }[];
   /** Each file opened at a place (a problem's link): path, 1-based line and column. */
   openedAt: { path: string; line: number; column: number }[];
-  /** Told after each entry of `openedAt` (see `openedAtReaches`). */
-  openedAtListeners: Set<() => void>;
+  /** Told after each record the stand-in editor makes (see `uiReaches`). */
+  listeners: Set<() => void>;
   links: string[];
   copied: string[];
   errors: string[];
@@ -162,18 +162,23 @@ export interface Panel {
  * @param options.memory The host's session memory (VS Code's workspaceState), e.g. the
  *   session id an earlier window remembered before a window reload.
  */
-/** Resolves once the stand-in editor has opened `count` files at a place (an event, not a poll). */
-export function openedAtReaches(ui: UiLog, count: number): Promise<void> {
+/** Resolves once `ready()` holds of the stand-in editor's records, checked after each record (an event, not a poll). */
+export function uiReaches(ui: UiLog, ready: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     const check = (): void => {
-      if (ui.openedAt.length >= count) {
-        ui.openedAtListeners.delete(check);
+      if (ready()) {
+        ui.listeners.delete(check);
         resolve();
       }
     };
-    ui.openedAtListeners.add(check);
+    ui.listeners.add(check);
     check();
   });
+}
+
+/** Resolves once the stand-in editor has opened `count` files at a place. */
+export function openedAtReaches(ui: UiLog, count: number): Promise<void> {
+  return uiReaches(ui, () => ui.openedAt.length >= count);
 }
 
 export async function openPanel(
@@ -187,17 +192,23 @@ export async function openPanel(
   },
 ): Promise<Panel> {
   const page = await browser.newPage({ viewport: { width: 460, height: 900 } });
-  const ui: UiLog = { diffs: [], opened: [], openings: [], undone: [], openedAt: [], openedAtListeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
+  const ui: UiLog = { diffs: [], opened: [], openings: [], undone: [], openedAt: [], listeners: new Set(), links: [], copied: [], errors: [], notifications: [], notificationTexts: [], statuses: [], fromPage: [], updates: 0, workspaceChanges: [] };
+  const told = (): void => {
+    for (const listener of [...ui.listeners]) listener();
+  };
   const panelUi: PanelUi = {
     settings: () => ({ model: ui.modelsSet?.at(-1) ?? options.model, approval: options.approval ?? "ask", followAlong: true, cwd: options.cwd }),
     setModel: async (spec) => {
       (ui.modelsSet ??= []).push(spec);
+      told();
     },
     setApiKey: async () => {
       ui.apiKeyAsked = (ui.apiKeyAsked ?? 0) + 1;
+      told();
     },
     showMarkdown: async (text) => {
       (ui.exported ??= []).push(text);
+      told();
     },
     notifyPermission: async (message, params) => {
       ui.notifications.push(params);
@@ -212,13 +223,16 @@ export async function openPanel(
       ui.openings.push({ path: file, highlight: highlight ?? [], pinned: open?.pinned === true });
       if (at !== undefined) {
         ui.openedAt.push({ path: file, ...at });
-        for (const listener of ui.openedAtListeners) listener();
+        told();
       }
     },
     undone: (file, message) => ui.undone.push({ path: file, message }),
     openLink: (href) => ui.links.push(href),
     copy: (text) => ui.copied.push(text),
-    error: (message) => ui.errors.push(message),
+    error: (message) => {
+      ui.errors.push(message);
+      told();
+    },
     status: (state) => ui.statuses.push(state),
     reveal: () => undefined,
     ...options.ui,
